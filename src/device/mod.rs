@@ -1,0 +1,109 @@
+//! Device backends: one file per backend, all behind the [`Queue`] trait.
+//!
+//! A `Queue` is one queue pair on a device, owned by one worker thread (like an
+//! NVMe per-core SQ/CQ). The contract follows fio's engine interface: `queue` a
+//! command (which a synchronous backend performs on the spot), `commit` what was
+//! queued, `reap` completions either without sleeping ([`Wait::Peek`], the basis of
+//! polling) or by sleeping in the backend's interrupt mechanism ([`Wait::Sleep`]).
+
+pub mod null;
+pub mod psync;
+pub mod uring;
+
+use crate::request::{Completion, IoCmd};
+
+/// What a backend can do; completion models check this before a run starts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Caps {
+    /// `queue` performs the I/O and returns it completed (pread/pwrite).
+    pub sync: bool,
+    /// `reap(Wait::Peek)` finds completions without sleeping (CQ ring, null device).
+    pub can_peek: bool,
+    /// `reap(Wait::Sleep)` sleeps until a completion is signalled.
+    pub can_sleep: bool,
+    /// Completions are found by polling the device itself (IOPOLL), not by interrupt.
+    pub device_poll: bool,
+    /// The backend can predict when the next completion becomes visible (null device).
+    pub predicts_completion: bool,
+}
+
+/// How `reap` may wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// Return what is complete now; never sleep.
+    Peek,
+    /// Sleep until at least `min` completions are available (interrupt model).
+    Sleep { min: u32 },
+}
+
+/// Result of queueing one command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Queued {
+    /// Accepted; completes later.
+    Pending,
+    /// Performed synchronously; here is its completion.
+    Done(Completion),
+    /// Queue full: reap, then retry.
+    Busy,
+}
+
+/// Counters a backend keeps about itself (reported in the `iolab` JSON object).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct BackendStats {
+    /// System calls made to submit (io_uring_enter with to_submit > 0, pread, ...).
+    pub submit_calls: u64,
+    /// System calls or sleeps made to wait for completions.
+    pub wait_calls: u64,
+    /// Requests the kernel handed to io-wq workers instead of completing inline
+    /// or issuing non-blocking (detected, not assumed).
+    pub punted: u64,
+    /// Interrupts the backend delivered (null device) or observed.
+    pub interrupts: u64,
+}
+
+/// Errors a backend can raise outside of per-request results.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceError {
+    #[error("{0}")]
+    Unsupported(String),
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl DeviceError {
+    pub fn io(what: impl Into<String>, source: std::io::Error) -> Self {
+        DeviceError::Io {
+            what: what.into(),
+            source,
+        }
+    }
+    pub fn last_os(what: impl Into<String>) -> Self {
+        Self::io(what, std::io::Error::last_os_error())
+    }
+}
+
+pub type DevResult<T> = Result<T, DeviceError>;
+
+/// One queue pair on a device. Not shared between threads.
+pub trait Queue: Send {
+    fn name(&self) -> &'static str;
+    fn caps(&self) -> Caps;
+    /// Queue one command. `cmd.buf` must stay valid until its completion is reaped.
+    fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued>;
+    /// Submit what was queued since the last commit; returns how many went out.
+    fn commit(&mut self) -> DevResult<u32>;
+    /// Move completions into `out` (at most `out.len()`); returns how many.
+    fn reap(&mut self, wait: Wait, out: &mut [Completion]) -> DevResult<usize>;
+    /// Engine-clock time (ns) at which the earliest in-flight command completes,
+    /// if the backend can know it (see [`Caps::predicts_completion`]).
+    fn next_completion_at(&self) -> Option<u64> {
+        None
+    }
+    fn stats(&self) -> BackendStats {
+        BackendStats::default()
+    }
+}

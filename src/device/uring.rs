@@ -1,0 +1,1 @@
+//! uring backend.

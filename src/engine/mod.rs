@@ -1,0 +1,3 @@
+//! The engine: worker threads running the per-request loop, and `iolab run`.
+
+pub mod cli;

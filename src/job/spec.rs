@@ -1,0 +1,348 @@
+//! A job after parsing: every option typed, defaults applied, validated.
+//!
+//! The parser (`job::parse`) fills this from fio job files and command-line
+//! options; the engine only ever reads it.
+
+use std::time::Duration;
+
+use crate::request::Class;
+
+/// Sequential or random offsets; fio's `rw=` names both pattern and direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    Seq,
+    Rand,
+}
+
+/// Which directions a job issues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Read,
+    Write,
+    /// Both, mixed by `rwmixread`.
+    Mixed,
+}
+
+/// fio's `rw=` value, split in its two meanings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RwMode {
+    pub pattern: Pattern,
+    pub dir: Direction,
+}
+
+impl RwMode {
+    /// fio's spelling, for output.
+    pub fn fio_name(&self) -> &'static str {
+        match (self.pattern, self.dir) {
+            (Pattern::Seq, Direction::Read) => "read",
+            (Pattern::Seq, Direction::Write) => "write",
+            (Pattern::Seq, Direction::Mixed) => "rw",
+            (Pattern::Rand, Direction::Read) => "randread",
+            (Pattern::Rand, Direction::Write) => "randwrite",
+            (Pattern::Rand, Direction::Mixed) => "randrw",
+        }
+    }
+}
+
+/// Block sizes for one direction: `bs`, `bsrange` or `bssplit`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub enum BlockSizes {
+    Fixed(u32),
+    /// Uniform over [min, max] in multiples of `min` (fio's bsrange with blockalign=min).
+    Range { min: u32, max: u32 },
+    /// (size, percent) pairs; percents sum to 100.
+    Split(Vec<(u32, u32)>),
+}
+
+impl BlockSizes {
+    pub fn min(&self) -> u32 {
+        match self {
+            BlockSizes::Fixed(b) => *b,
+            BlockSizes::Range { min, .. } => *min,
+            BlockSizes::Split(v) => v.iter().map(|p| p.0).min().unwrap_or(0),
+        }
+    }
+    pub fn max(&self) -> u32 {
+        match self {
+            BlockSizes::Fixed(b) => *b,
+            BlockSizes::Range { max, .. } => *max,
+            BlockSizes::Split(v) => v.iter().map(|p| p.0).max().unwrap_or(0),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    Null,
+    Psync,
+    Pvsync2,
+    IoUring,
+}
+
+impl Engine {
+    pub fn fio_name(self) -> &'static str {
+        match self {
+            Engine::Null => "null",
+            Engine::Psync => "psync",
+            Engine::Pvsync2 => "pvsync2",
+            Engine::IoUring => "io_uring",
+        }
+    }
+}
+
+/// How a worker learns that its I/O finished (DESIGN.md "Completion models").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompletionModel {
+    Sync,
+    Interrupt,
+    Poll,
+    Hybrid,
+    Adaptive,
+}
+
+impl CompletionModel {
+    pub fn name(self) -> &'static str {
+        match self {
+            CompletionModel::Sync => "sync",
+            CompletionModel::Interrupt => "interrupt",
+            CompletionModel::Poll => "poll",
+            CompletionModel::Hybrid => "hybrid",
+            CompletionModel::Adaptive => "adaptive",
+        }
+    }
+}
+
+/// Host-side scheduler (DESIGN.md "Scheduler").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SchedKind {
+    Noop,
+    Prio,
+    Laq,
+}
+
+/// LAT throttling parameters of the `laq` scheduler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct LaqParams {
+    pub ois_max: u64,
+    pub ois_min: u64,
+    pub t_wait: Duration,
+}
+
+impl Default for LaqParams {
+    fn default() -> Self {
+        LaqParams {
+            ois_max: 1 << 20,
+            ois_min: 1 << 19,
+            t_wait: Duration::from_millis(1),
+        }
+    }
+}
+
+/// How the null device services queued commands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NullOrder {
+    /// In arrival order.
+    Fifo,
+    /// Queued reads before queued writes (UFS/NCQ-like command queue).
+    ReadFirst,
+}
+
+/// How the null device signals completions to a sleeping host (null_blk's irqmode).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IrqMode {
+    /// An hrtimer wakes the sleeping thread at the completion time.
+    Timer,
+    /// A device thread wakes the host across CPUs.
+    Thread,
+}
+
+/// Service-time distribution of the null device.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub enum LatDist {
+    Fixed,
+    /// Exponential around the mean (`null_lat`).
+    Exp,
+    /// Uniform in [lat*(1-j), lat*(1+j)].
+    Uniform { jitter: f64 },
+}
+
+/// Fault injection on the null device (issue: reliability).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct NullFaults {
+    /// Probability that a command fails with EIO.
+    pub error_rate: f64,
+    /// Probability that a read returns corrupted data (backing=mem).
+    pub corrupt_rate: f64,
+    /// Probability that a command never completes.
+    pub hang_rate: f64,
+    /// Probability of a latency spike, and its extra latency.
+    pub spike_rate: f64,
+    pub spike_lat: Duration,
+    /// Restrict faults to [start, end) byte range of the device.
+    pub range: Option<(u64, u64)>,
+    /// Stop injecting after this many faults (0 = unlimited).
+    pub limit: u64,
+}
+
+/// The emulated device's parameters (`null_*` options).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct NullParams {
+    /// Fixed part of the service time per command.
+    pub lat: Duration,
+    /// Size-dependent part: bytes per second per channel (0 = infinite).
+    pub bw: u64,
+    pub dist: LatDist,
+    /// Commands serviced in parallel.
+    pub channels: u32,
+    /// Device queue depth (commands accepted before `Busy`); 0 = unlimited.
+    pub qd: u32,
+    pub order: NullOrder,
+    /// Keep written data in memory so it can be read back and verified.
+    pub backing_mem: bool,
+    pub irqmode: IrqMode,
+    /// Coalesce interrupts: fire after this many completions (1 = every one) ...
+    pub irq_coalesce_count: u32,
+    /// ... or once the oldest uncoalesced completion is this old.
+    pub irq_coalesce_time: Duration,
+    pub faults: NullFaults,
+}
+
+impl Default for NullParams {
+    fn default() -> Self {
+        NullParams {
+            lat: Duration::ZERO,
+            bw: 0,
+            dist: LatDist::Fixed,
+            channels: 1,
+            qd: 0,
+            order: NullOrder::Fifo,
+            backing_mem: false,
+            irqmode: IrqMode::Timer,
+            irq_coalesce_count: 1,
+            irq_coalesce_time: Duration::ZERO,
+            faults: NullFaults::default(),
+        }
+    }
+}
+
+/// Where a job's option came from, for error messages (`file:line` or `command line`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Origin(pub String);
+
+/// One job, fully typed. A `numjobs=N` job is expanded by the engine into N
+/// workers sharing this spec.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct JobSpec {
+    pub name: String,
+    /// Where the section started (`file:line`), for messages.
+    pub origin: Origin,
+    /// Target path; `None` means fio's default `name.jobnum.0` in `directory`.
+    pub filename: Option<String>,
+    pub directory: Option<String>,
+    /// Bytes of the target to use; `None` = the whole file/device.
+    pub size: Option<u64>,
+    pub offset: u64,
+    pub rw: RwMode,
+    pub rwmixread: u32,
+    /// Block sizes for reads and writes (fio allows `bs=4k,8k`).
+    pub bs: [BlockSizes; 2],
+    pub direct: bool,
+    pub iodepth: u32,
+    pub numjobs: u32,
+    pub runtime: Option<Duration>,
+    pub time_based: bool,
+    pub ramp_time: Duration,
+    pub loops: u32,
+    pub number_ios: Option<u64>,
+    /// IOPS cap per direction [read, write]; 0 = none.
+    pub rate_iops: [u64; 2],
+    pub thinktime: Duration,
+    pub thinktime_blocks: u32,
+    pub randrepeat: bool,
+    pub randseed: u64,
+    pub ioengine: Engine,
+    pub hipri: bool,
+    pub sqthread_poll: bool,
+    pub fixedbufs: bool,
+    pub registerfiles: bool,
+    /// Issue an fsync every N writes (0 = never).
+    pub fsync: u32,
+    /// Open with O_SYNC (`sync=1`).
+    pub sync: bool,
+    pub group_reporting: bool,
+    pub percentile_list: Vec<f64>,
+    pub stonewall: bool,
+    /// `completion=`; `None` = the engine's default for the backend.
+    pub completion: Option<CompletionModel>,
+    /// `ioclass=`; `None` = derived from op and sync flags.
+    pub ioclass: Option<Class>,
+    /// Read-ahead window for sequential readers (bytes; 0 = off).
+    pub readahead: u64,
+    /// `prio`/`prioclass` for io_uring per-request ioprio (0 = none).
+    pub ioprio: u16,
+    pub scheduler: SchedKind,
+    pub laq: LaqParams,
+    pub null: NullParams,
+}
+
+impl Default for JobSpec {
+    fn default() -> Self {
+        JobSpec {
+            name: String::from("job"),
+            origin: Origin::default(),
+            filename: None,
+            directory: None,
+            size: None,
+            offset: 0,
+            rw: RwMode {
+                pattern: Pattern::Seq,
+                dir: Direction::Read,
+            },
+            rwmixread: 50,
+            bs: [BlockSizes::Fixed(4096), BlockSizes::Fixed(4096)],
+            direct: false,
+            iodepth: 1,
+            numjobs: 1,
+            runtime: None,
+            time_based: false,
+            ramp_time: Duration::ZERO,
+            loops: 1,
+            number_ios: None,
+            rate_iops: [0, 0],
+            thinktime: Duration::ZERO,
+            thinktime_blocks: 1,
+            randrepeat: true,
+            randseed: 0x89,
+            ioengine: Engine::Psync,
+            hipri: false,
+            sqthread_poll: false,
+            fixedbufs: false,
+            registerfiles: false,
+            fsync: 0,
+            sync: false,
+            group_reporting: false,
+            percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            stonewall: false,
+            completion: None,
+            ioclass: None,
+            readahead: 0,
+            ioprio: 0,
+            scheduler: SchedKind::Noop,
+            laq: LaqParams::default(),
+            null: NullParams::default(),
+        }
+    }
+}
+
+/// fio's default `percentile_list`.
+pub const DEFAULT_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];

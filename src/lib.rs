@@ -1,0 +1,21 @@
+//! iolab: a user-space I/O stack for the low-latency storage path, with every stage
+//! selectable and every microsecond accounted for.
+//!
+//! The path of one I/O is visible in the module layout:
+//! `job` (what to run) -> `workload` (next request) -> `sched` (class, throttle)
+//! -> `device` (a backend's queue pair) -> `completion` (how the thread learns it
+//! finished) -> `measure` (timestamps, histograms, CPU). `engine` runs that loop per
+//! worker thread, `report` renders results, `lab` holds the study reproductions.
+
+pub mod completion;
+pub mod device;
+pub mod engine;
+pub mod job;
+pub mod lab;
+pub mod measure;
+pub mod placement;
+pub mod report;
+pub mod request;
+pub mod sched;
+pub mod sys;
+pub mod workload;

@@ -1,0 +1,38 @@
+//! iolab command line: parse arguments and dispatch to the library.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "iolab", version, about = "The low-latency storage I/O path, measured")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run fio-compatible jobs (job files and/or --key=value options).
+    Run(iolab::engine::cli::RunArgs),
+    /// Print CPUs, cores and SMT siblings as iolab sees them.
+    Topology(iolab::placement::cli::TopologyArgs),
+    /// Count system calls, context switches and interrupts of a process or command.
+    Observe(iolab::measure::observe::ObserveArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.cmd {
+        Cmd::Run(a) => iolab::engine::cli::main(a),
+        Cmd::Topology(a) => iolab::placement::cli::main(a),
+        Cmd::Observe(a) => iolab::measure::observe::main(a),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("iolab: error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

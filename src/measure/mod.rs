@@ -1,0 +1,4 @@
+//! Measurement: clocks, histograms, CPU and /proc accounting, tracing, observe.
+
+pub mod clock;
+pub mod observe;

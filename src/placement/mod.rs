@@ -1,0 +1,3 @@
+//! Placement: CPU topology, the polling predictor, placement policies, affinity.
+
+pub mod cli;
