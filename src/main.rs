@@ -5,7 +5,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "iolab", version, about = "The low-latency storage I/O path, measured")]
+#[command(
+    name = "iolab",
+    version,
+    about = "The low-latency storage I/O path, measured"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,

@@ -23,9 +23,16 @@ pub struct NextIo {
 enum BsPicker {
     Fixed(u32),
     /// Uniform multiple of `min` in [min, max].
-    Range { min: u32, steps: u32 },
+    Range {
+        min: u32,
+        steps: u32,
+    },
     /// Cumulative percent thresholds (0..100) and sizes.
-    Split { cum: [u8; 16], sizes: [u32; 16], n: usize },
+    Split {
+        cum: [u8; 16],
+        sizes: [u32; 16],
+        n: usize,
+    },
 }
 
 impl BsPicker {
@@ -309,7 +316,13 @@ mod tests {
     #[test]
     fn random_offsets_stay_aligned_and_inside() {
         let mut j = job(Pattern::Rand, Direction::Read);
-        j.bs = [BlockSizes::Range { min: 512, max: 8192 }, BlockSizes::Fixed(4096)];
+        j.bs = [
+            BlockSizes::Range {
+                min: 512,
+                max: 8192,
+            },
+            BlockSizes::Fixed(4096),
+        ];
         let mut g = Generator::new(&j, 4096, 1 << 20, 7);
         let mut n = 0;
         while let Some(io) = g.next() {
@@ -357,7 +370,14 @@ mod tests {
         let kinds: Vec<Op> = ops.iter().map(|n| n.op).collect();
         assert_eq!(
             kinds,
-            [Op::Write, Op::Write, Op::Fsync, Op::Write, Op::Write, Op::Fsync]
+            [
+                Op::Write,
+                Op::Write,
+                Op::Fsync,
+                Op::Write,
+                Op::Write,
+                Op::Fsync
+            ]
         );
         assert!(ops.iter().all(|n| n.class == Class::SyncWrite));
         let j = job(Pattern::Seq, Direction::Write);
