@@ -1,1 +1,4 @@
-//! lab
+//! `iolab lab`: the five studies, each reproduced on this machine and shown beside
+//! its published figures. One file per study; [`model`] is what they produce.
+
+pub mod model;

@@ -250,6 +250,13 @@ impl Pacer {
         }
     }
 
+    /// Start pacing afresh at `start_ns` (when the worker's clock starts).
+    pub fn restart(&mut self, start_ns: u64) {
+        self.next_ns = [start_ns, start_ns];
+        self.since_think = 0;
+        self.think_until = 0;
+    }
+
     /// Is pacing in effect at all? (Lets the engine skip the clock checks.)
     pub fn active(&self) -> bool {
         self.interval_ns != [0, 0] || self.think_ns != 0
