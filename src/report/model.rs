@@ -1,0 +1,572 @@
+//! The result model: what a run measured, shaped like fio's JSON output.
+//!
+//! Field names, nesting and units follow fio 3.33's `--output-format=json` so
+//! serialising a [`RunResult`] (see `report::json`) gives a document fio tooling
+//! reads. What fio has no key for lives under `iolab` objects ([`JobExtras`],
+//! [`RunExtras`]). Build jobs with [`JobResult::from_recorder`].
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+
+use crate::measure::clock::ClockCheck;
+use crate::measure::cpu::{DiskUtil, SystemDelta, ThreadUsage};
+use crate::measure::recorder::{
+    self, DEPTH_BUCKETS, DIRS, LAT_BUCKETS, LatHist, Recorder,
+};
+use crate::request::Class;
+
+/// What iolab writes as `"fio version"`: its own name and version, never fio's,
+/// so readers can tell the producer apart while parsing the same schema.
+pub const FIO_VERSION_STRING: &str = concat!("iolab-", env!("CARGO_PKG_VERSION"));
+
+/// Ordered string map (fio prints options in the order given).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OrderedMap(pub Vec<(String, String)>);
+
+impl Serialize for OrderedMap {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+/// Percentile -> value (ns), serialised with fio's `"%f"` keys ("99.000000").
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Percentiles(pub Vec<(f64, u64)>);
+
+impl Serialize for Percentiles {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (p, v) in &self.0 {
+            m.serialize_entry(&format!("{p:.6}"), v)?;
+        }
+        m.end()
+    }
+}
+
+/// Labelled percentages (fio's `iodepth_level`, `latency_ns`, ...).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Dist(pub Vec<(&'static str, f64)>);
+
+impl Serialize for Dist {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+/// fio's latency object: `{min max mean stddev N [percentile]}`, in ns.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct LatStats {
+    pub min: u64,
+    pub max: u64,
+    pub mean: f64,
+    pub stddev: f64,
+    #[serde(rename = "N")]
+    pub n: u64,
+    /// Present where fio prints it: clat and sync latency with samples.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub percentile: Option<Percentiles>,
+}
+
+impl LatStats {
+    /// Moments only.
+    pub fn of(h: &LatHist) -> LatStats {
+        LatStats {
+            min: h.min(),
+            max: h.max(),
+            mean: h.mean(),
+            stddev: h.stddev(),
+            n: h.count(),
+            percentile: None,
+        }
+    }
+
+    /// Moments and, when there are samples, the percentiles of `list`.
+    pub fn with_percentiles(h: &LatHist, list: &[f64]) -> LatStats {
+        let mut s = LatStats::of(h);
+        if h.count() > 0 && !list.is_empty() {
+            s.percentile = Some(Percentiles(
+                list.iter().map(|&p| (p, h.percentile(p))).collect(),
+            ));
+        }
+        s
+    }
+}
+
+/// One direction (read, write, trim) of a job, fio's keys.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct DirResult {
+    pub io_bytes: u64,
+    pub io_kbytes: u64,
+    /// Bytes per second over `runtime`.
+    pub bw_bytes: u64,
+    /// KiB per second.
+    pub bw: u64,
+    pub iops: f64,
+    /// Milliseconds.
+    pub runtime: u64,
+    pub total_ios: u64,
+    pub short_ios: u64,
+    pub drop_ios: u64,
+    pub slat_ns: LatStats,
+    pub clat_ns: LatStats,
+    pub lat_ns: LatStats,
+    /// Per-interval bandwidth samples, KiB/s.
+    pub bw_min: u64,
+    pub bw_max: u64,
+    /// Mean sample bandwidth as percent of the group's aggregate bandwidth.
+    pub bw_agg: f64,
+    pub bw_mean: f64,
+    pub bw_dev: f64,
+    pub bw_samples: u64,
+    pub iops_min: u64,
+    pub iops_max: u64,
+    pub iops_mean: f64,
+    pub iops_stddev: f64,
+    pub iops_samples: u64,
+}
+
+/// fio's `sync` object: fsync latency.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct SyncResult {
+    pub total_ios: u64,
+    pub lat_ns: LatStats,
+}
+
+/// Latency per request class (study 003), fio's `prios[]` idea keyed by class.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ClassResult {
+    pub class: &'static str,
+    pub ios: u64,
+    pub bytes: u64,
+    pub clat_ns: LatStats,
+}
+
+/// Completions per interval, for IOPS/bandwidth-over-time charts.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct IopsLog {
+    pub interval_ms: u64,
+    /// `[read, write, sync]` completions per interval.
+    pub ios: Vec<[u64; DIRS]>,
+    /// `[read, write, sync]` bytes per interval.
+    pub bytes: Vec<[u64; DIRS]>,
+    /// Completions past the log's fixed capacity (not in `ios`).
+    pub dropped: u64,
+}
+
+/// How the latency histograms were kept, so readers know the error bound.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct HistogramInfo {
+    pub kind: &'static str,
+    pub significant_digits: u8,
+    pub max_relative_error: f64,
+    pub lowest_ns: u64,
+    pub highest_ns: u64,
+    /// Samples above `highest_ns`, recorded as `highest_ns`.
+    pub clamped: u64,
+}
+
+impl HistogramInfo {
+    pub fn current(clamped: u64) -> HistogramInfo {
+        HistogramInfo {
+            kind: "hdrhistogram",
+            significant_digits: recorder::SIGFIG,
+            max_relative_error: recorder::RELATIVE_ERROR,
+            lowest_ns: recorder::LOWEST_NS,
+            highest_ns: recorder::HIGHEST_NS,
+            clamped,
+        }
+    }
+}
+
+/// What fio has no key for, per job.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct JobExtras {
+    pub jobnum: u32,
+    /// Workers folded into this result (numjobs / group_reporting).
+    pub workers: u32,
+    pub pid: u32,
+    pub histogram: HistogramInfo,
+    /// Failed requests per direction `[read, write, sync]`.
+    pub errors: [u64; DIRS],
+    /// Classes that saw requests.
+    pub classes: Vec<ClassResult>,
+    pub iops_log: IopsLog,
+    pub cpu: ThreadUsage,
+    /// Filled by the engine and completion models: model used, observed polls,
+    /// sleeps, spin time, backend statistics, placement...
+    pub engine: serde_json::Map<String, serde_json::Value>,
+}
+
+/// One job (or group of workers) in fio's JSON shape.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct JobResult {
+    pub jobname: String,
+    pub groupid: u32,
+    /// First error (errno), 0 if none.
+    pub error: i32,
+    /// Seconds left when the report was written: always 0, the job is done.
+    pub eta: u64,
+    /// Wall seconds since the job started.
+    pub elapsed: u64,
+    #[serde(rename = "job options")]
+    pub job_options: OrderedMap,
+    pub read: DirResult,
+    pub write: DirResult,
+    /// iolab issues no trims; kept so fio readers find the key.
+    pub trim: DirResult,
+    pub sync: SyncResult,
+    /// Milliseconds.
+    pub job_runtime: u64,
+    pub usr_cpu: f64,
+    pub sys_cpu: f64,
+    pub ctx: u64,
+    pub majf: u64,
+    pub minf: u64,
+    pub iodepth_level: Dist,
+    pub iodepth_submit: Dist,
+    pub iodepth_complete: Dist,
+    pub latency_ns: Dist,
+    pub latency_us: Dist,
+    pub latency_ms: Dist,
+    pub latency_depth: u32,
+    /// fio's latency-target mode, which iolab does not implement: fio's "off" values.
+    pub latency_target: u64,
+    pub latency_percentile: f64,
+    pub latency_window: u64,
+    pub iolab: JobExtras,
+}
+
+/// Who ran and what it measured, besides the recorder.
+#[derive(Clone, Debug)]
+pub struct JobMeta {
+    pub name: String,
+    pub groupid: u32,
+    pub jobnum: u32,
+    pub workers: u32,
+    pub pid: u32,
+    /// Options as the user wrote them (fio's `job options`).
+    pub options: Vec<(String, String)>,
+    pub iodepth: u32,
+    pub percentile_list: Vec<f64>,
+    /// Measured time (after ramp_time), ns.
+    pub runtime_ns: u64,
+    /// Wall time since the job started (including ramp), ns.
+    pub elapsed_ns: u64,
+}
+
+const DEPTH_LABELS: [&str; DEPTH_BUCKETS] = ["1", "2", "4", "8", "16", "32", ">=64"];
+const BATCH_LABELS: [&str; DEPTH_BUCKETS] = ["0", "4", "8", "16", "32", "64", ">=64"];
+const LAT_LABELS: [&str; 10] = [
+    "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000",
+];
+
+fn pct(v: u64, total: u64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        100.0 * v as f64 / total as f64
+    }
+}
+
+fn dist(labels: &[&'static str], counts: &[u64], total: u64) -> Dist {
+    Dist(
+        labels
+            .iter()
+            .zip(counts)
+            .map(|(l, &c)| (*l, pct(c, total)))
+            .collect(),
+    )
+}
+
+/// min, max, mean, sample stddev of per-interval values.
+fn sample_stats(v: &[f64]) -> (u64, u64, f64, f64) {
+    if v.is_empty() {
+        return (0, 0, 0.0, 0.0);
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let dev = if v.len() > 1 {
+        (v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0)).sqrt()
+    } else {
+        0.0
+    };
+    let min = v.iter().cloned().fold(f64::INFINITY, f64::min);
+    let max = v.iter().cloned().fold(0.0, f64::max);
+    (min as u64, max as u64, mean, dev)
+}
+
+impl DirResult {
+    fn build(rec: &Recorder, dir: usize, meta: &JobMeta, pct_list: &[f64]) -> DirResult {
+        let d = &rec.dirs[dir];
+        if d.total_ios == 0 && d.io_bytes == 0 {
+            return DirResult::default();
+        }
+        let runtime_ms = meta.runtime_ns.div_ceil(1_000_000).max(1);
+        let bw_bytes = d.io_bytes * 1000 / runtime_ms;
+        // Full intervals only: the trailing partial one would understate the rate.
+        let iv = rec.log.interval_ns();
+        let full = (meta.runtime_ns / iv) as usize;
+        let slots = rec.log.slots();
+        let per_s = 1e9 / iv as f64;
+        let (mut bws, mut iops) = (Vec::with_capacity(full), Vec::with_capacity(full));
+        for i in 0..full {
+            let s = slots.get(i).copied().unwrap_or_default();
+            bws.push(s.bytes[dir] as f64 * per_s / 1024.0);
+            iops.push(s.ios[dir] as f64 * per_s);
+        }
+        let (bw_min, bw_max, bw_mean, bw_dev) = sample_stats(&bws);
+        let (iops_min, iops_max, iops_mean, iops_stddev) = sample_stats(&iops);
+        let bw_kib = bw_bytes as f64 / 1024.0;
+        DirResult {
+            io_bytes: d.io_bytes,
+            io_kbytes: d.io_bytes / 1024,
+            bw_bytes,
+            bw: bw_bytes / 1024,
+            iops: d.total_ios as f64 * 1000.0 / runtime_ms as f64,
+            runtime: runtime_ms,
+            total_ios: d.total_ios,
+            short_ios: d.short_ios,
+            drop_ios: d.drop_ios,
+            slat_ns: LatStats::of(&d.slat),
+            clat_ns: LatStats::with_percentiles(&d.clat, pct_list),
+            lat_ns: LatStats::of(&d.lat),
+            bw_min,
+            bw_max,
+            bw_agg: if bws.is_empty() || bw_kib == 0.0 {
+                0.0
+            } else {
+                (bw_mean * 100.0 / bw_kib).min(100.0)
+            },
+            bw_mean,
+            bw_dev,
+            bw_samples: bws.len() as u64,
+            iops_min,
+            iops_max,
+            iops_mean,
+            iops_stddev,
+            iops_samples: iops.len() as u64,
+        }
+    }
+}
+
+impl JobResult {
+    /// Build a job's result from its (possibly merged) recorder and the summed
+    /// rusage delta of its workers.
+    pub fn from_recorder(meta: &JobMeta, rec: &Recorder, cpu: &ThreadUsage) -> JobResult {
+        let pl = &meta.percentile_list;
+        let sync = &rec.dirs[2];
+        let cpu_base = (meta.runtime_ns as f64 * meta.workers.max(1) as f64).max(1.0);
+        let rw_ios = rec.dirs[0].total_ios + rec.dirs[1].total_ios;
+        let lb = &rec.lat_buckets;
+        let mut lat_ms: Vec<(&'static str, f64)> = LAT_LABELS
+            .iter()
+            .zip(&lb[20..30])
+            .map(|(l, &c)| (*l, pct(c, rw_ios)))
+            .collect();
+        lat_ms.push(("2000", pct(lb[30], rw_ios)));
+        lat_ms.push((">=2000", pct(lb[LAT_BUCKETS - 1], rw_ios)));
+        let depth_total: u64 = rec.depth.iter().sum();
+        let submit_total: u64 = rec.submit.iter().sum();
+        let complete_total: u64 = rec.complete.iter().sum();
+        let log = &rec.log;
+        JobResult {
+            jobname: meta.name.clone(),
+            groupid: meta.groupid,
+            error: rec.first_error,
+            eta: 0,
+            elapsed: meta.elapsed_ns.div_ceil(1_000_000_000),
+            job_options: OrderedMap(meta.options.clone()),
+            read: DirResult::build(rec, 0, meta, pl),
+            write: DirResult::build(rec, 1, meta, pl),
+            trim: DirResult::default(),
+            sync: SyncResult {
+                total_ios: sync.total_ios,
+                lat_ns: LatStats::with_percentiles(&sync.lat, pl),
+            },
+            job_runtime: meta.runtime_ns / 1_000_000,
+            usr_cpu: 100.0 * cpu.user_ns as f64 / cpu_base,
+            sys_cpu: 100.0 * cpu.sys_ns as f64 / cpu_base,
+            ctx: cpu.ctx(),
+            majf: cpu.majflt,
+            minf: cpu.minflt,
+            iodepth_level: dist(&DEPTH_LABELS, &rec.depth, depth_total),
+            iodepth_submit: dist(&BATCH_LABELS, &rec.submit, submit_total),
+            iodepth_complete: dist(&BATCH_LABELS, &rec.complete, complete_total),
+            latency_ns: dist(&LAT_LABELS, &lb[0..10], rw_ios),
+            latency_us: dist(&LAT_LABELS, &lb[10..20], rw_ios),
+            latency_ms: Dist(lat_ms),
+            latency_depth: meta.iodepth,
+            latency_target: 0,
+            latency_percentile: 100.0,
+            latency_window: 0,
+            iolab: JobExtras {
+                jobnum: meta.jobnum,
+                workers: meta.workers,
+                pid: meta.pid,
+                histogram: HistogramInfo::current(rec.clamped()),
+                errors: [
+                    rec.dirs[0].errors,
+                    rec.dirs[1].errors,
+                    rec.dirs[2].errors,
+                ],
+                classes: Class::ALL
+                    .iter()
+                    .zip(&rec.classes)
+                    .filter(|(_, c)| c.ios > 0)
+                    .map(|(k, c)| ClassResult {
+                        class: k.name(),
+                        ios: c.ios,
+                        bytes: c.bytes,
+                        clat_ns: LatStats::with_percentiles(&c.clat, pl),
+                    })
+                    .collect(),
+                iops_log: IopsLog {
+                    interval_ms: log.interval_ns() / 1_000_000,
+                    ios: log.slots().iter().map(|s| s.ios).collect(),
+                    bytes: log.slots().iter().map(|s| s.bytes).collect(),
+                    dropped: log.dropped,
+                },
+                cpu: *cpu,
+                engine: serde_json::Map::new(),
+            },
+        }
+    }
+
+    /// Directions as `(fio name, result)`, fio's order.
+    pub fn dirs(&self) -> [(&'static str, &DirResult); 3] {
+        [("read", &self.read), ("write", &self.write), ("trim", &self.trim)]
+    }
+
+    /// Raw count of depth samples, to tell "no data" from "all zero".
+    pub fn has_depth_data(&self) -> bool {
+        self.iodepth_level.0.iter().any(|(_, v)| *v > 0.0)
+    }
+}
+
+/// Re-express each job's `bw_agg` against its group's aggregate bandwidth (fio's
+/// `per=`): call once all jobs are in.
+pub fn apply_group_aggregates(jobs: &mut [JobResult]) {
+    let groups: Vec<u32> = {
+        let mut g: Vec<u32> = jobs.iter().map(|j| j.groupid).collect();
+        g.sort_unstable();
+        g.dedup();
+        g
+    };
+    for g in groups {
+        for dir in 0..2 {
+            let pick = |j: &JobResult| if dir == 0 { j.read.clone() } else { j.write.clone() };
+            let agg_bytes: u64 = jobs
+                .iter()
+                .filter(|j| j.groupid == g)
+                .map(|j| pick(j).io_bytes)
+                .sum();
+            let max_rt: u64 = jobs
+                .iter()
+                .filter(|j| j.groupid == g)
+                .map(|j| pick(j).runtime)
+                .max()
+                .unwrap_or(0);
+            if max_rt == 0 {
+                continue;
+            }
+            let agg_kib = (agg_bytes * 1000 / max_rt) as f64 / 1024.0;
+            for j in jobs.iter_mut().filter(|j| j.groupid == g) {
+                let d = if dir == 0 { &mut j.read } else { &mut j.write };
+                if d.bw_samples > 0 && agg_kib > 0.0 {
+                    d.bw_agg = (d.bw_mean * 100.0 / agg_kib).min(100.0);
+                }
+            }
+        }
+    }
+}
+
+/// What fio has no key for, per run.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct RunExtras {
+    pub version: String,
+    /// Cost and resolution of the engine clock, measured at start.
+    pub clock: Option<ClockCheck>,
+    /// System-wide deltas over the run: /proc/stat, /proc/interrupts, cpuidle.
+    pub system: Option<SystemDelta>,
+    /// Free-form run-level facts (placement, tracing, warnings).
+    pub notes: serde_json::Map<String, serde_json::Value>,
+}
+
+/// One run: all jobs, disks and run-level extras.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RunResult {
+    #[serde(rename = "fio version")]
+    pub fio_version: String,
+    /// Unix seconds at the end of the run.
+    pub timestamp: u64,
+    pub timestamp_ms: u64,
+    /// Local time, ctime(3) style.
+    pub time: String,
+    /// fio prints this only when the job file has a [global] section.
+    #[serde(rename = "global options", skip_serializing_if = "OrderedMap::is_empty")]
+    pub global_options: OrderedMap,
+    pub jobs: Vec<JobResult>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub disk_util: Vec<DiskUtil>,
+    pub iolab: RunExtras,
+}
+
+impl OrderedMap {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl RunResult {
+    /// A run that ends now (timestamps taken from the wall clock).
+    pub fn new(jobs: Vec<JobResult>, disk_util: Vec<DiskUtil>, iolab: RunExtras) -> RunResult {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        RunResult {
+            fio_version: FIO_VERSION_STRING.to_string(),
+            timestamp: now.as_secs(),
+            timestamp_ms: now.as_millis() as u64,
+            time: ctime(now.as_secs() as i64),
+            global_options: OrderedMap::default(),
+            jobs,
+            disk_util,
+            iolab: RunExtras {
+                version: env!("CARGO_PKG_VERSION").to_string(),
+                ..iolab
+            },
+        }
+    }
+}
+
+/// `Mon Nov 23 07:05:03 2026` in local time, as ctime(3) without the newline.
+pub fn ctime(unix_s: i64) -> String {
+    let t: libc::time_t = unix_s as libc::time_t;
+    // SAFETY: tm is plain data; localtime_r fills it from a valid time_t.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are valid for the call.
+    if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
+        return String::new();
+    }
+    const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{} {} {:2} {:02}:{:02}:{:02} {}",
+        DAYS[tm.tm_wday.rem_euclid(7) as usize],
+        MONTHS[tm.tm_mon.rem_euclid(12) as usize],
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec,
+        tm.tm_year + 1900
+    )
+}
