@@ -1,3 +1,21 @@
 //! Placement: CPU topology, the polling predictor, placement policies, affinity.
+//!
+//! Study 001's vocabulary: a P task polls for I/O completions, a C task computes.
+//! [`topology`] says which logical CPUs share a physical core, [`predictor`] (fed by
+//! a [`PollSignal`] or by [`procsignal`] for other processes) tells P from C tasks,
+//! [`policy`] and [`balance`] decide where each task runs, and [`affinity`] makes it
+//! so and undoes it. [`corunner`] provides C tasks, [`ptask`] P tasks.
 
+pub mod affinity;
+pub mod balance;
 pub mod cli;
+pub mod corunner;
+pub mod policy;
+pub mod predictor;
+pub mod procsignal;
+pub mod ptask;
+pub mod topology;
+
+pub use policy::{Plan, Policy, PolicyError, place};
+pub use predictor::{PollSignal, Predictor, TaskKind};
+pub use topology::{Core, Topology, TopologyError};
