@@ -8,6 +8,7 @@
 
 pub mod null;
 pub mod psync;
+pub mod target;
 pub mod uring;
 
 use crate::request::{Completion, IoCmd};

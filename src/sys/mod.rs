@@ -1,1 +1,24 @@
-//! sys
+//! OS mechanics kept apart from the I/O path: safe target checks, the block
+//! devices iolab creates for tests and studies (zram, loop), sysfs queue
+//! attributes, and the undo registry with its signal policy.
+
+pub mod blockdev;
+pub mod cleanup;
+pub mod loopdev;
+pub mod safety;
+pub mod signature;
+pub mod zram;
+
+/// Whether the process runs with root's effective uid (zram, loop, schedulers,
+/// tracefs all need it).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Error text for an operation that needs root.
+pub(crate) fn need_root(what: &str) -> anyhow::Error {
+    // SAFETY: geteuid cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    anyhow::anyhow!("{what} needs root (running as uid {uid}); run iolab as root")
+}

@@ -1,0 +1,332 @@
+//! Block devices as sysfs shows them: names from dev_t or path, the whole disk
+//! behind a partition, queue attributes, and a scheduler switch that undoes itself.
+
+use std::fs;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow, bail};
+
+use super::cleanup::{self, CleanupId};
+
+const SYS_CLASS_BLOCK: &str = "/sys/class/block";
+
+/// A block device (whole disk or partition) identified through sysfs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockDev {
+    /// Kernel name: `loop3`, `vda`, `sda1`.
+    pub name: String,
+    /// The whole disk that owns the request queue (`sda` for `sda1`; `name` itself for a disk).
+    pub disk: String,
+    pub major: u32,
+    pub minor: u32,
+    pub partition: bool,
+}
+
+/// `major:minor` of a dev_t.
+pub fn dev_split(rdev: u64) -> (u32, u32) {
+    (libc::major(rdev), libc::minor(rdev))
+}
+
+impl BlockDev {
+    /// The block device behind a device node such as `/dev/loop3`.
+    pub fn from_path(path: &Path) -> Result<BlockDev> {
+        let md = fs::metadata(path).with_context(|| format!("cannot stat {}", path.display()))?;
+        if !md.file_type().is_block_device() {
+            bail!("{} is not a block device", path.display());
+        }
+        let (major, minor) = dev_split(md.rdev());
+        Self::from_dev(major, minor)
+            .with_context(|| format!("{} ({major}:{minor})", path.display()))
+    }
+
+    /// The block device with this major:minor, through `/sys/dev/block/M:m`.
+    pub fn from_dev(major: u32, minor: u32) -> Result<BlockDev> {
+        let link = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+        let real = fs::canonicalize(&link)
+            .with_context(|| format!("no block device {major}:{minor} in /sys/dev/block"))?;
+        Self::from_sysfs_dir(&real)
+    }
+
+    /// The block device with this kernel name (`loop3`).
+    pub fn from_name(name: &str) -> Result<BlockDev> {
+        let dir = Path::new(SYS_CLASS_BLOCK).join(name);
+        let real = fs::canonicalize(&dir)
+            .with_context(|| format!("no block device named {name} in {SYS_CLASS_BLOCK}"))?;
+        Self::from_sysfs_dir(&real)
+    }
+
+    fn from_sysfs_dir(real: &Path) -> Result<BlockDev> {
+        let name = file_name(real)?;
+        let dev = read_trim(&real.join("dev"))?;
+        let (major, minor) = parse_dev(&dev)
+            .ok_or_else(|| anyhow!("{}/dev: unexpected content {dev:?}", real.display()))?;
+        let partition = real.join("partition").exists();
+        let disk = if partition {
+            file_name(real.parent().unwrap_or(real))?
+        } else {
+            name.clone()
+        };
+        Ok(BlockDev {
+            name,
+            disk,
+            major,
+            minor,
+            partition,
+        })
+    }
+
+    /// `/dev/NAME` (devtmpfs names nodes after the kernel name).
+    pub fn dev_path(&self) -> PathBuf {
+        PathBuf::from("/dev").join(&self.name)
+    }
+
+    /// This device's sysfs directory (`/sys/class/block/NAME`).
+    pub fn sysfs_dir(&self) -> PathBuf {
+        Path::new(SYS_CLASS_BLOCK).join(&self.name)
+    }
+
+    /// The request-queue directory, which lives on the whole disk.
+    pub fn queue_dir(&self) -> PathBuf {
+        Path::new("/sys/block").join(&self.disk).join("queue")
+    }
+
+    /// One queue attribute, trimmed (`/sys/block/DISK/queue/ATTR`).
+    pub fn queue_attr(&self, attr: &str) -> Result<String> {
+        read_trim(&self.queue_dir().join(attr))
+    }
+
+    fn queue_num<T: std::str::FromStr>(&self, attr: &str) -> Result<T> {
+        let s = self.queue_attr(attr)?;
+        s.parse().map_err(|_| {
+            anyhow!(
+                "{}/{attr}: expected a number, found {s:?}",
+                self.queue_dir().display()
+            )
+        })
+    }
+
+    pub fn logical_block_size(&self) -> Result<u32> {
+        self.queue_num("logical_block_size")
+    }
+
+    pub fn physical_block_size(&self) -> Result<u32> {
+        self.queue_num("physical_block_size")
+    }
+
+    pub fn rotational(&self) -> Result<bool> {
+        Ok(self.queue_num::<u32>("rotational")? != 0)
+    }
+
+    /// Whether the queue has poll queues (`io_poll`); IOPOLL needs it.
+    pub fn io_poll(&self) -> Result<bool> {
+        Ok(self.queue_num::<u32>("io_poll")? != 0)
+    }
+
+    pub fn nr_requests(&self) -> Result<u32> {
+        self.queue_num("nr_requests")
+    }
+
+    /// Size in bytes (sysfs `size` counts 512-byte sectors whatever the block size).
+    pub fn size_bytes(&self) -> Result<u64> {
+        let p = self.sysfs_dir().join("size");
+        let s = read_trim(&p)?;
+        let sectors: u64 = s
+            .parse()
+            .map_err(|_| anyhow!("{}: expected a number, found {s:?}", p.display()))?;
+        Ok(sectors * 512)
+    }
+
+    /// The queue's schedulers; a bio-based device (zram) has no `scheduler`
+    /// file at all and gets an empty list.
+    pub fn scheduler(&self) -> Result<Schedulers> {
+        if !self.queue_dir().join("scheduler").exists() && self.queue_dir().exists() {
+            return Ok(Schedulers {
+                current: None,
+                available: Vec::new(),
+            });
+        }
+        Ok(parse_scheduler(&self.queue_attr("scheduler")?))
+    }
+
+    /// The partitions of a whole disk (empty for a partition or an unpartitioned disk).
+    pub fn partitions(&self) -> Result<Vec<BlockDev>> {
+        if self.partition {
+            return Ok(Vec::new());
+        }
+        let dir = Path::new("/sys/block").join(&self.name);
+        let mut parts = Vec::new();
+        let rd = fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.join("partition").exists() {
+                parts.push(Self::from_sysfs_dir(&p)?);
+            }
+        }
+        parts.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(parts)
+    }
+}
+
+/// The I/O schedulers a queue offers and the one in use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schedulers {
+    /// `None` when sysfs marks none (a bio-based device prints just `none`).
+    pub current: Option<String>,
+    pub available: Vec<String>,
+}
+
+/// Parse `/sys/block/X/queue/scheduler` ("[mq-deadline] kyber bfq none").
+pub fn parse_scheduler(s: &str) -> Schedulers {
+    let mut current = None;
+    let mut available = Vec::new();
+    for w in s.split_whitespace() {
+        match w.strip_prefix('[').and_then(|w| w.strip_suffix(']')) {
+            Some(inner) => {
+                current = Some(inner.to_string());
+                available.push(inner.to_string());
+            }
+            None => available.push(w.to_string()),
+        }
+    }
+    Schedulers { current, available }
+}
+
+/// Switches a disk's I/O scheduler and restores the previous one when dropped
+/// (also on a second Ctrl-C, through the cleanup registry).
+#[derive(Debug)]
+pub struct SchedulerGuard {
+    dev: BlockDev,
+    previous: String,
+    id: Option<CleanupId>,
+}
+
+impl SchedulerGuard {
+    /// Set `sched` on `dev`'s queue ("bfq", "mq-deadline", "kyber", "none").
+    pub fn set(dev: &BlockDev, sched: &str) -> Result<SchedulerGuard> {
+        let path = dev.queue_dir().join("scheduler");
+        let s = dev.scheduler()?;
+        if s.available.is_empty() {
+            bail!(
+                "{} has no I/O scheduler to set ({sched:?} asked): it is a bio-based \
+                 device whose requests bypass blk-mq scheduling",
+                dev.disk
+            );
+        }
+        let previous = s.current.clone().ok_or_else(|| {
+            anyhow!(
+                "{} shows no current scheduler ({})",
+                path.display(),
+                s.available.join(" ")
+            )
+        })?;
+        if !s.available.iter().any(|a| a == sched) {
+            bail!(
+                "scheduler {sched:?} is not available for {} (available: {})",
+                dev.disk,
+                s.available.join(", ")
+            );
+        }
+        if !super::is_root() {
+            return Err(super::need_root(&format!(
+                "changing the scheduler of {}",
+                dev.disk
+            )));
+        }
+        write_attr(&path, sched)?;
+        let undo_path = path.clone();
+        let undo_value = previous.clone();
+        let id = cleanup::register(
+            format!("restore scheduler {previous} on {}", dev.disk),
+            move || write_attr(&undo_path, &undo_value),
+        );
+        Ok(SchedulerGuard {
+            dev: dev.clone(),
+            previous,
+            id: Some(id),
+        })
+    }
+
+    /// The scheduler that will be restored.
+    pub fn previous(&self) -> &str {
+        &self.previous
+    }
+
+    pub fn device(&self) -> &BlockDev {
+        &self.dev
+    }
+}
+
+impl Drop for SchedulerGuard {
+    fn drop(&mut self) {
+        if let Some(id) = self.id.take()
+            && let Some(Err(f)) = cleanup::run(id)
+        {
+            eprintln!("iolab: warning: {f}");
+        }
+    }
+}
+
+pub(crate) fn write_attr(path: &Path, value: &str) -> Result<()> {
+    fs::write(path, value).with_context(|| format!("cannot write {value:?} to {}", path.display()))
+}
+
+pub(crate) fn read_trim(path: &Path) -> Result<String> {
+    let s = fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(s.trim().to_string())
+}
+
+fn file_name(p: &Path) -> Result<String> {
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .map(str::to_string)
+        .ok_or_else(|| anyhow!("unexpected sysfs path {}", p.display()))
+}
+
+/// Parse "M:m".
+pub fn parse_dev(s: &str) -> Option<(u32, u32)> {
+    let (a, b) = s.trim().split_once(':')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scheduler_line_parses() {
+        let s = parse_scheduler("[none] mq-deadline kyber bfq \n");
+        assert_eq!(s.current.as_deref(), Some("none"));
+        assert_eq!(s.available, ["none", "mq-deadline", "kyber", "bfq"]);
+        let s = parse_scheduler("mq-deadline [bfq] none");
+        assert_eq!(s.current.as_deref(), Some("bfq"));
+        let s = parse_scheduler("none");
+        assert_eq!(s.current, None);
+        assert_eq!(s.available, ["none"]);
+    }
+
+    #[test]
+    fn dev_numbers_parse() {
+        assert_eq!(parse_dev("7:3\n"), Some((7, 3)));
+        assert_eq!(parse_dev("253:0"), Some((253, 0)));
+        assert_eq!(parse_dev("7"), None);
+        assert_eq!(parse_dev("x:1"), None);
+    }
+
+    #[test]
+    fn system_disk_is_found_by_path_and_number() {
+        // Read-only look at sysfs: the root filesystem's device must resolve.
+        let md = fs::metadata("/").unwrap();
+        let (ma, mi) = dev_split(md.dev());
+        if ma == 0 {
+            eprintln!("skip: / is on a virtual device {ma}:{mi}");
+            return;
+        }
+        let d = BlockDev::from_dev(ma, mi).unwrap();
+        assert_eq!((d.major, d.minor), (ma, mi));
+        assert!(d.logical_block_size().unwrap() >= 512);
+        assert!(d.size_bytes().unwrap() > 0);
+        let again = BlockDev::from_path(&d.dev_path()).unwrap();
+        assert_eq!(again, d);
+    }
+}

@@ -1,0 +1,148 @@
+//! Hot-added zram devices: RAM-backed, bio-based block devices for tests, studies
+//! and the lab. Each one is ours alone (hot-added, never a pre-existing zramN) and
+//! is reset and removed when its guard drops, or on the abort path.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+
+use super::blockdev::{read_trim, write_attr};
+use super::cleanup::{self, CleanupId};
+
+const CONTROL: &str = "/sys/class/zram-control";
+
+/// A zram device this process hot-added.
+#[derive(Debug)]
+pub struct Zram {
+    id: u32,
+    size: u64,
+    cleanup: Option<CleanupId>,
+}
+
+impl Zram {
+    /// Hot-add a zram device of `size_bytes` (rounded up by the kernel to pages).
+    pub fn create(size_bytes: u64) -> Result<Zram> {
+        if size_bytes == 0 {
+            bail!("zram size must be > 0 bytes");
+        }
+        if !super::is_root() {
+            return Err(super::need_root("creating a zram device"));
+        }
+        ensure_control()?;
+        let hot_add = Path::new(CONTROL).join("hot_add");
+        let s = read_trim(&hot_add).context("zram hot_add failed")?;
+        let id: u32 = s
+            .parse()
+            .map_err(|_| anyhow!("{}: expected a device number, got {s:?}", hot_add.display()))?;
+        // Registered before anything else can fail so a half-made device is removed too.
+        let cleanup = cleanup::register(format!("remove zram{id}"), move || remove(id));
+        let z = Zram {
+            id,
+            size: size_bytes,
+            cleanup: Some(cleanup),
+        };
+        write_attr(&z.sysfs().join("disksize"), &size_bytes.to_string())
+            .with_context(|| format!("setting zram{id} to {size_bytes} bytes"))?;
+        wait_for_node(&z.path())?;
+        Ok(z)
+    }
+
+    /// The kernel's number N of zramN.
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    pub fn name(&self) -> String {
+        format!("zram{}", self.id)
+    }
+
+    /// `/dev/zramN`.
+    pub fn path(&self) -> PathBuf {
+        PathBuf::from(format!("/dev/zram{}", self.id))
+    }
+
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn sysfs(&self) -> PathBuf {
+        PathBuf::from(format!("/sys/block/zram{}", self.id))
+    }
+}
+
+impl Drop for Zram {
+    fn drop(&mut self) {
+        if let Some(id) = self.cleanup.take()
+            && let Some(Err(f)) = cleanup::run(id)
+        {
+            eprintln!("iolab: warning: {f}");
+        }
+    }
+}
+
+fn ensure_control() -> Result<()> {
+    if Path::new(CONTROL).is_dir() {
+        return Ok(());
+    }
+    let out = std::process::Command::new("modprobe").arg("zram").output();
+    if Path::new(CONTROL).is_dir() {
+        return Ok(());
+    }
+    let why = match out {
+        Ok(o) if !o.status.success() => String::from_utf8_lossy(&o.stderr).trim().to_string(),
+        Ok(_) => format!("modprobe succeeded but {CONTROL} is still missing"),
+        Err(e) => format!("cannot run modprobe: {e}"),
+    };
+    bail!(
+        "zram module not available: {why}; load it with `modprobe zram` \
+         (kernel needs CONFIG_ZRAM)"
+    )
+}
+
+/// Retried briefly because udev or a just-closed opener can hold the device for a
+/// moment after our last close (EBUSY).
+fn remove(id: u32) -> Result<()> {
+    let sys = PathBuf::from(format!("/sys/block/zram{id}"));
+    if !sys.exists() {
+        return Ok(());
+    }
+    retry_busy(|| write_attr(&sys.join("reset"), "1"))
+        .with_context(|| format!("resetting zram{id}"))?;
+    retry_busy(|| write_attr(&Path::new(CONTROL).join("hot_remove"), &id.to_string()))
+        .with_context(|| format!("removing zram{id}"))
+}
+
+fn retry_busy(mut f: impl FnMut() -> Result<()>) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        match f() {
+            Ok(()) => return Ok(()),
+            Err(e) => {
+                let busy = e
+                    .downcast_ref::<std::io::Error>()
+                    .or_else(|| e.root_cause().downcast_ref::<std::io::Error>())
+                    .is_some_and(|io| io.raw_os_error() == Some(libc::EBUSY));
+                if !busy || Instant::now() >= deadline {
+                    return Err(e);
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+}
+
+/// devtmpfs creates the node asynchronously to the sysfs write.
+pub(crate) fn wait_for_node(path: &Path) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !path.exists() {
+        if Instant::now() >= deadline {
+            bail!(
+                "{} did not appear within 2 s (is devtmpfs mounted on /dev?)",
+                path.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Ok(())
+}
