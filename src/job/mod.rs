@@ -1,4 +1,23 @@
 //! The fio option language: job files, command-line options, units, errors.
+//!
+//! `iolab run` calls [`parse_run_args`]; the result is a [`RunPlan`] whose jobs
+//! are fully typed [`JobSpec`]s. Checks that need the target (does the file
+//! exist, block size vs logical block size, size vs device size) are the
+//! engine's.
 
+pub mod error;
+pub mod ini;
+pub mod options;
+pub mod plan;
 pub mod spec;
+pub mod units;
+
+pub use error::JobError;
+pub use ini::{Keywords, ParseCtx};
+pub use plan::{OutputFormat, RunPlan, parse_job_file_str, parse_run_args, parse_run_args_with};
 pub use spec::*;
+
+/// fio options iolab deliberately lacks, each with the reason (docs/fio-compat.md).
+pub fn describe_unsupported() -> &'static [(&'static str, &'static str)] {
+    options::UNSUPPORTED
+}

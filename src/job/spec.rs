@@ -51,7 +51,10 @@ impl RwMode {
 pub enum BlockSizes {
     Fixed(u32),
     /// Uniform over [min, max] in multiples of `min` (fio's bsrange with blockalign=min).
-    Range { min: u32, max: u32 },
+    Range {
+        min: u32,
+        max: u32,
+    },
     /// (size, percent) pairs; percents sum to 100.
     Split(Vec<(u32, u32)>),
 }
@@ -170,7 +173,9 @@ pub enum LatDist {
     /// Exponential around the mean (`null_lat`).
     Exp,
     /// Uniform in [lat*(1-j), lat*(1+j)].
-    Uniform { jitter: f64 },
+    Uniform {
+        jitter: f64,
+    },
 }
 
 /// Fault injection on the null device (issue: reliability).
@@ -290,6 +295,16 @@ pub struct JobSpec {
     pub scheduler: SchedKind,
     pub laq: LaqParams,
     pub null: NullParams,
+    /// CPUs the job's worker threads may run on (fio `cpus_allowed`); empty = any.
+    pub cpus_allowed: Vec<u32>,
+    /// fio `cpus_allowed_policy=split`: clone N runs on the N-th allowed CPU only.
+    pub cpus_allowed_split: bool,
+    /// fio's `kb_base` (1024 or 1000), kept so output can print sizes the same way.
+    pub kb_base: u32,
+    /// `size=N%`: this share of the target instead of `size` bytes (engine resolves).
+    pub size_percent: Option<u32>,
+    /// `offset=N%`: start this share into the target instead of `offset` bytes.
+    pub offset_percent: Option<u32>,
 }
 
 impl Default for JobSpec {
@@ -337,6 +352,11 @@ impl Default for JobSpec {
             scheduler: SchedKind::Noop,
             laq: LaqParams::default(),
             null: NullParams::default(),
+            cpus_allowed: Vec::new(),
+            cpus_allowed_split: false,
+            kb_base: 1024,
+            size_percent: None,
+            offset_percent: None,
         }
     }
 }

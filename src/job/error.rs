@@ -1,0 +1,71 @@
+//! Errors of the option language. Every one says where (`file:line` or
+//! `command line`), what (option, value) and what would have been valid.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum JobError {
+    #[error("{at}: option '{option}': bad value '{value}': expected {expected}")]
+    BadValue {
+        at: String,
+        option: String,
+        value: String,
+        expected: String,
+    },
+    #[error("{at}: option '{option}' needs a value: expected {expected}")]
+    MissingValue {
+        at: String,
+        option: String,
+        expected: String,
+    },
+    #[error("{at}: unknown option '{option}'{}", suggestion_text(.suggestion))]
+    UnknownOption {
+        at: String,
+        option: String,
+        suggestion: Option<String>,
+    },
+    #[error("{at}: fio option '{option}' is not supported by iolab: {reason}")]
+    Unsupported {
+        at: String,
+        option: String,
+        reason: String,
+    },
+    #[error("{at}: option '{option}' is not valid here: {reason}")]
+    WrongPlace {
+        at: String,
+        option: String,
+        reason: String,
+    },
+    #[error(
+        "{at}: '{text}' is outside any section: put options under [global] or a [jobname] header"
+    )]
+    OutsideSection { at: String, text: String },
+    #[error("{at}: malformed section header '{text}': expected [name] on a line of its own")]
+    BadSection { at: String, text: String },
+    #[error("{at}: job '{job}': {problem}")]
+    Conflict {
+        at: String,
+        job: String,
+        problem: String,
+    },
+    #[error("{at}: cannot read job file '{}': {reason}", .path.display())]
+    Read {
+        at: String,
+        path: PathBuf,
+        reason: String,
+    },
+    #[error(
+        "{at}: no jobs defined: add a [jobname] section to a job file or --name=NAME on the command line"
+    )]
+    NoJobs { at: String },
+}
+
+fn suggestion_text(s: &Option<String>) -> String {
+    match s {
+        Some(s) => format!("; did you mean '{s}'?"),
+        None => String::new(),
+    }
+}
+
+/// Where the command line is, in messages.
+pub const COMMAND_LINE: &str = "command line";

@@ -1,0 +1,331 @@
+//! From `iolab run` arguments (fio's command-line semantics) and job files to a
+//! [`RunPlan`]: the jobs in order plus run-wide options.
+//!
+//! fio's order is kept: options before the first `--name` are global and also
+//! apply to the jobs of job files; command-line jobs come first, then each job
+//! file in turn, and the first job of every file after the first gets a
+//! stonewall.
+
+use std::path::{Path, PathBuf};
+
+use super::error::{COMMAND_LINE, JobError};
+use super::ini::{IniReader, Keywords, ParseCtx, Section, split_option};
+use super::options::{Arity, Draft, Lookup, RawOpt, lookup};
+use super::spec::{JobSpec, Origin};
+
+/// `--output-format=`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputFormat {
+    #[default]
+    Normal,
+    Json,
+}
+
+/// What `iolab run` was asked to do.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunPlan {
+    /// In run order; `stonewall` marks where a job waits for all before it.
+    pub jobs: Vec<JobSpec>,
+    pub output_format: OutputFormat,
+    /// `--output=FILE`: write the report there instead of stdout.
+    pub output: Option<PathBuf>,
+    /// `--parse-only`: validate and print nothing but errors; run no I/O.
+    pub parse_only: bool,
+    /// Things the user should see that are not errors (e.g. unset `${VAR}`s).
+    pub warnings: Vec<String>,
+}
+
+/// Parses everything after `iolab run`: job file paths and `--key[=value]`
+/// options. Job files are read from disk; `env` answers `${VAR}` lookups.
+pub fn parse_run_args(
+    args: &[String],
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<RunPlan, JobError> {
+    let read = |p: &Path| std::fs::read_to_string(p);
+    let ctx = ParseCtx {
+        env,
+        keywords: Keywords::from_system(),
+        read_file: &read,
+    };
+    parse_run_args_with(args, &ctx)
+}
+
+/// [`parse_run_args`] with every outside lookup supplied (for tests).
+pub fn parse_run_args_with(args: &[String], ctx: &ParseCtx) -> Result<RunPlan, JobError> {
+    let cl = CommandLine::parse(args)?;
+    let mut b = Builder::new(cl.sections_filter.clone());
+    for s in &cl.sections {
+        b.apply(s, false)?;
+    }
+    for (i, file) in cl.job_files.iter().enumerate() {
+        let text = (ctx.read_file)(file).map_err(|e| JobError::Read {
+            at: COMMAND_LINE.to_string(),
+            path: file.clone(),
+            reason: e.to_string(),
+        })?;
+        let mut r = IniReader::new(ctx);
+        r.read(&text, &file.display().to_string(), Some(file))?;
+        b.warnings.append(&mut r.warnings);
+        b.apply_file(&r.sections, i > 0)?;
+    }
+    b.check_filter()?;
+    if b.jobs.is_empty() {
+        return Err(JobError::NoJobs {
+            at: COMMAND_LINE.to_string(),
+        });
+    }
+    Ok(RunPlan {
+        jobs: b.jobs,
+        output_format: cl.output_format,
+        output: cl.output,
+        parse_only: cl.parse_only,
+        warnings: b.warnings,
+    })
+}
+
+/// Parses one job file's text on its own (no command-line globals).
+/// `file_label` names it in messages (`label:line`); relative includes
+/// resolve against it.
+pub fn parse_job_file_str(
+    text: &str,
+    file_label: &str,
+    ctx: &ParseCtx,
+) -> Result<RunPlan, JobError> {
+    let mut r = IniReader::new(ctx);
+    r.read(text, file_label, Some(Path::new(file_label)))?;
+    let mut b = Builder::new(Vec::new());
+    b.warnings.append(&mut r.warnings);
+    b.apply_file(&r.sections, false)?;
+    if b.jobs.is_empty() {
+        return Err(JobError::NoJobs {
+            at: file_label.to_string(),
+        });
+    }
+    Ok(RunPlan {
+        jobs: b.jobs,
+        output_format: OutputFormat::Normal,
+        output: None,
+        parse_only: false,
+        warnings: b.warnings,
+    })
+}
+
+/// Applies sections in order to the global defaults and the job list.
+struct Builder {
+    global: Draft,
+    jobs: Vec<JobSpec>,
+    warnings: Vec<String>,
+    /// `--section=`: only these job sections run (fio keeps every [global]).
+    filter: Vec<String>,
+    filter_hits: Vec<bool>,
+}
+
+impl Builder {
+    fn new(filter: Vec<String>) -> Self {
+        let hits = vec![false; filter.len()];
+        Builder {
+            global: Draft::default(),
+            jobs: Vec::new(),
+            warnings: Vec::new(),
+            filter,
+            filter_hits: hits,
+        }
+    }
+
+    fn apply_file(&mut self, sections: &[Section], stonewall_first: bool) -> Result<(), JobError> {
+        let mut stonewall = stonewall_first;
+        for s in sections {
+            if !s.is_global() && !self.selected(&s.name) {
+                continue;
+            }
+            let added = self.apply(s, stonewall)?;
+            stonewall &= !added;
+        }
+        Ok(())
+    }
+
+    fn selected(&mut self, name: &str) -> bool {
+        if self.filter.is_empty() {
+            return true;
+        }
+        match self.filter.iter().position(|f| f == name) {
+            Some(i) => {
+                self.filter_hits[i] = true;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Returns whether a job was added.
+    fn apply(&mut self, s: &Section, stonewall: bool) -> Result<bool, JobError> {
+        // fio applies kb_base before a section's other options, wherever it stands.
+        let (kb, rest): (Vec<&RawOpt>, Vec<&RawOpt>) =
+            s.opts.iter().partition(|o| o.key == "kb_base");
+        if s.is_global() {
+            for o in kb.into_iter().chain(rest) {
+                self.global.apply(o)?;
+            }
+            return Ok(false);
+        }
+        let mut d = self.global.clone();
+        d.spec.name = s.name.clone();
+        d.spec.origin = Origin(s.at.clone());
+        if stonewall {
+            d.spec.stonewall = true;
+        }
+        for o in kb.into_iter().chain(rest) {
+            d.apply(o)?;
+        }
+        self.jobs.push(d.finish(&s.at)?);
+        Ok(true)
+    }
+
+    fn check_filter(&self) -> Result<(), JobError> {
+        if let Some(i) = self.filter_hits.iter().position(|h| !h) {
+            return Err(JobError::BadValue {
+                at: COMMAND_LINE.to_string(),
+                option: "section".into(),
+                value: self.filter[i].clone(),
+                expected: "the name of a job section in the given job files".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The command line split into fio's parts.
+struct CommandLine {
+    /// The implicit global part first, then one section per `--name`.
+    sections: Vec<Section>,
+    job_files: Vec<PathBuf>,
+    output_format: OutputFormat,
+    output: Option<PathBuf>,
+    parse_only: bool,
+    sections_filter: Vec<String>,
+}
+
+impl CommandLine {
+    fn parse(args: &[String]) -> Result<CommandLine, JobError> {
+        let at = || COMMAND_LINE.to_string();
+        let mut cl = CommandLine {
+            sections: vec![Section {
+                name: "global".into(),
+                at: at(),
+                opts: Vec::new(),
+            }],
+            job_files: Vec::new(),
+            output_format: OutputFormat::Normal,
+            output: None,
+            parse_only: false,
+            sections_filter: Vec::new(),
+        };
+        let mut it = args.iter().peekable();
+        while let Some(arg) = it.next() {
+            let Some(opt) = arg.strip_prefix("--") else {
+                if arg == "-" {
+                    return Err(JobError::Unsupported {
+                        at: at(),
+                        option: "-".into(),
+                        reason: "reading a job file from stdin is not supported; give a path"
+                            .into(),
+                    });
+                }
+                if arg.starts_with('-') && arg.len() > 1 {
+                    let (key, _) = split_option(arg.trim_start_matches('-'));
+                    return Err(JobError::UnknownOption {
+                        at: at(),
+                        option: arg.clone(),
+                        suggestion: Some(format!("--{key}")),
+                    });
+                }
+                cl.job_files.push(PathBuf::from(arg));
+                continue;
+            };
+            let (key, mut value) = split_option(opt);
+            // Like getopt_long, an option that needs a value takes the next argument.
+            let needs_value = match key.as_str() {
+                "output-format" | "output" | "section" | "name" => true,
+                "parse-only" => false,
+                k => matches!(lookup(k), Lookup::Known(_, Arity::Value)),
+            };
+            if value.is_none() && needs_value {
+                if let Some(next) = it.next_if(|n| !n.starts_with("--")) {
+                    value = Some(next.clone());
+                }
+            }
+            match key.as_str() {
+                "output-format" => cl.output_format = parse_output_format(value.as_deref())?,
+                "output" => cl.output = Some(PathBuf::from(required(&key, value, "a file path")?)),
+                "section" => cl
+                    .sections_filter
+                    .push(required(&key, value, "a job section name")?),
+                "parse-only" => {
+                    if let Some(v) = value {
+                        return Err(JobError::BadValue {
+                            at: at(),
+                            option: key,
+                            value: v,
+                            expected: "no value (--parse-only is a flag)".into(),
+                        });
+                    }
+                    cl.parse_only = true;
+                }
+                "name" => {
+                    let name = required(&key, value, "a job name")?;
+                    cl.sections.push(Section {
+                        // fio: --name=global opens a global part, as [global] does.
+                        name: if name.starts_with("global") {
+                            "global".into()
+                        } else {
+                            name
+                        },
+                        at: at(),
+                        opts: Vec::new(),
+                    });
+                }
+                _ => {
+                    let section = cl.sections.last_mut().expect("global part always present");
+                    section.opts.push(RawOpt {
+                        key,
+                        value,
+                        at: at(),
+                        note: None,
+                    });
+                }
+            }
+        }
+        Ok(cl)
+    }
+}
+
+fn required(key: &str, value: Option<String>, expected: &str) -> Result<String, JobError> {
+    match value {
+        Some(v) if !v.is_empty() => Ok(v),
+        _ => Err(JobError::MissingValue {
+            at: COMMAND_LINE.to_string(),
+            option: key.to_string(),
+            expected: expected.to_string(),
+        }),
+    }
+}
+
+fn parse_output_format(value: Option<&str>) -> Result<OutputFormat, JobError> {
+    const EXPECTED: &str = "normal or json";
+    let v = required("output-format", value.map(str::to_string), EXPECTED)?;
+    let why = match v.as_str() {
+        "normal" => return Ok(OutputFormat::Normal),
+        "json" => return Ok(OutputFormat::Json),
+        "json+" => "normal or json (json+ latency buckets are not supported by iolab)",
+        "terse" | "minimal" | "csv" => "normal or json (terse output is not supported by iolab)",
+        s if s.contains(',') => "normal or json (iolab writes one format per run)",
+        _ => EXPECTED,
+    };
+    Err(JobError::BadValue {
+        at: COMMAND_LINE.to_string(),
+        option: "output-format".into(),
+        value: v,
+        expected: why.into(),
+    })
+}
