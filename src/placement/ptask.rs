@@ -16,7 +16,7 @@ use crate::measure::clock::now_ns;
 use crate::request::{Class, Completion, IoCmd, Op};
 
 use super::affinity::gettid;
-use super::corunner::thread_cpu_ns;
+use super::corunner::thread_usage;
 use super::predictor::PollSignal;
 
 /// What one P task did.
@@ -34,6 +34,10 @@ pub struct PTaskReport {
     /// Peeks that found nothing: the spinning the study's P tasks do.
     pub empty_polls: u64,
     pub cpu_ns: u64,
+    /// Times the task gave up its CPU (slept): 0 for a true poller.
+    pub voluntary_switches: u64,
+    /// Times the scheduler took the CPU away (time-sharing with co-runners).
+    pub involuntary_switches: u64,
 }
 
 /// Shape of the I/O a P task issues.
@@ -64,7 +68,7 @@ pub fn run_ptask(
     let blocks = (io.span / io.block_size as u64).max(1);
     let mut out = [Completion::default(); 1];
     let (mut ios, mut errors, mut empty) = (0u64, 0u64, 0u64);
-    let cpu0 = thread_cpu_ns();
+    let (cpu0, vol0, invol0) = thread_usage();
     let t0 = now_ns();
     let mut block = 0u64;
     while !stop.load(Ordering::Relaxed) && now_ns() - t0 < io.max_ns {
@@ -106,6 +110,7 @@ pub fn run_ptask(
         hist.saturating_record((end - start).max(1));
     }
     let elapsed_ns = now_ns() - t0;
+    let (cpu1, vol1, invol1) = thread_usage();
     Ok(PTaskReport {
         ios,
         errors,
@@ -116,7 +121,9 @@ pub fn run_ptask(
         lat_p99_ns: hist.value_at_quantile(0.99),
         lat_max_ns: hist.max(),
         empty_polls: empty,
-        cpu_ns: thread_cpu_ns() - cpu0,
+        cpu_ns: cpu1 - cpu0,
+        voluntary_switches: vol1 - vol0,
+        involuntary_switches: invol1 - invol0,
     })
 }
 

@@ -249,7 +249,7 @@ impl Topology {
             }
         }
         if cores.is_empty() {
-            return Err(TopologyError::Invalid(format!("{source}: no CPUs")));
+            return Err(TopologyError::Invalid(format!("{source}: no online CPUs")));
         }
         cores.sort_by_key(|c| c.cpus[0]);
         let mut pk: Vec<u32> = cores.iter().map(|c| c.package).collect();
@@ -284,6 +284,14 @@ impl Topology {
             file: name.to_string(),
             line,
             msg,
+        };
+        // Validation errors name the file already; re-home them at the line.
+        let prefix = format!("{name}: ");
+        let at_line = |line: usize, e: TopologyError| match e {
+            TopologyError::Invalid(m) => {
+                err(line, m.strip_prefix(&prefix).unwrap_or(&m).to_string())
+            }
+            other => other,
         };
         if text.trim_start().starts_with('{') {
             let mut t: Topology = serde_json::from_str(text)
@@ -372,10 +380,11 @@ impl Topology {
                     })
                     .filter(|c| !c.cpus.is_empty())
                     .collect();
-                Self::build(name.to_string(), cores, offline).map_err(|e| err(sl, e.to_string()))
+                Self::build(name.to_string(), cores, offline).map_err(|e| at_line(sl, e))
             }
-            (None, Some(_)) => Self::build(name.to_string(), cores, explicit_offline)
-                .map_err(|e| err(first_core_line.unwrap_or(1), e.to_string())),
+            (None, Some(cl)) => {
+                Self::build(name.to_string(), cores, explicit_offline).map_err(|e| at_line(cl, e))
+            }
             (None, None) => Err(err(
                 1,
                 "empty topology file: expected `packages=P cores=C threads=T` or `core LIST` lines"
