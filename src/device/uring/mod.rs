@@ -1,0 +1,487 @@
+//! uring backend: io_uring through the `io-uring` crate.
+//!
+//! One ring per worker. `queue` writes an SQE (user_data = request slot), `commit`
+//! makes them visible to the kernel, entering it only when that is needed (with
+//! SQPOLL only to wake a sleeping SQ thread). `reap(Peek)` reads the CQ ring from
+//! user space, so CQ spinning costs no system call; only IOPOLL without SQPOLL has
+//! to enter the kernel, because there the kernel finds completions by polling the
+//! device on our behalf. `reap(Sleep)` enters the kernel and sleeps for completions.
+
+mod punt;
+
+use std::os::fd::{AsRawFd, RawFd};
+
+use io_uring::{IoUring, opcode, squeue, types};
+
+pub use punt::PuntCount;
+use punt::PuntTrace;
+
+use super::probe::{self, BlockQueue};
+use super::{BackendStats, Caps, Completion, DevResult, DeviceError, Queue, Queued, Wait};
+use crate::request::{IoCmd, Op};
+
+// io_uring_enter(2) flags (include/uapi/linux/io_uring.h); the crate keeps its own
+// copies private.
+const ENTER_GETEVENTS: u32 = 1 << 0;
+const ENTER_SQ_WAKEUP: u32 = 1 << 1;
+
+/// Ring setup, from the job's io_uring options.
+#[derive(Clone, Copy, Debug)]
+pub struct UringOpts<'a> {
+    /// SQ entries, and the most requests this queue keeps in flight (`iodepth`).
+    pub entries: u32,
+    /// IORING_SETUP_IOPOLL (fio `hipri`): completions found by polling the device.
+    pub iopoll: bool,
+    /// IORING_SETUP_SQPOLL (fio `sqthread_poll`): a kernel thread consumes the SQ.
+    pub sqpoll: bool,
+    /// How long the SQ thread spins without work before it sleeps (ms).
+    pub sq_thread_idle_ms: u32,
+    /// Pin the SQ thread to this CPU (fio `sqthread_poll_cpu`).
+    pub sqpoll_cpu: Option<u32>,
+    /// Register the target fd (fio `registerfiles`) and address it by index.
+    pub fixed_files: bool,
+    /// Register the engine's buffer pool (fio `fixedbufs`): `(address, length)` per
+    /// buffer; requests then name theirs by `IoCmd::buf_index`. The memory must
+    /// outlive the queue.
+    pub fixed_bufs: Option<&'a [(*mut u8, usize)]>,
+    /// `Op::Fsync` syncs data only (fdatasync semantics).
+    pub datasync: bool,
+    /// Count io-wq punts with a tracefs instance (see [`Uring::punt_count`]).
+    pub detect_punts: bool,
+}
+
+impl Default for UringOpts<'_> {
+    fn default() -> Self {
+        UringOpts {
+            entries: 1,
+            iopoll: false,
+            sqpoll: false,
+            sq_thread_idle_ms: 1000,
+            sqpoll_cpu: None,
+            fixed_files: false,
+            fixed_bufs: None,
+            datasync: false,
+            detect_punts: true,
+        }
+    }
+}
+
+/// One io_uring queue on a file descriptor the engine owns.
+pub struct Uring {
+    ring: IoUring,
+    fd: RawFd,
+    fixed_file: bool,
+    fixed_bufs: bool,
+    iopoll: bool,
+    sqpoll: bool,
+    datasync: bool,
+    /// Most requests in flight; the CQ has room for twice this, so it never overflows.
+    limit: u32,
+    /// Queued since the last commit.
+    pending: u32,
+    /// Queued and not yet reaped.
+    in_flight: u32,
+    stats: BackendStats,
+    /// The polled device, for the message if the kernel refuses IOPOLL at run time.
+    polled: Option<BlockQueue>,
+    punts: Result<PuntTrace, String>,
+    /// Thread whose io-wq serves this ring: the one that submits (or the SQ thread).
+    submitter_tid: i32,
+    submitter_checked: bool,
+}
+
+// SAFETY: the ring and the registered buffers are used only by the thread that owns
+// the queue; moving the whole queue to another thread before use is fine.
+unsafe impl Send for Uring {}
+
+fn setup_error(what: &str, e: std::io::Error) -> DeviceError {
+    let hint = match e.raw_os_error() {
+        Some(libc::ENOMEM) if what.contains("buffers") => {
+            "; registered buffers are pinned memory: raise RLIMIT_MEMLOCK (ulimit -l) or run \
+             as root"
+        }
+        Some(libc::EPERM) if what.contains("SQPOLL") => {
+            "; SQPOLL needs CAP_SYS_NICE on this kernel"
+        }
+        Some(libc::EINVAL) if what.contains("CPU") => {
+            "; the CPU must be online and in this process's affinity mask"
+        }
+        Some(libc::ENOSYS) => "; this kernel has no io_uring",
+        Some(libc::EPERM) => "; io_uring may be disabled (sysctl kernel.io_uring_disabled)",
+        _ => "",
+    };
+    DeviceError::Unsupported(format!("io_uring {what}: {e}{hint}"))
+}
+
+impl Uring {
+    /// Set up a ring for `fd` (borrowed: it must stay open for the life of the queue).
+    pub fn new(fd: RawFd, opts: &UringOpts<'_>) -> DevResult<Self> {
+        if opts.entries == 0 {
+            return Err(DeviceError::Unsupported(
+                "io_uring: iodepth must be at least 1".into(),
+            ));
+        }
+        // SAFETY: F_GETFD only checks that the descriptor is open.
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+            return Err(DeviceError::last_os(format!("io_uring: fd {fd}")));
+        }
+        let polled = if opts.iopoll {
+            probe::check_polled_io(fd)?;
+            probe::block_queue_of_fd(fd).ok()
+        } else {
+            None
+        };
+        let mut b = IoUring::builder();
+        b.setup_cqsize(opts.entries.saturating_mul(2));
+        if opts.iopoll {
+            b.setup_iopoll();
+        }
+        if opts.sqpoll {
+            b.setup_sqpoll(opts.sq_thread_idle_ms);
+            if let Some(cpu) = opts.sqpoll_cpu {
+                b.setup_sqpoll_cpu(cpu);
+            }
+        }
+        let what = match (opts.sqpoll, opts.sqpoll_cpu) {
+            (true, Some(_)) => "setup (SQPOLL pinned to a CPU)",
+            (true, None) => "setup (SQPOLL)",
+            _ => "setup",
+        };
+        let ring = b.build(opts.entries).map_err(|e| setup_error(what, e))?;
+        if opts.fixed_files {
+            ring.submitter()
+                .register_files(&[fd])
+                .map_err(|e| setup_error("register files", e))?;
+        }
+        if let Some(bufs) = opts.fixed_bufs {
+            if bufs.is_empty() || bufs.len() > u16::MAX as usize + 1 {
+                return Err(DeviceError::Unsupported(format!(
+                    "io_uring fixedbufs: {} buffers given; between 1 and 65536 can be registered",
+                    bufs.len()
+                )));
+            }
+            let iovecs: Vec<libc::iovec> = bufs
+                .iter()
+                .map(|&(p, len)| libc::iovec {
+                    iov_base: p.cast(),
+                    iov_len: len,
+                })
+                .collect();
+            // SAFETY: the caller guarantees the buffers outlive the queue (see
+            // UringOpts::fixed_bufs); the kernel pins them while registered.
+            unsafe { ring.submitter().register_buffers(&iovecs) }
+                .map_err(|e| setup_error("register buffers", e))?;
+        }
+        let owner = punt::gettid();
+        let mut tids = vec![owner];
+        if opts.sqpoll {
+            tids.extend(punt::threads_named(&sq_thread_name(owner)));
+        }
+        let punts = if opts.detect_punts {
+            PuntTrace::start(&tids)
+        } else {
+            Err("punt detection was not asked for".into())
+        };
+        Ok(Uring {
+            ring,
+            fd,
+            fixed_file: opts.fixed_files,
+            fixed_bufs: opts.fixed_bufs.is_some(),
+            iopoll: opts.iopoll,
+            sqpoll: opts.sqpoll,
+            datasync: opts.datasync,
+            limit: opts.entries,
+            pending: 0,
+            in_flight: 0,
+            stats: BackendStats::default(),
+            polled,
+            punts,
+            submitter_tid: owner,
+            submitter_checked: false,
+        })
+    }
+
+    /// Requests punted to io-wq workers so far (see the module doc for how they are
+    /// counted), or why they cannot be counted here.
+    pub fn punt_count(&self) -> PuntCount {
+        match &self.punts {
+            Ok(t) => match t.count() {
+                Ok(n) => PuntCount::Counted(n),
+                Err(e) => PuntCount::Unavailable(e),
+            },
+            Err(why) => PuntCount::Unavailable(why.clone()),
+        }
+    }
+
+    /// io-wq worker threads serving this ring that are alive now (they exit after
+    /// a few seconds idle): a yes/no sign of punting that needs no tracefs.
+    pub fn io_wq_workers(&self) -> Option<usize> {
+        let owner = if self.sqpoll {
+            *punt::threads_named(&sq_thread_name(self.submitter_tid)).first()?
+        } else {
+            self.submitter_tid
+        };
+        Some(punt::threads_named(&format!("iou-wrk-{owner}")).len())
+    }
+
+    /// Requests queued and not yet reaped.
+    pub fn in_flight(&self) -> u32 {
+        self.in_flight
+    }
+
+    fn entry(&self, cmd: &IoCmd) -> squeue::Entry {
+        macro_rules! rw {
+            ($target:expr) => {
+                match (cmd.op, self.fixed_bufs) {
+                    (Op::Read, false) => opcode::Read::new($target, cmd.buf, cmd.len)
+                        .offset(cmd.offset)
+                        .ioprio(cmd.ioprio)
+                        .build(),
+                    (Op::Write, false) => opcode::Write::new($target, cmd.buf, cmd.len)
+                        .offset(cmd.offset)
+                        .ioprio(cmd.ioprio)
+                        .build(),
+                    (Op::Read, true) => {
+                        opcode::ReadFixed::new($target, cmd.buf, cmd.len, cmd.buf_index)
+                            .offset(cmd.offset)
+                            .ioprio(cmd.ioprio)
+                            .build()
+                    }
+                    (Op::Write, true) => {
+                        opcode::WriteFixed::new($target, cmd.buf, cmd.len, cmd.buf_index)
+                            .offset(cmd.offset)
+                            .ioprio(cmd.ioprio)
+                            .build()
+                    }
+                    (Op::Fsync, _) => {
+                        let flags = if self.datasync {
+                            types::FsyncFlags::DATASYNC
+                        } else {
+                            types::FsyncFlags::empty()
+                        };
+                        opcode::Fsync::new($target).flags(flags).build()
+                    }
+                }
+            };
+        }
+        let e = if self.fixed_file {
+            rw!(types::Fixed(0))
+        } else {
+            rw!(types::Fd(self.fd))
+        };
+        e.user_data(cmd.slot as u64)
+    }
+
+    /// io_uring_enter, retried on EINTR (a signal is not an I/O error).
+    fn enter(&self, to_submit: u32, min_complete: u32, flags: u32) -> std::io::Result<usize> {
+        loop {
+            // SAFETY: plain io_uring_enter without an extended argument.
+            let r = unsafe {
+                self.ring
+                    .submitter()
+                    .enter::<libc::sigset_t>(to_submit, min_complete, flags, None)
+            };
+            match r {
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                r => return r,
+            }
+        }
+    }
+
+    /// The first commit runs on the worker thread for good; if that is not the
+    /// thread that created the queue, count punts of the new submitter instead.
+    #[cold]
+    fn adopt_submitter(&mut self) {
+        self.submitter_checked = true;
+        let tid = punt::gettid();
+        if tid == self.submitter_tid || self.sqpoll {
+            return;
+        }
+        self.submitter_tid = tid;
+        if let Ok(t) = &self.punts
+            && let Err(e) = t.set_tids(&[tid])
+        {
+            self.punts = Err(e);
+        }
+    }
+
+    fn drain(&mut self, out: &mut [Completion]) -> DevResult<usize> {
+        let mut n = 0;
+        let mut refused = false;
+        for cqe in self.ring.completion().take(out.len()) {
+            let result = cqe.result();
+            refused |= self.iopoll && result == -libc::EOPNOTSUPP;
+            out[n] = Completion {
+                slot: cqe.user_data() as u32,
+                result: result as i64,
+                dev_start: 0,
+                dev_done: 0,
+            };
+            n += 1;
+        }
+        self.in_flight -= n as u32;
+        if refused {
+            return Err(DeviceError::Unsupported(self.iopoll_refused_message()));
+        }
+        Ok(n)
+    }
+
+    #[cold]
+    fn iopoll_refused_message(&self) -> String {
+        match &self.polled {
+            Some(q) => format!(
+                "the kernel refused polled I/O (EOPNOTSUPP): {}",
+                probe::iopoll_missing_message(q)
+                    .replace("io_poll = 0", &format!("io_poll = {}", poll_value(q)))
+            ),
+            None => "the kernel refused polled I/O (EOPNOTSUPP): the target's block device \
+                     has no poll queues (NVMe with poll_queues=N)"
+                .into(),
+        }
+    }
+}
+
+fn poll_value(q: &BlockQueue) -> &'static str {
+    match q.io_poll() {
+        Some(true) => {
+            "1 but the request could not be polled (e.g. a stacked or partition \
+                       path without poll support)"
+        }
+        Some(false) => "0",
+        None => "unknown",
+    }
+}
+
+fn sq_thread_name(owner: i32) -> String {
+    format!("iou-sqp-{owner}")
+}
+
+impl Queue for Uring {
+    fn name(&self) -> &'static str {
+        "uring"
+    }
+
+    fn caps(&self) -> Caps {
+        Caps {
+            sync: false,
+            can_peek: true,
+            // With IOPOLL nothing raises an interrupt: a "sleeping" wait polls the
+            // device in the kernel instead.
+            can_sleep: !self.iopoll,
+            device_poll: self.iopoll,
+            predicts_completion: false,
+        }
+    }
+
+    fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
+        if self.in_flight >= self.limit {
+            return Ok(Queued::Busy);
+        }
+        let entry = self.entry(cmd);
+        // SAFETY: the engine keeps `cmd.buf` valid until the completion is reaped
+        // (Queue::queue contract); the fd outlives the queue (Uring::new contract).
+        if unsafe { self.ring.submission().push(&entry) }.is_err() {
+            return Ok(Queued::Busy);
+        }
+        self.in_flight += 1;
+        self.pending += 1;
+        Ok(Queued::Pending)
+    }
+
+    fn commit(&mut self) -> DevResult<u32> {
+        if !self.submitter_checked {
+            self.adopt_submitter();
+        }
+        if self.pending == 0 {
+            return Ok(0);
+        }
+        if self.sqpoll {
+            // The SQ tail is already published; the SQ thread picks entries up by
+            // itself unless it went to sleep after `sq_thread_idle`.
+            if self.ring.submission().need_wakeup() {
+                self.stats.submit_calls += 1;
+                self.enter(0, 0, ENTER_SQ_WAKEUP)
+                    .map_err(|e| DeviceError::io("io_uring_enter(SQ_WAKEUP)", e))?;
+            }
+            let n = self.pending;
+            self.pending = 0;
+            return Ok(n);
+        }
+        self.stats.submit_calls += 1;
+        match self.enter(self.pending, 0, 0) {
+            Ok(n) => {
+                self.pending -= n as u32;
+                Ok(n as u32)
+            }
+            // The kernel is short of resources for now: the SQEs stay queued and go
+            // out with the next commit, after the caller has reaped.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN | libc::EBUSY)) => Ok(0),
+            Err(e) => Err(DeviceError::io("io_uring_enter(submit)", e)),
+        }
+    }
+
+    fn reap(&mut self, wait: Wait, out: &mut [Completion]) -> DevResult<usize> {
+        match wait {
+            Wait::Peek => {
+                if self.iopoll && !self.sqpoll && self.in_flight > 0 {
+                    self.stats.wait_calls += 1;
+                    self.enter(0, 0, ENTER_GETEVENTS)
+                        .map_err(|e| DeviceError::io("io_uring_enter(IOPOLL getevents)", e))?;
+                }
+            }
+            Wait::Sleep { min } => {
+                let ready = self.ring.completion().len() as u32;
+                // Never wait for more than can arrive: only reaped-not-yet requests
+                // can complete, and `out` bounds what one call may take.
+                let want = min
+                    .min(self.in_flight)
+                    .min(out.len().min(u32::MAX as usize) as u32);
+                if ready < want {
+                    self.stats.wait_calls += 1;
+                    let mut flags = ENTER_GETEVENTS;
+                    if self.sqpoll && self.pending > 0 && self.ring.submission().need_wakeup() {
+                        flags |= ENTER_SQ_WAKEUP;
+                    }
+                    self.enter(0, want, flags)
+                        .map_err(|e| DeviceError::io("io_uring_enter(wait)", e))?;
+                }
+            }
+        }
+        self.drain(out)
+    }
+
+    /// `punted`: requests this ring handed to io-wq workers, counted exactly by
+    /// the `io_uring_queue_async_work` tracepoint for the submitting thread (see
+    /// [`Uring::punt_count`]); 0 also when they could not be counted, which
+    /// `punt_count` then says.
+    fn stats(&self) -> BackendStats {
+        let mut s = self.stats;
+        if let PuntCount::Counted(n) = self.punt_count() {
+            s.punted = n;
+        }
+        s
+    }
+}
+
+impl Drop for Uring {
+    /// Wait (bounded) for requests still in flight: the kernel would otherwise keep
+    /// writing into buffers the engine frees right after dropping the queue.
+    fn drop(&mut self) {
+        let ts = types::Timespec::new().sec(1);
+        let args = types::SubmitArgs::new().timespec(&ts);
+        for _ in 0..10 {
+            let done = self.ring.completion().count() as u32;
+            self.in_flight = self.in_flight.saturating_sub(done);
+            if self.in_flight == 0 {
+                return;
+            }
+            let _ = self.ring.submitter().submit_with_args(1, &args);
+        }
+    }
+}
+
+impl AsRawFd for Uring {
+    fn as_raw_fd(&self) -> RawFd {
+        self.ring.as_raw_fd()
+    }
+}

@@ -1,0 +1,156 @@
+//! Counting io_uring requests punted to io-wq workers.
+//!
+//! A request is punted when io_uring cannot issue it without blocking (the file or
+//! device lacks NOWAIT support, as zram does, or a non-blocking attempt returned
+//! EAGAIN) and hands it to an `iou-wrk-<tid>` kernel worker thread instead: study
+//! 000's asynchronous model, happening inside the kernel. The kernel announces each
+//! punt with the `io_uring:io_uring_queue_async_work` tracepoint, fired in the
+//! context of the task that submits (the owner thread, or the SQPOLL thread). We
+//! enable that one event in a tracefs instance of our own, filtered to those
+//! thread ids, and read the per-CPU event counts at the end; nothing is parsed and
+//! the submit path is untouched. Where tracefs is unavailable the count is reported
+//! as unavailable with the reason, never as zero.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+const EVENT: &str = "events/io_uring/io_uring_queue_async_work";
+
+/// How many requests were punted to io-wq, or why that cannot be known here.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PuntCount {
+    Counted(u64),
+    Unavailable(String),
+}
+
+/// A tracefs instance counting `io_uring_queue_async_work` for some thread ids.
+#[derive(Debug)]
+pub(crate) struct PuntTrace {
+    dir: PathBuf,
+}
+
+fn tracefs_root() -> Result<PathBuf, String> {
+    for root in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
+        if Path::new(root).join("instances").is_dir() {
+            return Ok(PathBuf::from(root));
+        }
+    }
+    Err("tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing as root)".into())
+}
+
+fn write(path: &Path, value: &str) -> Result<(), String> {
+    fs::write(path, value).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+impl PuntTrace {
+    /// Start counting punts submitted by any of `tids`.
+    pub(crate) fn start(tids: &[i32]) -> Result<PuntTrace, String> {
+        static SEQ: AtomicU32 = AtomicU32::new(0);
+        let root = tracefs_root()?;
+        if !root.join(EVENT).is_dir() {
+            return Err(format!(
+                "{}/{EVENT} is missing: this kernel lacks io_uring tracepoints",
+                root.display()
+            ));
+        }
+        let name = format!(
+            "iolab-punt-{}-{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        );
+        let dir = root.join("instances").join(name);
+        fs::create_dir(&dir).map_err(|e| {
+            let hint = if e.kind() == std::io::ErrorKind::PermissionDenied {
+                " (needs root)"
+            } else {
+                ""
+            };
+            format!("creating tracefs instance {}: {e}{hint}", dir.display())
+        })?;
+        // From here on the instance exists, so Drop must remove it on any error.
+        let t = PuntTrace { dir };
+        // Only counts are read, so the smallest per-CPU buffer suffices: overruns
+        // are counted too.
+        write(&t.dir.join("buffer_size_kb"), "4")?;
+        t.set_tids(tids)?;
+        write(&t.dir.join(EVENT).join("enable"), "1")?;
+        Ok(t)
+    }
+
+    /// Count punts of these thread ids from now on (the filter replaces the old one).
+    pub(crate) fn set_tids(&self, tids: &[i32]) -> Result<(), String> {
+        let filter = tids
+            .iter()
+            .map(|t| format!("common_pid == {t}"))
+            .collect::<Vec<_>>()
+            .join(" || ");
+        write(&self.dir.join(EVENT).join("filter"), &filter)
+    }
+
+    /// Events recorded so far: per CPU, those still in the buffer plus overruns.
+    pub(crate) fn count(&self) -> Result<u64, String> {
+        let per_cpu = self.dir.join("per_cpu");
+        let entries = fs::read_dir(&per_cpu).map_err(|e| format!("{}: {e}", per_cpu.display()))?;
+        let mut total = 0u64;
+        for cpu in entries.flatten() {
+            let stats = cpu.path().join("stats");
+            let text =
+                fs::read_to_string(&stats).map_err(|e| format!("{}: {e}", stats.display()))?;
+            total += parse_stats(&text)
+                .ok_or_else(|| format!("{}: no entries/overrun lines", stats.display()))?;
+        }
+        Ok(total)
+    }
+}
+
+/// `entries` + `overrun` from a per-CPU `stats` file.
+fn parse_stats(text: &str) -> Option<u64> {
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.trim().parse::<u64>().ok())
+    };
+    Some(field("entries:")? + field("overrun:")?)
+}
+
+impl Drop for PuntTrace {
+    fn drop(&mut self) {
+        let _ = fs::write(self.dir.join(EVENT).join("enable"), "0");
+        // rmdir fails only if a file of the instance is still open, which we never
+        // leave so; nothing more can be done in a destructor.
+        let _ = fs::remove_dir(&self.dir);
+    }
+}
+
+/// Thread ids in this process whose `comm` equals `name`.
+pub(crate) fn threads_named(name: &str) -> Vec<i32> {
+    let Ok(tasks) = fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| {
+            let tid: i32 = t.file_name().to_str()?.parse().ok()?;
+            let comm = fs::read_to_string(t.path().join("comm")).ok()?;
+            (comm.trim_end() == name).then_some(tid)
+        })
+        .collect()
+}
+
+pub(crate) fn gettid() -> i32 {
+    // SAFETY: gettid cannot fail.
+    unsafe { libc::gettid() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_sum_entries_and_overrun() {
+        let text = "entries: 3\noverrun: 4\ncommit overrun: 0\nbytes: 96\n";
+        assert_eq!(parse_stats(text), Some(7));
+        assert_eq!(parse_stats("bytes: 1\n"), None);
+    }
+}

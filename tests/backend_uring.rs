@@ -1,0 +1,317 @@
+//! io_uring backend on real files (ext4 on vda) and a hot-added zram.
+
+mod backend_common;
+
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+use backend_common::*;
+use iolab::device::uring::{PuntCount, Uring, UringOpts};
+use iolab::device::{Queue, Queued, Wait};
+use iolab::request::{Completion, IoCmd, Op};
+
+fn opts(entries: u32) -> UringOpts<'static> {
+    UringOpts {
+        entries,
+        ..UringOpts::default()
+    }
+}
+
+/// Queue `cmds`, commit, and sleep until all are reaped; completions by slot.
+fn run_all(q: &mut Uring, cmds: &[IoCmd]) -> Vec<Completion> {
+    for c in cmds {
+        assert_eq!(q.queue(c).unwrap(), Queued::Pending);
+    }
+    assert_eq!(q.commit().unwrap() as usize, cmds.len());
+    let mut got = Vec::new();
+    let mut out = [Completion::default(); 64];
+    while got.len() < cmds.len() {
+        let n = q.reap(Wait::Sleep { min: 1 }, &mut out).unwrap();
+        got.extend_from_slice(&out[..n]);
+    }
+    got.sort_by_key(|c| c.slot);
+    got
+}
+
+fn round_trip(q: &mut Uring, blocks: u64) {
+    let mut bufs: Vec<AlignedBuf> = (0..blocks).map(|_| AlignedBuf::new(4096)).collect();
+    round_trip_in(q, &mut bufs);
+}
+
+/// Write one distinct block per buffer, read them back crosswise, compare.
+fn round_trip_in(q: &mut Uring, bufs: &mut [AlignedBuf]) {
+    let blocks = bufs.len() as u64;
+    for (i, b) in bufs.iter_mut().enumerate() {
+        b.fill(i as u64 + 100);
+    }
+    let writes: Vec<IoCmd> = bufs
+        .iter()
+        .enumerate()
+        .map(|(i, b)| cmd(Op::Write, i as u64 * 4096, b, i as u32))
+        .collect();
+    for (i, c) in run_all(q, &writes).iter().enumerate() {
+        assert_eq!((c.slot, c.result), (i as u32, 4096));
+    }
+    for b in bufs.iter_mut() {
+        b.as_mut_slice().fill(0);
+    }
+    // Read back in reverse order so slot, offset and buffer must all match up.
+    let reads: Vec<IoCmd> = bufs
+        .iter()
+        .enumerate()
+        .map(|(i, b)| cmd(Op::Read, (blocks - 1 - i as u64) * 4096, b, i as u32))
+        .collect();
+    for c in run_all(q, &reads) {
+        assert_eq!(c.result, 4096);
+        let i = c.slot as u64;
+        assert!(
+            bufs[i as usize].check(blocks - 1 - i + 100),
+            "slot {i}: wrong data"
+        );
+    }
+    assert_eq!(q.in_flight(), 0);
+}
+
+#[test]
+fn buffered_and_direct_round_trip() {
+    for direct in [false, true] {
+        let t = TempTarget::new(1 << 20, direct);
+        let mut q = Uring::new(t.fd(), &opts(1)).unwrap();
+        round_trip(&mut q, 1);
+        round_trip(&mut q, 1);
+        let fs = run_all(&mut q, &[cmd(Op::Fsync, 0, &AlignedBuf::new(4096), 0)]);
+        assert_eq!(fs[0].result, 0);
+    }
+}
+
+#[test]
+fn many_in_flight_and_busy_at_the_limit() {
+    let t = TempTarget::new(4 << 20, true);
+    let mut q = Uring::new(t.fd(), &opts(32)).unwrap();
+    round_trip(&mut q, 32);
+    let bufs: Vec<AlignedBuf> = (0..33).map(|_| AlignedBuf::new(4096)).collect();
+    for (i, b) in bufs.iter().take(32).enumerate() {
+        assert_eq!(
+            q.queue(&cmd(Op::Read, 0, b, i as u32)).unwrap(),
+            Queued::Pending
+        );
+    }
+    assert_eq!(
+        q.queue(&cmd(Op::Read, 0, &bufs[32], 32)).unwrap(),
+        Queued::Busy
+    );
+    q.commit().unwrap();
+    let mut out = [Completion::default(); 8];
+    let mut seen = 0;
+    while seen < 32 {
+        // `out` bounds each call, so a small array drains a deep queue in turns.
+        let n = q.reap(Wait::Sleep { min: 8 }, &mut out).unwrap();
+        assert!(n <= 8);
+        seen += n;
+    }
+    assert_eq!(q.in_flight(), 0);
+}
+
+#[test]
+fn peek_never_enters_the_kernel_and_sleep_waits() {
+    let t = TempTarget::new(1 << 20, true);
+    let mut q = Uring::new(t.fd(), &opts(4)).unwrap();
+    let mut out = [Completion::default(); 4];
+    // Nothing in flight: neither wait may block.
+    let t0 = Instant::now();
+    assert_eq!(q.reap(Wait::Peek, &mut out).unwrap(), 0);
+    assert_eq!(q.reap(Wait::Sleep { min: 1 }, &mut out).unwrap(), 0);
+    assert!(t0.elapsed() < Duration::from_millis(50));
+    assert_eq!(q.stats().wait_calls, 0);
+
+    // Written data, so reads reach the disk (a hole reads as zeros inline).
+    let mut b = AlignedBuf::new(4096);
+    b.fill(1);
+    assert_eq!(run_all(&mut q, &[cmd(Op::Write, 0, &b, 0)])[0].result, 4096);
+    let base = q.stats();
+    for round in 0..20 {
+        q.queue(&cmd(Op::Read, 0, &b, round)).unwrap();
+        q.commit().unwrap();
+        let mut spins = 0u64;
+        let n = loop {
+            let n = q.reap(Wait::Peek, &mut out).unwrap();
+            if n > 0 {
+                break n;
+            }
+            spins += 1;
+            assert!(
+                spins < 1_000_000_000,
+                "completion never showed up in the CQ ring"
+            );
+        };
+        assert_eq!((n, out[0].slot, out[0].result), (1, round, 4096));
+    }
+    // CQ spinning: completions arrived with no wait system call at all.
+    assert_eq!(q.stats().wait_calls, base.wait_calls);
+    assert_eq!(q.stats().submit_calls, base.submit_calls + 20);
+
+    for round in 0..5 {
+        q.queue(&cmd(Op::Read, 0, &b, round)).unwrap();
+        q.commit().unwrap();
+        let n = q.reap(Wait::Sleep { min: 1 }, &mut out).unwrap();
+        assert_eq!(
+            (n, out[0].result),
+            (1, 4096),
+            "Sleep returned without its completion"
+        );
+    }
+    let waits = q.stats().wait_calls - base.wait_calls;
+    // A disk read takes tens of microseconds, so at least some had to be slept for.
+    assert!((1..=5).contains(&waits), "{waits} waits for 5 reads");
+}
+
+#[test]
+fn registered_files_and_fixed_buffers() {
+    let t = TempTarget::new(1 << 20, true);
+    let mut bufs: Vec<AlignedBuf> = (0..8).map(|_| AlignedBuf::new(4096)).collect();
+    let table: Vec<(*mut u8, usize)> = bufs.iter().map(|b| (b.ptr(), b.len())).collect();
+    for (files, fixed) in [(true, false), (false, true), (true, true)] {
+        let o = UringOpts {
+            entries: 8,
+            fixed_files: files,
+            fixed_bufs: fixed.then_some(&table[..]),
+            ..UringOpts::default()
+        };
+        let mut q = Uring::new(t.fd(), &o).unwrap();
+        round_trip_in(&mut q, &mut bufs);
+    }
+    // A fixed-buffer request outside its registered buffer is refused per request.
+    let o = UringOpts {
+        entries: 2,
+        fixed_bufs: Some(&table[..1]),
+        ..UringOpts::default()
+    };
+    let mut q = Uring::new(t.fd(), &o).unwrap();
+    let mut c = cmd(Op::Read, 0, &bufs[1], 0);
+    c.buf_index = 0;
+    assert_eq!(run_all(&mut q, &[c])[0].result, -(libc::EFAULT as i64));
+}
+
+#[test]
+fn sqpoll_submits_without_system_calls() {
+    let t = TempTarget::new(1 << 20, true);
+    let o = UringOpts {
+        entries: 8,
+        sqpoll: true,
+        sq_thread_idle_ms: 2000,
+        ..UringOpts::default()
+    };
+    let mut q = match Uring::new(t.fd(), &o) {
+        Ok(q) => q,
+        Err(e) => panic!("SQPOLL setup failed (root on 6.18 should allow it): {e}"),
+    };
+    round_trip(&mut q, 8);
+    let base = q.stats();
+    // The SQ thread is awake (idle 2 s), so these go out with no io_uring_enter.
+    let b = AlignedBuf::new(4096);
+    let mut out = [Completion::default(); 1];
+    for i in 0..50 {
+        q.queue(&cmd(Op::Read, 0, &b, i)).unwrap();
+        q.commit().unwrap();
+        while q.reap(Wait::Peek, &mut out).unwrap() == 0 {}
+        assert_eq!(out[0].result, 4096);
+    }
+    let s = q.stats();
+    assert!(
+        s.submit_calls - base.submit_calls <= 2,
+        "SQPOLL entered the kernel to submit: {s:?}"
+    );
+    assert_eq!(s.wait_calls, base.wait_calls);
+}
+
+#[test]
+fn sqpoll_pinned_to_a_missing_cpu_is_refused() {
+    let t = TempTarget::new(1 << 20, true);
+    let o = UringOpts {
+        sqpoll: true,
+        sqpoll_cpu: Some(4095),
+        ..UringOpts::default()
+    };
+    let e = Uring::new(t.fd(), &o)
+        .err()
+        .expect("CPU 4095 cannot exist here")
+        .to_string();
+    assert!(e.contains("SQPOLL") && e.contains("CPU"), "{e}");
+}
+
+#[test]
+fn iopoll_on_vda_names_io_poll() {
+    let t = TempTarget::new(1 << 20, true);
+    let o = UringOpts {
+        iopoll: true,
+        ..opts(4)
+    };
+    let e = Uring::new(t.fd(), &o)
+        .err()
+        .expect("vda has no poll queues")
+        .to_string();
+    assert!(e.contains("/queue/io_poll = 0"), "{e}");
+    assert!(e.contains("poll_queues"), "{e}");
+    let buffered = TempTarget::new(1 << 20, false);
+    let e = Uring::new(buffered.fd(), &o).err().unwrap().to_string();
+    assert!(e.contains("O_DIRECT"), "{e}");
+}
+
+#[test]
+fn per_request_errors_come_back_as_negative_errno() {
+    let t = TempTarget::new(8192, false);
+    let ro = open(&t.path, false, false);
+    let mut q = Uring::new(ro.as_raw_fd(), &opts(2)).unwrap();
+    let b = AlignedBuf::new(4096);
+    let r = run_all(
+        &mut q,
+        &[cmd(Op::Write, 0, &b, 1), cmd(Op::Read, 4096, &b, 2)],
+    );
+    assert_eq!(r[0].result, -(libc::EBADF as i64));
+    assert_eq!(r[1].result, 4096);
+    // Short read at end of file.
+    let r = run_all(&mut q, &[cmd(Op::Read, 6000, &b, 3)]);
+    assert_eq!(r[0].result, 8192 - 6000);
+}
+
+#[test]
+fn zram_round_trip_is_punted_to_io_wq() {
+    let Some(z) = ZramGuard::new(64 << 20) else {
+        return;
+    };
+    {
+        let f = open(&z.path(), true, true);
+        let mut q = Uring::new(f.as_raw_fd(), &opts(8)).unwrap();
+        round_trip(&mut q, 8);
+        let punts = q.punt_count();
+        eprintln!(
+            "zram: punt count {punts:?}, io-wq workers alive {:?}",
+            q.io_wq_workers()
+        );
+        match punts {
+            // zram is bio-based without NOWAIT: every read and write goes to io-wq.
+            PuntCount::Counted(n) => assert_eq!(n, 16),
+            PuntCount::Unavailable(why) => {
+                assert!(!is_root(), "root has tracefs here, yet: {why}");
+            }
+        }
+        assert!(q.io_wq_workers().unwrap() >= 1);
+        assert_eq!(q.stats().punted, 16);
+    }
+    drop(z);
+}
+
+#[test]
+fn direct_file_on_vda_punts() {
+    let t = TempTarget::new(1 << 20, true);
+    let mut q = Uring::new(t.fd(), &opts(8)).unwrap();
+    round_trip(&mut q, 8);
+    let punts = q.punt_count();
+    eprintln!(
+        "ext4 O_DIRECT on vda: punt count {punts:?}, io-wq workers alive {:?}",
+        q.io_wq_workers()
+    );
+    if let PuntCount::Counted(n) = punts {
+        assert!(n <= 16);
+    }
+}
