@@ -1,4 +1,7 @@
 //! `iolab lab`: the five studies, each reproduced on this machine and shown beside
 //! its published figures. One file per study; [`model`] is what they produce.
 
+pub mod laq;
 pub mod model;
+pub mod poll;
+pub mod runner;
