@@ -3,5 +3,3 @@
 
 pub mod laq;
 pub mod model;
-pub mod poll;
-pub mod runner;
