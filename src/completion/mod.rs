@@ -240,7 +240,7 @@ impl Completer {
             empty += 1;
             // Check the deadline only every 64 spins: a clock read per spin would
             // double the cost of an empty poll.
-            if deadline_ns != 0 && empty % 64 == 0 && clock::now_ns() >= deadline_ns {
+            if deadline_ns != 0 && empty.is_multiple_of(64) && clock::now_ns() >= deadline_ns {
                 break 0;
             }
             std::hint::spin_loop();

@@ -1,5 +1,202 @@
 //! The engine: worker threads running the per-request loop, and `iolab run`.
+//!
+//! [`run_jobs`] splits jobs into groups at `stonewall`, places job clones on
+//! workers ([`setup::plan_workers`]), prepares every worker before any starts
+//! (so a bad job fails the run before I/O begins), starts them together behind a
+//! barrier, and collects per-job results.
 
 pub mod buffers;
 pub mod cli;
+pub mod setup;
 pub mod worker;
+
+use std::sync::{Arc, Barrier};
+
+use anyhow::{Result, anyhow};
+
+use crate::completion::CompletionStats;
+use crate::completion::adaptive::Decision;
+use crate::device::BackendStats;
+use crate::job::{CompletionModel, JobSpec};
+use crate::measure::cpu::ThreadUsage;
+use crate::measure::recorder::Recorder;
+use crate::sched::SchedStats;
+
+/// Options that apply to a whole run rather than a job.
+#[derive(Clone, Debug, Default)]
+pub struct EngineOptions {
+    /// Write to block devices even when they hold data (see `sys::safety`).
+    pub allow_destructive: bool,
+}
+
+/// Everything measured for one job clone.
+#[derive(Debug)]
+pub struct JobRun {
+    pub job: usize,
+    pub jobnum: u32,
+    pub groupid: u32,
+    pub rec: Recorder,
+    /// Measured runtime (after ramp) in ns.
+    pub runtime_ns: u64,
+    /// CPU of the worker thread; shared by all streams of a shared worker.
+    pub cpu: ThreadUsage,
+    /// How many streams shared the worker (CPU is the worker's, not per stream).
+    pub worker_streams: usize,
+    pub model: CompletionModel,
+    pub backend: &'static str,
+    pub completion: CompletionStats,
+    pub backend_stats: BackendStats,
+    pub sched: SchedStats,
+    pub adaptive: Vec<Decision>,
+    pub error: Option<String>,
+    pub interrupted: bool,
+}
+
+/// One stonewall group's results.
+#[derive(Debug)]
+pub struct GroupRun {
+    pub groupid: u32,
+    pub jobs: Vec<JobRun>,
+    /// Wall time of the group, ns.
+    pub wall_ns: u64,
+}
+
+/// Split job indices into stonewall groups: a job with `stonewall` starts a new one.
+pub fn groups(jobs: &[JobSpec]) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for (i, j) in jobs.iter().enumerate() {
+        if out.is_empty() || j.stonewall {
+            out.push(Vec::new());
+        }
+        out.last_mut().expect("pushed above").push(i);
+    }
+    out
+}
+
+/// Run all jobs, group after group. A stop request (SIGINT) ends the run early:
+/// what was measured so far is still returned.
+pub fn run_jobs(jobs: &[JobSpec], opts: &EngineOptions) -> Result<Vec<GroupRun>> {
+    let mut results = Vec::new();
+    for (gid, group) in groups(jobs).into_iter().enumerate() {
+        if crate::sys::cleanup::stop_requested() {
+            break;
+        }
+        results.push(run_group(jobs, &group, gid as u32, opts)?);
+    }
+    Ok(results)
+}
+
+fn run_group(
+    jobs: &[JobSpec],
+    group: &[usize],
+    groupid: u32,
+    opts: &EngineOptions,
+) -> Result<GroupRun> {
+    let mut prepared = Vec::new();
+    for placed in setup::plan_workers(jobs, group) {
+        prepared.push(setup::prepare(jobs, placed, opts.allow_destructive)?);
+    }
+    let barrier = Arc::new(Barrier::new(prepared.len() + 1));
+    let t0 = crate::measure::clock::now_ns();
+    let handles: Vec<_> = prepared
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut p)| {
+            let barrier = barrier.clone();
+            std::thread::Builder::new()
+                .name(format!("iolab-w{i}"))
+                .spawn(move || {
+                    crate::measure::clock::set_thread_timer_slack_ns(1);
+                    let pinned = if p.cpus.is_empty() {
+                        Ok(())
+                    } else {
+                        let tid = crate::placement::affinity::gettid();
+                        crate::placement::affinity::set_affinity(tid, &p.cpus)
+                    };
+                    barrier.wait();
+                    if let Err(e) = pinned {
+                        let err =
+                            crate::device::DeviceError::io(format!("cpus_allowed={:?}", p.cpus), e);
+                        return (p, Err(err), ThreadUsage::default());
+                    }
+                    let cpu0 = ThreadUsage::now();
+                    let outcome = p.worker.run();
+                    let cpu = ThreadUsage::delta(&cpu0, &ThreadUsage::now());
+                    (p, outcome, cpu)
+                })
+        })
+        .collect::<std::io::Result<_>>()?;
+    barrier.wait();
+    let mut out = Vec::new();
+    for h in handles {
+        let (p, outcome, cpu) = h.join().map_err(|_| anyhow!("a worker thread panicked"))?;
+        let setup::Prepared {
+            worker,
+            placed,
+            model,
+            backend,
+            target,
+            ..
+        } = p;
+        let backend_stats = worker.queue.stats();
+        let decisions = worker.completer.adaptive().decisions();
+        let sched = worker.sched.stats(crate::measure::clock::now_ns());
+        let nstreams = worker.streams.len();
+        let (outcome, loop_error) = match outcome {
+            Ok(o) => (o, None),
+            Err(e) => (Default::default(), Some(e.to_string())),
+        };
+        for (stream, pl) in worker.streams.into_iter().zip(placed) {
+            let start = stream.ramp_end_ns;
+            let end = if stream.finished_ns > start {
+                stream.finished_ns
+            } else {
+                outcome.ended_ns
+            };
+            let error = loop_error.clone().or_else(|| {
+                stream.error.map(|(off, errno)| {
+                    format!(
+                        "{}: I/O error at offset {off}: {}",
+                        setup::label(&jobs[pl.job]),
+                        std::io::Error::from_raw_os_error(errno)
+                    )
+                })
+            });
+            out.push(JobRun {
+                job: pl.job,
+                jobnum: pl.jobnum,
+                groupid,
+                rec: stream.rec,
+                runtime_ns: end.saturating_sub(start),
+                cpu,
+                worker_streams: nstreams,
+                model,
+                backend,
+                completion: outcome.completion,
+                backend_stats,
+                sched,
+                adaptive: decisions.clone(),
+                error,
+                interrupted: outcome.interrupted,
+            });
+        }
+        drop(target);
+    }
+    Ok(GroupRun {
+        groupid,
+        jobs: out,
+        wall_ns: crate::measure::clock::now_ns() - t0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stonewall_starts_a_new_group() {
+        let mut jobs = vec![JobSpec::default(); 4];
+        jobs[2].stonewall = true;
+        assert_eq!(groups(&jobs), vec![vec![0, 1], vec![2, 3]]);
+    }
+}

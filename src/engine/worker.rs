@@ -9,7 +9,7 @@
 //! lock, or make system calls other than the backend's I/O calls and, for
 //! sleeping models, the sleep itself.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::completion::{Completer, CompletionStats};
 use crate::device::{DevResult, Queue, Queued};
@@ -163,9 +163,9 @@ impl Worker {
         }
     }
 
-    /// Run until every stream is done or `stop` is set. Returns per-run facts;
+    /// Run until every stream is done or a stop is requested (SIGINT). Returns per-run facts;
     /// per-stream results stay in `self.streams`.
-    pub fn run(&mut self, stop: &AtomicBool) -> DevResult<LoopOutcome> {
+    pub fn run(&mut self) -> DevResult<LoopOutcome> {
         let start = clock::now_ns();
         for s in &mut self.streams {
             s.ramp_end_ns = start + s.ramp_ns;
@@ -179,7 +179,7 @@ impl Worker {
             ..Default::default()
         };
         loop {
-            if stop.load(Ordering::Relaxed) {
+            if crate::sys::cleanup::stop_requested() {
                 out.interrupted = true;
                 break;
             }
@@ -248,7 +248,7 @@ impl Worker {
                 s.pending = None;
             }
             while !s.exhausted && s.outstanding < s.iodepth {
-                let io = match s.pending.take().or_else(|| s.generator.next()) {
+                let io = match s.pending.take().or_else(|| s.generator.next_io()) {
                     Some(io) => io,
                     None => {
                         s.exhausted = true;

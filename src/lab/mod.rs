@@ -3,3 +3,6 @@
 
 pub mod laq;
 pub mod model;
+pub mod placement;
+pub mod poll;
+pub mod runner;

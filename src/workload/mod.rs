@@ -140,7 +140,7 @@ impl Generator {
 
     /// The next request, or `None` when the job has issued all it should.
     #[inline]
-    pub fn next(&mut self) -> Option<NextIo> {
+    pub fn next_io(&mut self) -> Option<NextIo> {
         if self.pending_fsync {
             self.pending_fsync = false;
             return Some(NextIo {
@@ -239,7 +239,7 @@ pub struct Pacer {
 
 impl Pacer {
     pub fn new(job: &JobSpec, start_ns: u64) -> Pacer {
-        let iv = |r: u64| if r == 0 { 0 } else { 1_000_000_000 / r };
+        let iv = |r: u64| 1_000_000_000u64.checked_div(r).unwrap_or(0);
         Pacer {
             interval_ns: [iv(job.rate_iops[0]), iv(job.rate_iops[1])],
             next_ns: [start_ns, start_ns],
@@ -314,7 +314,9 @@ mod tests {
     fn sequential_read_covers_region_once_then_stops() {
         let j = job(Pattern::Seq, Direction::Read);
         let mut g = Generator::new(&j, 8192, 64 * 1024, 1);
-        let offs: Vec<u64> = std::iter::from_fn(|| g.next()).map(|n| n.offset).collect();
+        let offs: Vec<u64> = std::iter::from_fn(|| g.next_io())
+            .map(|n| n.offset)
+            .collect();
         assert_eq!(offs.len(), 16);
         assert_eq!(offs[0], 8192);
         assert_eq!(offs[15], 8192 + 15 * 4096);
@@ -332,7 +334,7 @@ mod tests {
         ];
         let mut g = Generator::new(&j, 4096, 1 << 20, 7);
         let mut n = 0;
-        while let Some(io) = g.next() {
+        while let Some(io) = g.next_io() {
             assert_eq!(io.offset % 512, 0);
             assert!(io.offset >= 4096 && io.offset + io.len as u64 <= 4096 + (1 << 20));
             assert!(io.len >= 512 && io.len <= 8192 && io.len % 512 == 0);
@@ -346,11 +348,11 @@ mod tests {
         let j = job(Pattern::Rand, Direction::Mixed);
         let a: Vec<_> = {
             let mut g = Generator::new(&j, 0, 1 << 20, 42);
-            std::iter::from_fn(|| g.next()).collect()
+            std::iter::from_fn(|| g.next_io()).collect()
         };
         let b: Vec<_> = {
             let mut g = Generator::new(&j, 0, 1 << 20, 42);
-            std::iter::from_fn(|| g.next()).collect()
+            std::iter::from_fn(|| g.next_io()).collect()
         };
         assert_eq!(a, b);
     }
@@ -362,7 +364,7 @@ mod tests {
         j.number_ios = Some(10_000);
         j.time_based = true;
         let mut g = Generator::new(&j, 0, 1 << 20, 3);
-        let reads = std::iter::from_fn(|| g.next())
+        let reads = std::iter::from_fn(|| g.next_io())
             .filter(|n| n.op == Op::Read)
             .count();
         assert!((6500..7500).contains(&reads), "reads={reads}");
@@ -373,7 +375,7 @@ mod tests {
         let mut j = job(Pattern::Seq, Direction::Write);
         j.fsync = 2;
         let mut g = Generator::new(&j, 0, 4 * 4096, 1);
-        let ops: Vec<_> = std::iter::from_fn(|| g.next()).collect();
+        let ops: Vec<_> = std::iter::from_fn(|| g.next_io()).collect();
         let kinds: Vec<Op> = ops.iter().map(|n| n.op).collect();
         assert_eq!(
             kinds,
@@ -389,7 +391,7 @@ mod tests {
         assert!(ops.iter().all(|n| n.class == Class::SyncWrite));
         let j = job(Pattern::Seq, Direction::Write);
         let mut g = Generator::new(&j, 0, 4096, 1);
-        assert_eq!(g.next().unwrap().class, Class::AsyncWrite);
+        assert_eq!(g.next_io().unwrap().class, Class::AsyncWrite);
     }
 
     #[test]
@@ -397,7 +399,7 @@ mod tests {
         let mut j = job(Pattern::Seq, Direction::Read);
         j.readahead = 256 << 10;
         let mut g = Generator::new(&j, 0, 1 << 20, 1);
-        assert_eq!(g.next().unwrap().class, Class::Readahead);
+        assert_eq!(g.next_io().unwrap().class, Class::Readahead);
     }
 
     #[test]
@@ -405,10 +407,10 @@ mod tests {
         let mut j = job(Pattern::Seq, Direction::Read);
         j.loops = 3;
         let mut g = Generator::new(&j, 0, 4 * 4096, 1);
-        assert_eq!(std::iter::from_fn(|| g.next()).count(), 12);
+        assert_eq!(std::iter::from_fn(|| g.next_io()).count(), 12);
         j.number_ios = Some(5);
         let mut g = Generator::new(&j, 0, 4 * 4096, 1);
-        assert_eq!(std::iter::from_fn(|| g.next()).count(), 5);
+        assert_eq!(std::iter::from_fn(|| g.next_io()).count(), 5);
     }
 
     #[test]
@@ -418,7 +420,7 @@ mod tests {
         j.number_ios = Some(8000);
         j.time_based = true;
         let mut g = Generator::new(&j, 0, 1 << 24, 9);
-        let small = std::iter::from_fn(|| g.next())
+        let small = std::iter::from_fn(|| g.next_io())
             .filter(|n| {
                 assert!(n.len == 4096 || n.len == 65536);
                 n.len == 4096

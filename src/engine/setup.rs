@@ -1,0 +1,301 @@
+//! Building a worker before the clock starts: open the target, make the backend's
+//! queue, resolve the completion model, the scheduler, buffers and recorders.
+//!
+//! Every check that can fail happens here, with a message naming the job and the
+//! option, so a run either starts whole or not at all.
+
+use std::os::fd::AsRawFd;
+
+use anyhow::{Context, Result, anyhow, bail};
+
+use crate::completion::{self, Completer, adaptive};
+use crate::device::null::NullDevice;
+use crate::device::psync::{Psync, PsyncFlags};
+use crate::device::target::{Target, TargetSpec, open_target};
+use crate::device::uring::{Uring, UringOpts};
+use crate::device::{Caps, Queue};
+use crate::engine::buffers::Buffers;
+use crate::engine::worker::{Stream, Worker};
+use crate::job::{CompletionModel, Direction, Engine, JobSpec};
+use crate::measure::clock;
+use crate::measure::recorder::{Recorder, RecorderConfig};
+use crate::sched::Scheduler;
+use crate::workload::{Generator, Pacer, dur_ns};
+
+/// One job clone placed on a worker.
+#[derive(Clone, Debug)]
+pub struct Placed {
+    pub job: usize,
+    pub jobnum: u32,
+}
+
+/// A worker ready to run, with what it must keep alive (the open target).
+pub struct Prepared {
+    pub worker: Worker,
+    /// Owns the file descriptor the queue uses; dropped after the queue.
+    pub target: Option<Target>,
+    pub placed: Vec<Placed>,
+    pub model: CompletionModel,
+    pub caps: Caps,
+    pub backend: &'static str,
+    /// Bytes the jobs may address on the target.
+    pub region_len: u64,
+    /// CPUs to pin the worker thread to (empty = leave it to the kernel).
+    pub cpus: Vec<u32>,
+}
+
+/// Label a job for messages: `job 'name' (file:line)`.
+pub fn label(job: &JobSpec) -> String {
+    if job.origin.0.is_empty() {
+        format!("job '{}'", job.name)
+    } else {
+        format!("job '{}' ({})", job.name, job.origin.0)
+    }
+}
+
+/// Which job clones share one worker thread (one queue pair, one scheduler).
+///
+/// Null-device jobs of a group that name the same `filename` share one emulated
+/// device, so they share its worker: that is how background reads get to delay
+/// a foreground read on it. On real targets jobs share a worker only when they
+/// name the same file and an iolab scheduler (`iosched=prio|laq`), because that
+/// scheduler must see all of them; otherwise every clone has its own worker and
+/// queue pair, as fio's processes do.
+pub fn plan_workers(jobs: &[JobSpec], group: &[usize]) -> Vec<Vec<Placed>> {
+    let mut workers: Vec<(Option<String>, Vec<Placed>)> = Vec::new();
+    for &j in group {
+        let job = &jobs[j];
+        let shared_key = match (&job.filename, job.ioengine) {
+            (Some(f), Engine::Null) => Some(format!("null:{f}")),
+            (Some(f), _) if job.scheduler != crate::job::SchedKind::Noop => {
+                Some(format!("file:{f}"))
+            }
+            _ => None,
+        };
+        for n in 0..job.numjobs {
+            let placed = Placed { job: j, jobnum: n };
+            match shared_key
+                .as_ref()
+                .and_then(|k| workers.iter_mut().find(|w| w.0.as_ref() == Some(k)))
+            {
+                Some(w) => w.1.push(placed),
+                None => workers.push((shared_key.clone(), vec![placed])),
+            }
+        }
+    }
+    workers.into_iter().map(|w| w.1).collect()
+}
+
+/// The completion model a job asks for: `completion=` wins, `hipri=1` means poll.
+fn asked_model(job: &JobSpec) -> Option<CompletionModel> {
+    job.completion.or(if job.hipri {
+        Some(CompletionModel::Poll)
+    } else {
+        None
+    })
+}
+
+/// Check that jobs sharing a worker agree on what the worker is.
+fn check_shared(jobs: &[JobSpec], placed: &[Placed]) -> Result<()> {
+    let first = &jobs[placed[0].job];
+    for p in &placed[1..] {
+        let j = &jobs[p.job];
+        let clash = if j.ioengine != first.ioengine {
+            Some("ioengine")
+        } else if j.scheduler != first.scheduler || j.laq != first.laq {
+            Some("iosched/ois_max/ois_min/t_wait")
+        } else if asked_model(j) != asked_model(first) {
+            Some("completion/hipri")
+        } else if j.ioengine == Engine::Null && j.null != first.null {
+            Some("null_* device options")
+        } else if j.direct != first.direct {
+            Some("direct")
+        } else {
+            None
+        };
+        if let Some(what) = clash {
+            bail!(
+                "{} and {} share the device '{}' but differ in {what}; jobs sharing a device share one queue and must agree on it",
+                label(first),
+                label(j),
+                first.filename.as_deref().unwrap_or("")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Build one worker. `planned_runtime_ns` sizes the interval logs.
+pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -> Result<Prepared> {
+    check_shared(jobs, &placed)?;
+    let first = &jobs[placed[0].job];
+    let nslots: u32 = placed.iter().map(|p| jobs[p.job].iodepth).sum();
+    if nslots == 0 {
+        bail!("{}: iodepth must be at least 1", label(first));
+    }
+    let max_bs = placed
+        .iter()
+        .map(|p| jobs[p.job].bs[0].max().max(jobs[p.job].bs[1].max()))
+        .max()
+        .unwrap_or(4096) as usize;
+    let writes = placed
+        .iter()
+        .any(|p| jobs[p.job].rw.dir != Direction::Read || jobs[p.job].fsync > 0);
+
+    let mut bufs = Buffers::new(nslots as usize, max_bs, 4096)
+        .map_err(|e| anyhow!("{}: {e}", label(first)))?;
+    bufs.fill_random(first.randseed);
+
+    let (target, region_len, queue): (Option<Target>, u64, Box<dyn Queue>) = match first.ioengine {
+        Engine::Null => {
+            let size = first.size.ok_or_else(|| {
+                anyhow!(
+                    "{}: ioengine=null needs size= (the capacity of the emulated device), e.g. size=1g",
+                    label(first)
+                )
+            })?;
+            let dev = NullDevice::new(&first.null, size, nslots, first.randseed)
+                .with_context(|| format!("{}: null device", label(first)))?;
+            (None, size.saturating_sub(first.offset), Box::new(dev))
+        }
+        engine => {
+            let path = target_path(first);
+            let min_bs = placed
+                .iter()
+                .map(|p| jobs[p.job].bs[0].min().min(jobs[p.job].bs[1].min()))
+                .min()
+                .unwrap_or(4096);
+            let spec = TargetSpec {
+                size: first.size,
+                offset: first.offset,
+                writes,
+                direct: first.direct,
+                sync: first.sync,
+                min_bs,
+                max_bs: max_bs as u32,
+                allow_destructive,
+                ..TargetSpec::new(first.name.clone(), path)
+            };
+            let target = open_target(&spec)?;
+            let fd = target.file.as_raw_fd();
+            let region = target.size;
+            let queue: Box<dyn Queue> = match engine {
+                Engine::Psync | Engine::Pvsync2 => Box::new(
+                    Psync::new(
+                        fd,
+                        engine == Engine::Pvsync2,
+                        PsyncFlags {
+                            hipri: first.hipri,
+                            ..Default::default()
+                        },
+                    )
+                    .with_context(|| label(first))?,
+                ),
+                _ => {
+                    let iov = bufs.iovecs();
+                    let opts = UringOpts {
+                        entries: nslots,
+                        iopoll: first.hipri,
+                        sqpoll: first.sqthread_poll,
+                        fixed_files: first.registerfiles,
+                        fixed_bufs: if first.fixedbufs { Some(&iov) } else { None },
+                        ..Default::default()
+                    };
+                    Box::new(Uring::new(fd, &opts).with_context(|| label(first))?)
+                }
+            };
+            (Some(target), region, queue)
+        }
+    };
+    if region_len == 0 {
+        bail!(
+            "{}: nothing to do: the usable size after offset= is 0 bytes",
+            label(first)
+        );
+    }
+
+    let caps = queue.caps();
+    let backend = queue.name();
+    // psync with hipri polls inside the kernel (RWF_HIPRI): the model is still sync.
+    let asked = if caps.sync && first.hipri && first.completion.is_none() {
+        None
+    } else {
+        asked_model(first)
+    };
+    let model =
+        completion::resolve(asked, caps, backend).map_err(|e| anyhow!("{}: {e}", label(first)))?;
+    if model == CompletionModel::Hybrid || model == CompletionModel::Interrupt {
+        // hrtimer naps must end on time: the default 50 us slack would swamp
+        // microsecond device latencies. Set again on the worker thread itself.
+        clock::set_thread_timer_slack_ns(1);
+    }
+    let adaptive = adaptive::Adaptive::new(if model == CompletionModel::Adaptive {
+        adaptive::wakeup_cost_ns()
+    } else {
+        0
+    });
+    let completer = Completer::new(model, adaptive);
+    let sched =
+        Scheduler::for_job(first, nslots as usize).map_err(|e| anyhow!("{}: {e}", label(first)))?;
+
+    let mut streams = Vec::with_capacity(placed.len());
+    for p in &placed {
+        let job = &jobs[p.job];
+        if job.size.is_some_and(|s| s > 0)
+            && job.bs[0].max() as u64 > region_len
+            && job.bs[1].max() as u64 > region_len
+        {
+            bail!(
+                "{}: bs={} is larger than the {} bytes the job may address",
+                label(job),
+                job.bs[0].max(),
+                region_len
+            );
+        }
+        let seed = if job.randrepeat {
+            job.randseed.wrapping_add(p.jobnum as u64)
+        } else {
+            clock::now_ns() ^ (p.jobnum as u64) << 32
+        };
+        let generator = Generator::new(job, job.offset, region_len, seed);
+        let planned = job.runtime.map(|r| dur_ns(r) + dur_ns(job.ramp_time));
+        let slat = !caps.sync;
+        let rec = Recorder::new(RecorderConfig::for_runtime(slat, planned));
+        let pacer = Pacer::new(job, 0);
+        let mut stream = Stream::new(generator, pacer, job.iodepth, job.ioprio, rec);
+        stream.runtime_ns = job.runtime.map(dur_ns);
+        stream.ramp_ns = dur_ns(job.ramp_time);
+        streams.push(stream);
+    }
+    let worker = Worker::new(queue, sched, completer, streams, bufs);
+    let cpus = if first.cpus_allowed_split && !first.cpus_allowed.is_empty() {
+        let n = first.cpus_allowed.len();
+        vec![first.cpus_allowed[placed[0].jobnum as usize % n]]
+    } else {
+        first.cpus_allowed.clone()
+    };
+    Ok(Prepared {
+        cpus,
+        worker,
+        target,
+        placed,
+        model,
+        caps,
+        backend,
+        region_len,
+    })
+}
+
+/// fio's default file name when a job names none: `name.jobnum.0` in `directory`.
+fn target_path(job: &JobSpec) -> String {
+    match &job.filename {
+        Some(f) => f.clone(),
+        None => {
+            let base = format!("{}.0.0", job.name);
+            match &job.directory {
+                Some(d) => format!("{d}/{base}"),
+                None => base,
+            }
+        }
+    }
+}
