@@ -40,8 +40,12 @@ pub enum JobError {
         "{at}: '{text}' is outside any section: put options under [global] or a [jobname] header"
     )]
     OutsideSection { at: String, text: String },
-    #[error("{at}: malformed section header '{text}': expected [name] on a line of its own")]
-    BadSection { at: String, text: String },
+    #[error("{at}: bad section header '{text}': {problem}")]
+    BadSection {
+        at: String,
+        text: String,
+        problem: String,
+    },
     #[error("{at}: job '{job}': {problem}")]
     Conflict {
         at: String,

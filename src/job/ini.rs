@@ -165,14 +165,15 @@ impl<'a, 'c> IniReader<'a, 'c> {
                 let name = section_name(line).ok_or_else(|| JobError::BadSection {
                     at: at.clone(),
                     text: line.to_string(),
+                    problem: "expected [name] on a line of its own".into(),
                 })?;
                 if name.starts_with("global") && name != "global" {
                     return Err(JobError::BadSection {
                         at,
-                        text: format!(
-                            "{line}' (fio treats every section whose name starts with 'global' \
-                             as [global]; rename the job"
-                        ),
+                        text: line.to_string(),
+                        problem: "fio treats every section whose name starts with 'global' as \
+                                  [global]; rename the job, or write [global]"
+                            .into(),
                     });
                 }
                 self.sections.push(Section {
@@ -238,10 +239,11 @@ impl<'a, 'c> IniReader<'a, 'c> {
         let mut file = PathBuf::from(target);
         // fio: a relative name that does not exist as given is looked up next to
         // the including file.
-        if file.is_relative() && !file.exists() {
-            if let Some(dir) = including.and_then(Path::parent) {
-                file = dir.join(target);
-            }
+        if file.is_relative()
+            && !file.exists()
+            && let Some(dir) = including.and_then(Path::parent)
+        {
+            file = dir.join(target);
         }
         let text = (self.ctx.read_file)(&file).map_err(|e| JobError::Read {
             at: at.to_string(),

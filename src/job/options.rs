@@ -129,7 +129,7 @@ pub const UNSUPPORTED: &[(&str, &str)] = &[
     ),
     (
         "numa_cpu_nodes",
-        "iolab places threads with its own placement policies (see DESIGN.md, Placement)",
+        "iolab places threads with its own placement policies",
     ),
     (
         "numa_mem_policy",
@@ -386,24 +386,13 @@ pub(crate) struct RawOpt {
 }
 
 /// A job (or the global defaults) while its options are being applied.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Draft {
     pub spec: JobSpec,
     /// Canonical names set explicitly, with where: cross-option checks point there.
     set: Vec<(&'static str, String)>,
     prio: Option<u16>,
     prioclass: Option<u16>,
-}
-
-impl Default for Draft {
-    fn default() -> Self {
-        Draft {
-            spec: JobSpec::default(),
-            set: Vec::new(),
-            prio: None,
-            prioclass: None,
-        }
-    }
 }
 
 const RW_VALID: &str = "read, write, randread, randwrite, rw (or readwrite), randrw";
@@ -739,18 +728,18 @@ impl Draft {
                 ),
             ));
         }
-        if s.ioengine != Engine::Null {
-            if let Some((n, at)) = self.set.iter().find(|(n, _)| n.starts_with("null_")) {
-                return Err(conflict(
-                    Some(at),
-                    s,
-                    format!(
-                        "{n} configures the emulated device and needs ioengine=null, \
-                         but the job uses ioengine={}",
-                        s.ioengine.fio_name()
-                    ),
-                ));
-            }
+        if s.ioengine != Engine::Null
+            && let Some((n, at)) = self.set.iter().find(|(n, _)| n.starts_with("null_"))
+        {
+            return Err(conflict(
+                Some(at),
+                s,
+                format!(
+                    "{n} configures the emulated device and needs ioengine=null, \
+                     but the job uses ioengine={}",
+                    s.ioengine.fio_name()
+                ),
+            ));
         }
         if s.null.faults.corrupt_rate > 0.0 && !s.null.backing_mem {
             return Err(conflict(
@@ -760,18 +749,17 @@ impl Draft {
                     .to_string(),
             ));
         }
-        if s.scheduler != SchedKind::Laq {
-            if let Some((n, at)) = self
+        if s.scheduler != SchedKind::Laq
+            && let Some((n, at)) = self
                 .set
                 .iter()
                 .find(|(n, _)| matches!(*n, "ois_max" | "ois_min" | "t_wait"))
-            {
-                return Err(conflict(
-                    Some(at),
-                    s,
-                    format!("{n} only applies to iosched=laq"),
-                ));
-            }
+        {
+            return Err(conflict(
+                Some(at),
+                s,
+                format!("{n} only applies to iosched=laq"),
+            ));
         }
         if self.set_at("ois_min").is_none() {
             self.spec.laq.ois_min = self.spec.laq.ois_max / 2;
@@ -869,7 +857,7 @@ fn split_dirs<'a>(c: &Ctx, v: &'a str) -> Result<[Option<&'a str>; 2], JobError>
     match parts.as_slice() {
         [one] => Ok([opt(one), opt(one)]),
         [r, w] => Ok([opt(r), opt(w)]),
-        [r, w, t] if t.is_empty() => Ok([opt(r), opt(w)]),
+        [r, w, ""] => Ok([opt(r), opt(w)]),
         _ => Err(c.bad(
             "one value for both directions, or 'read,write' (iolab issues no trims, so no third value)",
         )),

@@ -250,10 +250,11 @@ impl CommandLine {
                 "parse-only" => false,
                 k => matches!(lookup(k), Lookup::Known(_, Arity::Value)),
             };
-            if value.is_none() && needs_value {
-                if let Some(next) = it.next_if(|n| !n.starts_with("--")) {
-                    value = Some(next.clone());
-                }
+            if value.is_none()
+                && needs_value
+                && let Some(next) = it.next_if(|n| !n.starts_with("--"))
+            {
+                value = Some(next.clone());
             }
             match key.as_str() {
                 "output-format" => cl.output_format = parse_output_format(value.as_deref())?,

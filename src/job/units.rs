@@ -274,11 +274,11 @@ pub fn format_size(bytes: u64, kb_base: u32) -> String {
     for (i, letter) in ["p", "t", "g", "m", "k"].iter().enumerate() {
         let pow = 5 - i as u32;
         let unit = u64::from(kb_base).pow(pow);
-        if bytes != 0 && bytes % unit == 0 {
+        if bytes != 0 && bytes.is_multiple_of(unit) {
             return format!("{}{letter}", bytes / unit);
         }
         let unit = other.pow(pow);
-        if bytes != 0 && bytes % unit == 0 {
+        if bytes != 0 && bytes.is_multiple_of(unit) {
             return format!("{}{letter}ib", bytes / unit);
         }
     }

@@ -1,0 +1,560 @@
+//! The fio option language end to end: job files, command line, errors.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+use iolab::job::*;
+use iolab::request::Class;
+
+fn keywords() -> Keywords {
+    Keywords {
+        pagesize: 4096,
+        mb_memory: 24000,
+        ncpus: 2,
+    }
+}
+
+fn no_files(p: &Path) -> std::io::Result<String> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::NotFound,
+        format!("no such file {}", p.display()),
+    ))
+}
+
+fn parse_with_env(text: &str, vars: &[(&str, &str)]) -> Result<RunPlan, JobError> {
+    let map: HashMap<String, String> = vars
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let env = move |k: &str| map.get(k).cloned();
+    let ctx = ParseCtx {
+        env: &env,
+        keywords: keywords(),
+        read_file: &no_files,
+    };
+    parse_job_file_str(text, "t.fio", &ctx)
+}
+
+fn parse(text: &str) -> Result<RunPlan, JobError> {
+    parse_with_env(text, &[])
+}
+
+fn cmdline(args: &[&str], files: &[(&str, &str)]) -> Result<RunPlan, JobError> {
+    let files: HashMap<String, String> = files
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let read = move |p: &Path| {
+        files
+            .get(&p.display().to_string())
+            .cloned()
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))
+    };
+    let env = |_: &str| None;
+    let ctx = ParseCtx {
+        env: &env,
+        keywords: keywords(),
+        read_file: &read,
+    };
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    parse_run_args_with(&args, &ctx)
+}
+
+#[test]
+fn defaults_are_fios() {
+    let p = parse("[j]\n").unwrap();
+    let j = &p.jobs[0];
+    assert_eq!(j.name, "j");
+    assert_eq!(j.origin, Origin("t.fio:1".into()));
+    assert_eq!(j.rw.fio_name(), "read");
+    assert_eq!(j.bs, [BlockSizes::Fixed(4096), BlockSizes::Fixed(4096)]);
+    assert_eq!(j.iodepth, 1);
+    assert_eq!(j.ioengine, Engine::Psync);
+    assert!(j.randrepeat);
+    assert!(!j.direct);
+    assert_eq!(j.size, None);
+    assert_eq!(p.output_format, OutputFormat::Normal);
+}
+
+#[test]
+fn global_sections_apply_to_the_jobs_after_them() {
+    let p = parse(
+        "; a comment\n\
+         [global]\n\
+         ioengine=io_uring   # trailing comment\n\
+         bs=8k\n\
+         direct\n\
+         [a]\n\
+         rw=randread\n\
+         [global]\n\
+         iodepth=16\n\
+         [b]\n\
+         bs=16k\n",
+    )
+    .unwrap();
+    let (a, b) = (&p.jobs[0], &p.jobs[1]);
+    assert_eq!(a.ioengine, Engine::IoUring);
+    assert!(a.direct && b.direct);
+    assert_eq!(a.iodepth, 1, "a later [global] does not reach back");
+    assert_eq!(b.iodepth, 16);
+    assert_eq!(a.bs[0], BlockSizes::Fixed(8192));
+    assert_eq!(b.bs[1], BlockSizes::Fixed(16384));
+    assert_eq!(
+        b.rw.fio_name(),
+        "read",
+        "job options do not leak to the next job"
+    );
+    assert_eq!(b.origin, Origin("t.fio:10".into()));
+}
+
+#[test]
+fn numjobs_stonewall_and_bare_flags() {
+    let p = parse(
+        "[w]\nrw=write\nnumjobs=4\ngroup_reporting\n[r]\nwait_for_previous\ntime_based\nruntime=2m\n",
+    )
+    .unwrap();
+    assert_eq!(p.jobs[0].numjobs, 4);
+    assert!(p.jobs[0].group_reporting);
+    assert!(!p.jobs[0].stonewall);
+    assert!(p.jobs[1].stonewall);
+    assert!(p.jobs[1].time_based);
+    assert_eq!(p.jobs[1].runtime, Some(Duration::from_secs(120)));
+}
+
+#[test]
+fn env_expansion_matches_fio() {
+    let p = parse_with_env("[j]\nsize=${SZ}\nfilename=${DIR}/f\n", &[("SZ", "64m")]).unwrap();
+    assert_eq!(p.jobs[0].size, Some(64 << 20));
+    // fio substitutes an empty string for an unset variable; iolab says so.
+    assert_eq!(p.jobs[0].filename.as_deref(), Some("/f"));
+    assert_eq!(
+        p.warnings,
+        [
+            "t.fio:3: environment variable 'DIR' is not set; substituted an empty string (as fio does)"
+        ]
+    );
+    let e = parse("[j]\nsize=${SZ}\n").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "t.fio:2: option 'size': bad value '': expected a size: an integer with an optional \
+         suffix b, k, m, g, t, p (also kb/ki, kib etc.; case-insensitive), e.g. 4k, 1m, 512, \
+         or a percentage such as 50% (note: ${SZ} not set, substituted by an empty string)"
+    );
+}
+
+#[test]
+fn keywords_expand() {
+    let p = parse("[j]\nnumjobs=$ncpus\nbs=$pagesize\nsize=$mb_memory\n").unwrap();
+    assert_eq!(p.jobs[0].numjobs, 2);
+    assert_eq!(p.jobs[0].bs[0], BlockSizes::Fixed(4096));
+    assert_eq!(p.jobs[0].size, Some(24000));
+}
+
+#[test]
+fn kb_base_applies_to_its_whole_section_and_is_inherited() {
+    let p =
+        parse("[global]\nsize=1m\nkb_base=1000\n[a]\nbs=4k\n[b]\nbs=4kib\nkb_base=1024\n").unwrap();
+    assert_eq!(p.jobs[0].size, Some(1_000_000));
+    assert_eq!(p.jobs[0].bs[0], BlockSizes::Fixed(4000));
+    assert_eq!(
+        p.jobs[1].bs[0],
+        BlockSizes::Fixed(4000),
+        "1024 mode: kib = 1000"
+    );
+    assert_eq!(p.jobs[1].kb_base, 1024);
+}
+
+#[test]
+fn block_size_forms() {
+    let p = parse(
+        "[a]\nbs=4k,64k\n[b]\nbs=,8k\n[c]\nbsrange=16k-1k\n[d]\nbssplit=4k/10:64k/90,8k/\n\
+         [e]\nbssplit=4k/:8k/:16k/\n[f]\nblocksize_range=1k-4k,2k-8k\n",
+    )
+    .unwrap();
+    let bs = |i: usize| p.jobs[i].bs.clone();
+    assert_eq!(bs(0), [BlockSizes::Fixed(4096), BlockSizes::Fixed(65536)]);
+    assert_eq!(bs(1), [BlockSizes::Fixed(4096), BlockSizes::Fixed(8192)]);
+    let r = BlockSizes::Range {
+        min: 1024,
+        max: 16384,
+    };
+    assert_eq!(bs(2), [r.clone(), r]);
+    assert_eq!(
+        bs(3),
+        [
+            BlockSizes::Split(vec![(4096, 10), (65536, 90)]),
+            BlockSizes::Split(vec![(8192, 100)])
+        ]
+    );
+    assert_eq!(
+        bs(4)[0],
+        BlockSizes::Split(vec![(4096, 33), (8192, 33), (16384, 34)])
+    );
+    assert_eq!(
+        bs(5),
+        [
+            BlockSizes::Range {
+                min: 1024,
+                max: 4096
+            },
+            BlockSizes::Range {
+                min: 2048,
+                max: 8192
+            }
+        ]
+    );
+}
+
+#[test]
+fn iolab_options_map_onto_the_spec() {
+    let p = parse(
+        "[j]\nioengine=null\ncompletion=hybrid\nioclass=asyncwrite\nreadahead=128k\n\
+         iosched=laq\nois_max=2m\nt_wait=500\n\
+         null_lat=800ns\nnull_bw=2g\nnull_dist=uniform:0.2\nnull_channels=4\nnull_qd=32\n\
+         null_order=readfirst\nnull_backing=mem\nnull_irqmode=thread\nnull_irq_batch=8\n\
+         null_irq_time=20us\nnull_err_rate=0.1%\nnull_corrupt_rate=0.01\nnull_hang_rate=0\n\
+         null_spike_rate=0.5%\nnull_spike_lat=5ms\nnull_fault_range=1m-2m\nnull_fault_limit=3\n\
+         prio=3\npercentile_list=50:99:99.9\nrate_iops=100,200\nthinktime=2ms\n\
+         thinktime_blocks=4\nfsync=8\nsync=1\nrwmixwrite=30\nrw=randrw\nsize=50%\noffset=1g\n",
+    )
+    .unwrap();
+    let j = &p.jobs[0];
+    assert_eq!(j.completion, Some(CompletionModel::Hybrid));
+    assert_eq!(j.ioclass, Some(Class::AsyncWrite));
+    assert_eq!(j.readahead, 128 << 10);
+    assert_eq!(j.scheduler, SchedKind::Laq);
+    assert_eq!(j.laq.ois_max, 2 << 20);
+    assert_eq!(j.laq.ois_min, 1 << 20, "ois_min defaults to ois_max/2");
+    assert_eq!(j.laq.t_wait, Duration::from_micros(500));
+    let n = &j.null;
+    assert_eq!(n.lat, Duration::from_nanos(800));
+    assert_eq!(n.bw, 2 << 30);
+    assert_eq!(n.dist, LatDist::Uniform { jitter: 0.2 });
+    assert_eq!((n.channels, n.qd), (4, 32));
+    assert_eq!(n.order, NullOrder::ReadFirst);
+    assert!(n.backing_mem);
+    assert_eq!(n.irqmode, IrqMode::Thread);
+    assert_eq!(n.irq_coalesce_count, 8);
+    assert_eq!(n.irq_coalesce_time, Duration::from_micros(20));
+    assert!((n.faults.error_rate - 0.001).abs() < 1e-12);
+    assert_eq!(n.faults.corrupt_rate, 0.01);
+    assert_eq!(n.faults.spike_lat, Duration::from_millis(5));
+    assert_eq!(n.faults.range, Some((1 << 20, 2 << 20)));
+    assert_eq!(n.faults.limit, 3);
+    assert_eq!(j.ioprio, (2 << 13) | 3, "prio alone is best-effort class");
+    assert_eq!(j.percentile_list, vec![50.0, 99.0, 99.9]);
+    assert_eq!(j.rate_iops, [100, 200]);
+    assert_eq!(j.thinktime, Duration::from_millis(2));
+    assert_eq!(j.thinktime_blocks, 4);
+    assert_eq!((j.fsync, j.sync), (8, true));
+    assert_eq!(j.rwmixread, 70);
+    assert_eq!(j.rw.fio_name(), "randrw");
+    assert_eq!((j.size, j.size_percent), (None, Some(50)));
+    assert_eq!(j.offset, 1 << 30);
+}
+
+#[test]
+fn include_files_resolve_next_to_the_job_file() {
+    let p = cmdline(
+        &["/jobs/main.fio"],
+        &[
+            ("/jobs/main.fio", "[j]\ninclude common.inc\nrw=write\n"),
+            ("/jobs/common.inc", "bs=64k\n"),
+        ],
+    )
+    .unwrap();
+    assert_eq!(p.jobs[0].bs[0], BlockSizes::Fixed(65536));
+}
+
+#[test]
+fn command_line_follows_fios_rules() {
+    let files = [
+        ("one.fio", "[f1]\nrw=write\n[f2]\n"),
+        ("two.fio", "[global]\niodepth=8\n[f3]\n[f4]\n"),
+    ];
+    let p = cmdline(
+        &[
+            "--bs=8k",
+            "one.fio",
+            "--output-format=json",
+            "--name=c1",
+            "--iodepth",
+            "4",
+            "--direct=1",
+            "two.fio",
+            "--output",
+            "out.json",
+            "--name=c2",
+            "--time_based",
+        ],
+        &files,
+    )
+    .unwrap();
+    let names: Vec<&str> = p.jobs.iter().map(|j| j.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["c1", "c2", "f1", "f2", "f3", "f4"],
+        "command-line jobs first"
+    );
+    assert!(
+        p.jobs.iter().all(|j| j.bs[0] == BlockSizes::Fixed(8192)),
+        "globals reach job files"
+    );
+    assert_eq!((p.jobs[0].iodepth, p.jobs[0].direct), (4, true));
+    assert!(p.jobs[1].time_based && !p.jobs[0].time_based);
+    assert_eq!(p.jobs[2].iodepth, 1);
+    assert_eq!(p.jobs[4].iodepth, 8);
+    let walls: Vec<bool> = p.jobs.iter().map(|j| j.stonewall).collect();
+    assert_eq!(
+        walls,
+        [false, false, false, false, true, false],
+        "2nd file starts with a stonewall"
+    );
+    assert_eq!(p.output_format, OutputFormat::Json);
+    assert_eq!(p.output.as_deref(), Some(Path::new("out.json")));
+
+    let p = cmdline(&["--section=f2", "--parse-only", "one.fio"], &files).unwrap();
+    assert_eq!(p.jobs.len(), 1);
+    assert_eq!(p.jobs[0].name, "f2");
+    assert!(p.parse_only);
+}
+
+/// Malformed input and the exact message for each.
+#[test]
+fn malformed_job_files() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "size=1m\n[j]\n",
+            "t.fio:1: 'size=1m' is outside any section: put options under [global] or a [jobname] header",
+        ),
+        (
+            "[j\nsize=1m\n",
+            "t.fio:1: bad section header '[j': expected [name] on a line of its own",
+        ),
+        (
+            "[]\n",
+            "t.fio:1: bad section header '[]': expected [name] on a line of its own",
+        ),
+        (
+            "[j]\niodepth=0\n",
+            "t.fio:2: option 'iodepth': bad value '0': expected an integer from 1 to 65535, got 0",
+        ),
+        (
+            "[j]\nrwmixread=101\n",
+            "t.fio:2: option 'rwmixread': bad value '101': expected an integer from 0 to 100, got 101",
+        ),
+        (
+            "[j]\nnumjobs=0\n",
+            "t.fio:2: option 'numjobs': bad value '0': expected an integer from 1 to 4096, got 0",
+        ),
+        (
+            "[j]\nbs=4q\n",
+            "t.fio:2: option 'bs': bad value '4q': expected a size: an integer with an optional suffix b, k, m, g, t, p (also kb/ki, kib etc.; case-insensitive), e.g. 4k, 1m, 512",
+        ),
+        (
+            "[j]\nbs=0\n",
+            "t.fio:2: option 'bs': bad value '0': expected a block size from 1 byte to 4g-1",
+        ),
+        (
+            "[j]\nbs=2k-8k\n",
+            "t.fio:2: option 'bs': bad value '2k-8k': expected one block size, or 'read,write' such as 4k,64k (for a range of sizes use bsrange=2k-8k)",
+        ),
+        (
+            "[j]\nbs=4k,8k,16k\n",
+            "t.fio:2: option 'bs': bad value '4k,8k,16k': expected one value for both directions, or 'read,write' (iolab issues no trims, so no third value)",
+        ),
+        (
+            "[j]\nbssplit=4k/60:8k/60\n",
+            "t.fio:2: option 'bssplit': bad value '4k/60:8k/60': expected size/percent pairs separated by ':' such as 4k/50:64k/50 (percentages add up to 100; an entry without one gets a share of the rest); these add up to 120%",
+        ),
+        (
+            "[j]\nruntime=10sec\n",
+            "t.fio:2: option 'runtime': bad value '10sec': expected a time: an integer with an optional suffix us, ms, s, m, h, d (no suffix = seconds)",
+        ),
+        (
+            "[j]\nthinktime=1.5ms\n",
+            "t.fio:2: option 'thinktime': bad value '1.5ms': expected a time: an integer with an optional suffix us, ms, s, m, h, d (no suffix = microseconds) (fractions are not supported; use a smaller unit)",
+        ),
+        (
+            "[j]\ndirect=maybe\n",
+            "t.fio:2: option 'direct': bad value 'maybe': expected a boolean: 0, 1, true, false, yes, no, on, off",
+        ),
+        (
+            "[j]\nrw=randrw:8\n",
+            "t.fio:2: option 'rw': bad value 'randrw:8': expected read, write, randread, randwrite, rw (or readwrite), randrw (the ':N' offset-modifier suffix is not supported by iolab)",
+        ),
+        (
+            "[j]\nrw=trim\n",
+            "t.fio:2: option 'rw': bad value 'trim': expected read, write, randread, randwrite, rw (or readwrite), randrw (iolab issues no trims)",
+        ),
+        (
+            "[j]\nioengine=libaio\n",
+            "t.fio:2: option 'ioengine': bad value 'libaio': expected one of null, psync, pvsync2, io_uring (other fio engines are not supported by iolab)",
+        ),
+        (
+            "[j]\nsize\n",
+            "t.fio:2: option 'size' needs a value: expected a size: an integer with an optional suffix b, k, m, g, t, p (also kb/ki, kib etc.; case-insensitive), e.g. 4k, 1m, 512",
+        ),
+        (
+            "[j]\niodpeth=4\n",
+            "t.fio:2: unknown option 'iodpeth'; did you mean 'iodepth'?",
+        ),
+        (
+            "[j]\nfrobnicate=4\n",
+            "t.fio:2: unknown option 'frobnicate'",
+        ),
+        (
+            "[j]\nverify=crc32c\n",
+            "t.fio:2: fio option 'verify' is not supported by iolab: data verification is not implemented yet (the null device's null_backing=mem with null_corrupt_rate is the groundwork)",
+        ),
+        (
+            "[j]\ncpus_allowed=0\n",
+            "t.fio:2: fio option 'cpus_allowed' is not supported by iolab: iolab places threads with its own placement policies",
+        ),
+        (
+            "[j]\noutput-format=json\n",
+            "t.fio:2: option 'output-format' is not valid here: it applies to the whole run and is only accepted on the command line (--output-format=...)",
+        ),
+        (
+            "[j]\nkb_base=512\n",
+            "t.fio:2: option 'kb_base': bad value '512': expected 1024 or 1000",
+        ),
+        (
+            "[j]\npercentile_list=99:101\n",
+            "t.fio:2: option 'percentile_list': bad value '99:101': expected a ':'-separated list of up to 20 percentiles in [0, 100], e.g. 50:99:99.9",
+        ),
+        (
+            "[j]\nfixedbufs\n",
+            "t.fio:2: job 'j': fixedbufs needs ioengine=io_uring, but the job uses ioengine=psync",
+        ),
+        (
+            "[global]\nhipri\n[j]\n",
+            "t.fio:2: job 'j': hipri needs ioengine=io_uring or pvsync2, but the job uses ioengine=psync",
+        ),
+        (
+            "[j]\nnull_lat=10us\n",
+            "t.fio:2: job 'j': null_lat configures the emulated device and needs ioengine=null, but the job uses ioengine=psync",
+        ),
+        (
+            "[j]\nioengine=null\nnull_corrupt_rate=0.1\n",
+            "t.fio:3: job 'j': null_corrupt_rate needs null_backing=mem (there is no data to corrupt otherwise)",
+        ),
+        (
+            "[j]\nois_max=1m\n",
+            "t.fio:2: job 'j': ois_max only applies to iosched=laq",
+        ),
+        (
+            "[j]\niosched=laq\nois_max=1m\nois_min=2m\n",
+            "t.fio:4: job 'j': ois_min (2097152) is larger than ois_max (1048576)",
+        ),
+        (
+            "[j]\nioengine=null\nnull_err_rate=2\n",
+            "t.fio:3: option 'null_err_rate': bad value '2': expected a probability: a number from 0 to 1 (e.g. 0.001) or a percentage (e.g. 0.1%)",
+        ),
+        (
+            "[j]\nioengine=null\nnull_dist=gauss\n",
+            "t.fio:3: option 'null_dist': bad value 'gauss': expected fixed, exp, or uniform[:JITTER] with JITTER in [0, 1] (default 0.5)",
+        ),
+        (
+            "[j]\nioengine=null\nnull_fault_range=2m-1m\n",
+            "t.fio:3: option 'null_fault_range': bad value '2m-1m': expected START-END byte offsets with START < END, such as 0-1m",
+        ),
+        (
+            "[j]\nprioclass=4\n",
+            "t.fio:2: option 'prioclass': bad value '4': expected an integer from 0 to 3, got 4",
+        ),
+        (
+            "[j]\nsize=1.5g\n",
+            "t.fio:2: option 'size': bad value '1.5g': expected a size: an integer with an optional suffix b, k, m, g, t, p (also kb/ki, kib etc.; case-insensitive), e.g. 4k, 1m, 512, or a percentage such as 50% (fractions are not supported: fio would silently truncate them; use a smaller unit, e.g. 1536 instead of 1.5k)",
+        ),
+        (
+            "[globalish]\n",
+            "t.fio:1: bad section header '[globalish]': fio treats every section whose name starts with 'global' as [global]; rename the job, or write [global]",
+        ),
+        (
+            "[global]\nbs=8k\n",
+            "t.fio: no jobs defined: add a [jobname] section to a job file or --name=NAME on the command line",
+        ),
+    ];
+    for (text, want) in cases {
+        match parse(text) {
+            Ok(p) => panic!("{text:?} parsed: {:?}", p.jobs),
+            Err(e) => assert_eq!(e.to_string(), *want, "input {text:?}"),
+        }
+    }
+}
+
+#[test]
+fn malformed_command_lines() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[],
+            "command line: no jobs defined: add a [jobname] section to a job file or --name=NAME on the command line",
+        ),
+        (
+            &["--name=j", "--output-format=json,normal"],
+            "command line: option 'output-format': bad value 'json,normal': expected normal or json (iolab writes one format per run)",
+        ),
+        (
+            &["--name=j", "--output-format=terse"],
+            "command line: option 'output-format': bad value 'terse': expected normal or json (terse output is not supported by iolab)",
+        ),
+        (
+            &["--name=j", "--output"],
+            "command line: option 'output' needs a value: expected a file path",
+        ),
+        (
+            &["--name="],
+            "command line: option 'name' needs a value: expected a job name",
+        ),
+        (
+            &["--name=j", "-bs=4k"],
+            "command line: unknown option '-bs=4k'; did you mean '--bs'?",
+        ),
+        (
+            &["--name=j", "--bs=4k", "--iodepht=2"],
+            "command line: unknown option 'iodepht'; did you mean 'iodepth'?",
+        ),
+        (
+            &["missing.fio"],
+            "command line: cannot read job file 'missing.fio': entity not found",
+        ),
+        (
+            &["--section=nope", "--name=j"],
+            "command line: option 'section': bad value 'nope': expected the name of a job section in the given job files",
+        ),
+        (
+            &["--name=j", "--numa_cpu_nodes=0"],
+            "command line: fio option 'numa_cpu_nodes' is not supported by iolab: iolab places threads with its own placement policies",
+        ),
+        (
+            &["-"],
+            "command line: fio option '-' is not supported by iolab: reading a job file from stdin is not supported; give a path",
+        ),
+    ];
+    for (args, want) in cases {
+        match cmdline(args, &[]) {
+            Ok(p) => panic!("{args:?} parsed: {:?}", p.jobs),
+            Err(e) => assert_eq!(e.to_string(), *want, "args {args:?}"),
+        }
+    }
+}
+
+#[test]
+fn unsupported_list_is_documented() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/fio-compat.md"))
+        .expect("docs/fio-compat.md");
+    for (name, _) in describe_unsupported() {
+        assert!(
+            doc.contains(&format!("`{name}`")),
+            "docs/fio-compat.md lacks `{name}`"
+        );
+    }
+    for (name, _) in options::supported_options() {
+        assert!(
+            doc.contains(&format!("`{name}`")),
+            "docs/fio-compat.md lacks `{name}`"
+        );
+    }
+}
