@@ -1,0 +1,238 @@
+//! `iolab observe` end to end: exact syscall counts across threads and children,
+//! interval totals, exit codes, and removal of the tracefs instance after success,
+//! error and SIGINT. Needs root, tracefs and a C compiler; skips with a reason.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const IOLAB: &str = env!("CARGO_BIN_EXE_iolab");
+
+struct Helper {
+    _dir: tempfile::TempDir,
+    bin: PathBuf,
+}
+
+/// Compile tests/helpers/syscalls.c into a temp dir, or say why not.
+fn helper() -> Option<Helper> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: observe needs root");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("syscalls");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/helpers/syscalls.c");
+    match Command::new("cc")
+        .args(["-O2", "-pthread", "-o"])
+        .arg(&bin)
+        .arg(&src)
+        .status()
+    {
+        Ok(s) if s.success() => Some(Helper { _dir: dir, bin }),
+        r => {
+            eprintln!("skipped: cannot compile the helper with cc: {r:?}");
+            None
+        }
+    }
+}
+
+fn instances_of(pid: u32) -> Vec<String> {
+    let prefix = format!("iolab-{pid}-");
+    std::fs::read_dir("/sys/kernel/tracing/instances")
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| n.starts_with(&prefix))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn run(args: &[&str]) -> (Output, u32) {
+    let child = Command::new(IOLAB)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    (child.wait_with_output().unwrap(), pid)
+}
+
+fn json_lines(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON {l:?}: {e}")))
+        .collect()
+}
+
+fn calls(report: &Value, name: &str) -> u64 {
+    report["syscalls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .map(|s| s["calls"].as_u64().unwrap())
+        .unwrap_or(0)
+}
+
+#[test]
+fn counts_exact_syscalls_of_threads_and_children() {
+    let Some(h) = helper() else { return };
+    let bin = h.bin.to_str().unwrap();
+    let (n, m, k) = (50_000u64, 7_001u64, 3_333u64);
+    let (out, pid) = run(&[
+        "observe",
+        "--json",
+        "--",
+        bin,
+        &n.to_string(),
+        &m.to_string(),
+        &k.to_string(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reports = json_lines(&out);
+    let total = reports.last().unwrap();
+    assert_eq!(total["kind"], "total");
+    assert_eq!(calls(total, "getppid"), n + m + k);
+    assert_eq!(total["lost_events"], 0);
+    // main thread, the pthread, the forked child
+    let threads = total["threads"].as_array().unwrap();
+    let with_calls: Vec<u64> = threads
+        .iter()
+        .map(|t| t["syscalls"].as_u64().unwrap())
+        .collect();
+    assert_eq!(threads.len(), 3, "{threads:?}");
+    assert!(with_calls.iter().any(|&c| c >= n), "{with_calls:?}");
+    assert!(
+        with_calls.iter().any(|&c| c >= k && c < n),
+        "{with_calls:?}"
+    );
+    // One execve for the helper itself, and a clone for the fork.
+    assert_eq!(calls(total, "execve"), 1);
+    assert!(calls(total, "clone") + calls(total, "clone3") >= 2);
+    assert!(instances_of(pid).is_empty(), "instance left behind");
+}
+
+#[test]
+fn interval_reports_add_up_to_the_total() {
+    let Some(h) = helper() else { return };
+    let bin = h.bin.to_str().unwrap();
+    let n = 400_000u64;
+    let (out, _) = run(&[
+        "observe",
+        "--json",
+        "--interval",
+        "0.05",
+        "--",
+        bin,
+        &n.to_string(),
+        "0",
+        "0",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reports = json_lines(&out);
+    let (intervals, total): (Vec<&Value>, Vec<&Value>) =
+        reports.iter().partition(|r| r["kind"] == "interval");
+    assert_eq!(total.len(), 1);
+    assert!(
+        intervals.len() >= 2,
+        "expected several intervals: {}",
+        intervals.len()
+    );
+    let sum: u64 = intervals.iter().map(|r| calls(r, "getppid")).sum();
+    assert_eq!(sum, n);
+    assert_eq!(calls(total[0], "getppid"), n);
+}
+
+#[test]
+fn exit_code_of_the_command_is_returned_and_errors_leave_nothing() {
+    let Some(h) = helper() else { return };
+    // Too few arguments: the helper exits 2.
+    let (out, pid) = run(&["observe", "--", h.bin.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(instances_of(pid).is_empty());
+    // A command that cannot be executed: 127, instance removed.
+    let (out, pid) = run(&["observe", "--", "/nonexistent/command"]);
+    assert_eq!(out.status.code(), Some(127));
+    assert!(instances_of(pid).is_empty());
+    // Bad input: clear error naming the option, no instance.
+    let (out, pid) = run(&["observe", "--interval", "0", "--", "true"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--interval"));
+    assert!(instances_of(pid).is_empty());
+    let (out, _) = run(&["observe", "--pid", "999999999"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no such running process"));
+}
+
+#[test]
+fn attaches_to_a_running_pid() {
+    let Some(h) = helper() else { return };
+    let mut spinner = Command::new(&h.bin)
+        .args(["0", "0", "0", "1"])
+        .spawn()
+        .unwrap();
+    let sp = spinner.id().to_string();
+    let (out, pid) = run(&["observe", "--json", "--pid", &sp, "--duration", "0.3"]);
+    let _ = spinner.kill();
+    let _ = spinner.wait();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let total = json_lines(&out).pop().unwrap();
+    assert!(calls(&total, "getppid") > 1000, "{total}");
+    let tids: Vec<i64> = total["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tid"].as_i64().unwrap())
+        .collect();
+    assert_eq!(tids, vec![spinner.id() as i64]);
+    assert!(instances_of(pid).is_empty());
+}
+
+#[test]
+fn sigint_stops_observing_and_removes_the_instance() {
+    let Some(_h) = helper() else { return };
+    let child = Command::new(IOLAB)
+        .args(["observe", "--json", "--", "sleep", "5"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while instances_of(pid).is_empty() {
+        assert!(Instant::now() < deadline, "instance never appeared");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    // SAFETY: signalling the child we spawned.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert!(instances_of(pid).is_empty(), "instance left after SIGINT");
+    let total = json_lines(&out).pop().expect("a total report after SIGINT");
+    assert_eq!(total["kind"], "total");
+    // sleep is still inside nanosleep/clock_nanosleep: reported, not timed.
+    assert!(
+        !total["in_flight"].as_array().unwrap().is_empty(),
+        "{total}"
+    );
+    for t in total["threads"].as_array().unwrap() {
+        // SAFETY: the orphaned `sleep` we started through observe.
+        unsafe { libc::kill(t["tid"].as_i64().unwrap() as i32, libc::SIGKILL) };
+    }
+}

@@ -1,0 +1,139 @@
+//! Live block breakdown on devices this test creates (a hot-added zram, a loop
+//! device on a temp file), joined with user-side timestamps taken around pread.
+//! Needs root; skips with a reason otherwise.
+
+use std::fs::OpenOptions;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+use std::time::Duration;
+
+use iolab::measure::blktrace::{
+    Action, BlockTrace, BlockTraceOptions, UserIo, btt_table, join, match_requests,
+    render_breakdown, render_btt,
+};
+use iolab::measure::clock::now_ns;
+use iolab::request::Op;
+
+fn root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let r = unsafe { libc::geteuid() } == 0;
+    if !r {
+        eprintln!("skipped: block tracing needs root");
+    }
+    r
+}
+
+/// O_DIRECT 4 KiB reads at known offsets, timed like the engine does.
+fn direct_reads(dev: &Path, n: u64) -> Vec<UserIo> {
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(dev)
+        .unwrap();
+    let layout = std::alloc::Layout::from_size_align(4096, 4096).unwrap();
+    // SAFETY: non-zero size; freed below.
+    let p = unsafe { std::alloc::alloc_zeroed(layout) };
+    // SAFETY: p is valid for 4096 bytes until dealloc.
+    let buf = unsafe { std::slice::from_raw_parts_mut(p, 4096) };
+    let mut v = Vec::new();
+    for i in 0..n {
+        let offset = (i * 7 % 256) * 4096;
+        let t0 = now_ns();
+        let r = f.read_at(buf, offset).unwrap();
+        let t1 = now_ns();
+        assert_eq!(r, 4096);
+        v.push(UserIo {
+            offset,
+            len: 4096,
+            op: Op::Read,
+            t_submit_start: t0,
+            t_submit_end: t1,
+            t_complete_seen: t1,
+        });
+    }
+    // SAFETY: allocated above with this layout.
+    unsafe { std::alloc::dealloc(p, layout) };
+    v
+}
+
+fn opts() -> BlockTraceOptions {
+    BlockTraceOptions {
+        buffer_kb: 2048,
+        drain_every: Duration::from_millis(20),
+    }
+}
+
+#[test]
+fn zram_is_bio_based_and_reports_only_q2c() {
+    if !root() {
+        return;
+    }
+    let z = match iolab::sys::zram::Zram::create(16 << 20) {
+        Ok(z) => z,
+        Err(e) => {
+            eprintln!("skipped: no zram: {e:#}");
+            return;
+        }
+    };
+    let trace = BlockTrace::start(&z.path(), opts()).unwrap();
+    let user = direct_reads(&z.path(), 200);
+    let res = trace.stop().unwrap();
+    let (reqs, st) = match_requests(&res.events);
+    let t = btt_table(&reqs, &st);
+    assert_eq!(st.by_action[Action::Q as usize], 200);
+    assert_eq!(st.by_action[Action::D as usize], 0);
+    assert_eq!(t.q2c.n, 200);
+    assert_eq!(t.d2c.n, 0);
+    assert!(
+        t.notes.iter().any(|n| n.contains("bio-based")),
+        "{:?}",
+        t.notes
+    );
+    let b = join(&user, &reqs, 0);
+    assert_eq!(b.joined.len(), 200, "{}", render_breakdown(&b));
+    assert_eq!(b.block.n, 0);
+    for j in &b.joined {
+        assert_eq!(j.user_ns + j.q2c_ns + j.completion_ns, j.total_ns);
+    }
+    eprintln!("{}\n{}", render_btt(&t), render_breakdown(&b));
+}
+
+#[test]
+fn loop_device_has_request_stages_and_joins() {
+    if !root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("backing");
+    std::fs::File::create(&file)
+        .unwrap()
+        .set_len(16 << 20)
+        .unwrap();
+    let lo = match iolab::sys::loopdev::LoopDev::attach(&file, true) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("skipped: no loop device: {e:#}");
+            return;
+        }
+    };
+    let trace = BlockTrace::start(&lo.path(), opts()).unwrap();
+    let user = direct_reads(&lo.path(), 100);
+    let res = trace.stop().unwrap();
+    assert!(!res.loss.any_loss());
+    let (reqs, st) = match_requests(&res.events);
+    let t = btt_table(&reqs, &st);
+    // Every read went through Q, G, D and C (I only with an I/O scheduler).
+    assert!(
+        t.q2g.n >= 100 && t.d2c.n >= 100 && t.q2c.n >= 100,
+        "{}",
+        render_btt(&t)
+    );
+    let b = join(&user, &reqs, 0);
+    assert_eq!(b.joined.len(), 100, "{}", render_breakdown(&b));
+    for j in &b.joined {
+        let (blk, dev) = (j.block_ns.unwrap(), j.device_ns.unwrap());
+        assert_eq!(j.user_ns + blk + dev + j.completion_ns, j.total_ns);
+    }
+    assert!(b.device.avg_ns > 0.0);
+    eprintln!("{}\n{}", render_btt(&t), render_breakdown(&b));
+}
