@@ -558,3 +558,56 @@ fn unsupported_list_is_documented() {
         );
     }
 }
+
+/// A typical benchmark file, read from disk through the public entry point.
+#[test]
+fn a_typical_job_file_from_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ssd.fio");
+    std::fs::write(
+        &path,
+        "# sequential and random, one after the other\n\
+         [global]\n\
+         bs=4k\n\
+         ioengine=io_uring\n\
+         iodepth=4\n\
+         size=10g\n\
+         direct=1\n\
+         runtime=60\n\
+         directory=/mnt/ssd\n\
+         filename=ssd.test.file\n\
+         \n\
+         [seq-read]\n\
+         rw=read\n\
+         stonewall\n\
+         \n\
+         [rand-read]\n\
+         rw=randread\n\
+         stonewall\n\
+         \n\
+         [seq-write]\n\
+         rw=write\n\
+         stonewall\n\
+         \n\
+         [rand-write]\n\
+         rw=randwrite\n\
+         stonewall\n",
+    )
+    .unwrap();
+    let args = vec![
+        path.display().to_string(),
+        "--output-format=json".to_string(),
+    ];
+    let env = |k: &str| std::env::var(k).ok();
+    let p = parse_run_args(&args, &env).unwrap();
+    let modes: Vec<&str> = p.jobs.iter().map(|j| j.rw.fio_name()).collect();
+    assert_eq!(modes, ["read", "randread", "write", "randwrite"]);
+    assert!(p.jobs.iter().all(|j| j.stonewall
+        && j.direct
+        && j.iodepth == 4
+        && j.size == Some(10 << 30)
+        && j.runtime == Some(Duration::from_secs(60))
+        && j.filename.as_deref() == Some("ssd.test.file")));
+    assert_eq!(p.jobs[1].origin, Origin(format!("{}:16", path.display())));
+    assert_eq!(p.output_format, OutputFormat::Json);
+}
