@@ -19,6 +19,8 @@ struct Cli {
 enum Cmd {
     /// Run fio-compatible jobs (job files and/or --key=value options).
     Run(iolab::engine::cli::RunArgs),
+    /// Reproduce the studies on this machine; write an HTML report and results.json.
+    Lab(iolab::lab::cli::LabArgs),
     /// Print CPUs, cores and SMT siblings as iolab sees them.
     Topology(iolab::placement::cli::TopologyArgs),
     /// Count system calls, context switches and interrupts of a process or command.
@@ -29,6 +31,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.cmd {
         Cmd::Run(a) => iolab::engine::cli::main(a),
+        Cmd::Lab(a) => iolab::lab::cli::main(a),
         Cmd::Topology(a) => iolab::placement::cli::main(a),
         Cmd::Observe(a) => iolab::measure::observe::main(a),
     };

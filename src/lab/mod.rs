@@ -2,6 +2,7 @@
 //! its published figures. One file per study; [`model`] is what they produce.
 
 pub mod laq;
+pub mod cli;
 pub mod model;
 pub mod placement;
 pub mod poll;

@@ -1,0 +1,162 @@
+//! `iolab lab [STUDY...]`: run the studies on embedded defaults, write
+//! `results.json` and `index.html` to `--out`, print a terminal summary.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+use super::model::{LabResults, Machine, Skipped, StudyResult};
+
+/// The studies, in the order they run: (name, seed, what it reproduces).
+pub const STUDIES: [(&str, &str, &str); 2] = [
+    ("poll", "000", "poll vs interrupt completion (FAST '12)"),
+    ("placement", "001", "polling-aware thread placement"),
+];
+
+#[derive(clap::Args, Debug)]
+pub struct LabArgs {
+    /// Studies to run (default: all): poll, placement.
+    pub studies: Vec<String>,
+    /// Short runs (CI): the whole lab in about a minute.
+    #[arg(long)]
+    pub quick: bool,
+    /// Where to write index.html and results.json.
+    #[arg(long, default_value = "iolab-report")]
+    pub out: PathBuf,
+    /// Print the results as JSON on stdout instead of the text summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn main(a: LabArgs) -> Result<u8> {
+    for s in &a.studies {
+        if !STUDIES.iter().any(|(n, _, _)| n == s) {
+            let valid: Vec<&str> = STUDIES.iter().map(|s| s.0).collect();
+            bail!("unknown study '{s}'; valid studies: {}", valid.join(", "));
+        }
+    }
+    crate::sys::cleanup::install_signal_handlers()?;
+    let chosen: Vec<&str> = if a.studies.is_empty() {
+        STUDIES.iter().map(|s| s.0).collect()
+    } else {
+        STUDIES.iter().map(|s| s.0).filter(|n| a.studies.iter().any(|s| s == n)).collect()
+    };
+    let progress = std::io::stderr().is_terminal();
+    let mut results = LabResults {
+        iolab_version: env!("CARGO_PKG_VERSION").to_string(),
+        machine: machine(),
+        quick: a.quick,
+        ..Default::default()
+    };
+    for (i, name) in chosen.iter().enumerate() {
+        if crate::sys::cleanup::stop_requested() {
+            results.not_run.push(Skipped {
+                part: name.to_string(),
+                reason: "interrupted".into(),
+            });
+            continue;
+        }
+        if progress {
+            eprint!("[{}/{}] {name} ...", i + 1, chosen.len());
+        }
+        let t0 = Instant::now();
+        match run_study(name, a.quick) {
+            Ok(r) => {
+                if progress {
+                    eprintln!(" done in {:.1} s", t0.elapsed().as_secs_f64());
+                }
+                results.studies.push(r);
+            }
+            Err(e) => {
+                if progress {
+                    eprintln!(" not run");
+                }
+                results.not_run.push(Skipped {
+                    part: name.to_string(),
+                    reason: format!("{e:#}"),
+                });
+            }
+        }
+    }
+    for f in crate::sys::cleanup::run_cleanups() {
+        eprintln!("iolab: cleanup: {f}");
+    }
+    std::fs::create_dir_all(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
+    let json = serde_json::to_string_pretty(&results)?;
+    let json_path = a.out.join("results.json");
+    std::fs::write(&json_path, &json).with_context(|| format!("writing {}", json_path.display()))?;
+    if a.json {
+        println!("{json}");
+    } else {
+        print!("{}", summary(&results));
+        println!("results: {}", json_path.display());
+    }
+    Ok(if results.studies.is_empty() { 1 } else { 0 })
+}
+
+fn run_study(name: &str, quick: bool) -> Result<StudyResult> {
+    match name {
+        "poll" => super::poll::run(&super::poll::PollStudyOpts { quick }),
+        "placement" => Ok(super::placement::run_placement_study(&super::placement::PlacementStudyOpts {
+            quick,
+            ..Default::default()
+        })?
+        .to_study_result()),
+        other => bail!("unknown study '{other}'"),
+    }
+}
+
+/// The terminal summary: every study's text view, then what did not run.
+pub fn summary(r: &LabResults) -> String {
+    let m = &r.machine;
+    let mut s = format!(
+        "iolab {} lab on {} ({}, {} CPUs, {}), {}\n\n",
+        r.iolab_version,
+        m.hostname,
+        m.cpu_model,
+        m.cpus,
+        m.kernel,
+        if r.quick { "quick" } else { "full" }
+    );
+    for st in &r.studies {
+        s += &st.render_text();
+        s.push('\n');
+    }
+    for n in &r.not_run {
+        s += &format!("study {} not run: {}\n", n.part, n.reason);
+    }
+    s
+}
+
+/// Facts about this machine for the report header.
+pub fn machine() -> Machine {
+    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default().trim().to_string();
+    let cpu_model = read("/proc/cpuinfo")
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split(':').nth(1))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|| "unknown".into());
+    let mem_kib: f64 = read("/proc/meminfo")
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        .unwrap_or(0.0);
+    let date = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| crate::report::model::ctime(d.as_secs() as i64))
+        .unwrap_or_default();
+    Machine {
+        hostname: read("/proc/sys/kernel/hostname"),
+        kernel: read("/proc/sys/kernel/osrelease"),
+        cpu_model,
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        memory_gib: mem_kib / (1024.0 * 1024.0),
+        root: super::runner::is_root(),
+        clock_cost_ns: crate::measure::clock::self_check().cost_ns,
+        wakeup_cost_ns: crate::completion::adaptive::wakeup_cost_ns(),
+        date,
+    }
+}
