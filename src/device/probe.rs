@@ -262,6 +262,8 @@ pub struct TargetCaps {
     /// sysfs `queue/io_poll`: the driver has poll queues (IOPOLL / hipri possible).
     pub io_poll: Option<bool>,
     pub nowait: NowaitCaps,
+    /// `queue/scheduler`; `None` where the attribute is absent: bio-based devices
+    /// (zram, brd) have no request queue and so no scheduler or `nr_requests`.
     pub scheduler: Option<Scheduler>,
     pub rotational: Option<bool>,
     pub nr_requests: Option<u32>,

@@ -16,6 +16,31 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 const EVENT: &str = "events/io_uring/io_uring_queue_async_work";
+/// Instance names are `iolab-punt-<pid>-<seq>`, so leftovers of dead processes
+/// (killed before their destructors ran) can be recognised and removed.
+const PREFIX: &str = "iolab-punt-";
+
+/// Remove punt-counting instances whose process no longer exists.
+fn sweep_stale(instances: &Path) {
+    let Ok(dir) = fs::read_dir(instances) else {
+        return;
+    };
+    for e in dir.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = fs::write(e.path().join(EVENT).join("enable"), "0");
+            let _ = fs::remove_dir(e.path());
+        }
+    }
+}
 
 /// How many requests were punted to io-wq, or why that cannot be known here.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -55,8 +80,9 @@ impl PuntTrace {
                 root.display()
             ));
         }
+        sweep_stale(&root.join("instances"));
         let name = format!(
-            "iolab-punt-{}-{}",
+            "{PREFIX}{}-{}",
             std::process::id(),
             SEQ.fetch_add(1, Ordering::Relaxed)
         );
