@@ -201,8 +201,10 @@ impl Uring {
         })
     }
 
-    /// Requests punted to io-wq workers so far (see the module doc for how they are
-    /// counted), or why they cannot be counted here.
+    /// Requests punted to io-wq workers so far, or why they cannot be counted here
+    /// (tracefs missing, not root). Counted per submitting thread (the thread that
+    /// first commits, or the SQ thread): a second ring driven by the same thread
+    /// would add its punts to this count.
     pub fn punt_count(&self) -> PuntCount {
         match &self.punts {
             Ok(t) => match t.count() {
