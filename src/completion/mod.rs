@@ -150,6 +150,13 @@ impl Completer {
     #[inline]
     pub fn observe(&mut self, len: u32, clat_ns: u64) {
         self.samples += 1;
+        // A preempted request can take milliseconds on a busy machine; clamping
+        // it keeps hybrid's nap tied to the device rather than to the scheduler.
+        let clat_ns = if self.samples > 16 {
+            clat_ns.min((4.0 * self.mean_ns) as u64)
+        } else {
+            clat_ns
+        };
         let w = if self.samples < 16 {
             1.0 / self.samples as f64
         } else {
