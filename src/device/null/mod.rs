@@ -20,7 +20,10 @@
 //! coalescing. The coalescer is armed when the host goes to sleep and counts the
 //! completions posted after that; an interrupt fires after `irq_coalesce_count` of
 //! them or once the oldest is `irq_coalesce_time` old. The host wakes at the first
-//! interrupt that makes `min` completions available:
+//! interrupt that makes `min` completions available (`min` is capped at `out.len()`
+//! and at what can still complete: committed, not hung; when nothing can, the call
+//! returns at once instead of sleeping forever, and the engine's io_timeout and
+//! [`NullDevice::abort`] deal with hung commands):
 //! - `timer`: the host thread itself sleeps on an hrtimer (absolute
 //!   `clock_nanosleep`) until that interrupt. Its timer slack is set to 1 ns on the
 //!   first such sleep in each thread (the default 50 us slack would dwarf the
@@ -37,7 +40,7 @@
 //! most commands that can be outstanding (`qd`, or the engine's queue depth when
 //! `qd=0`); `queue`/`commit`/`reap(Peek)` never allocate, lock or make syscalls.
 //!
-//! Faults (see [`fault`]): `error` completes with -EIO after its service time;
+//! Faults (rules in `fault.rs`): `error` completes with -EIO after its service time;
 //! `corrupt` flips one byte of a read's returned data (needs `backing_mem`, since
 //! without a memory image there is no data to corrupt or verify); `hang` never
 //! completes on its own and keeps its queue slot until [`NullDevice::abort`];
@@ -348,9 +351,11 @@ impl NullDevice {
         self.next_chan = at;
     }
 
-    /// The waiting command a channel freed at `t` takes. Candidates committed by
-    /// `t` come first (reads before writes under readfirst, arrival order under
-    /// fifo); if none had arrived, the channel idles until the next arrival.
+    /// The waiting command a channel freed at `t` takes: reads before writes under
+    /// readfirst, arrival order under fifo. Because `commit` advances the device to
+    /// its own time before adding arrivals, every waiting command was committed by
+    /// `t`; the `r.commit <= w.commit` arm only keeps the rule right (earliest
+    /// arrival first, reads winning ties) should that ever change.
     fn pick(&mut self, t: u64) -> Option<u32> {
         let take_read = match (self.wait_reads.front(), self.wait_writes.front()) {
             (None, None) => return None,
