@@ -7,8 +7,9 @@
 //!
 //! Without Chromium the test says why and passes (CI installs Debian's
 //! `chromium` package: `apt-get install -y chromium`). `IOLAB_CHROMIUM` picks
-//! another binary; `IOLAB_KEEP_SCREENSHOT=PATH.png` keeps the lab screenshot
-//! (and the page beside it as PATH.html).
+//! another binary; `IOLAB_REPORT_RESULTS=results.json` checks the report of
+//! real saved lab results instead of the synthetic ones; `IOLAB_KEEP_SCREENSHOT=PATH.png` keeps the lab screenshot
+//! (and the pages beside it as PATH.html and PATH.run.html).
 
 mod report_html_common;
 
@@ -16,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use iolab::report::html::{render_lab_html, render_run_html};
+use iolab::report::html::{load_results, render_lab_html, render_run_html};
 use report_html_common::{chart_count, lab_results, run_result, svgs};
 use serde_json::Value;
 
@@ -210,8 +211,11 @@ fn report_renders_in_chromium() {
         assert!(f.contains(expect), "harness missed {expect:?}:\n{f}");
     }
 
-    // The lab report.
-    let r = lab_results();
+    // The lab report: synthetic, or real saved results when given.
+    let r = match std::env::var_os("IOLAB_REPORT_RESULTS") {
+        Some(p) => load_results(Path::new(&p)).unwrap(),
+        None => lab_results(),
+    };
     let html = render_lab_html(&r);
     let page = d.join("index.html");
     std::fs::write(&page, &html).unwrap();
@@ -241,6 +245,9 @@ fn report_renders_in_chromium() {
 
     // The run report.
     let html = render_run_html(&run_result());
+    if let Some(keep) = std::env::var_os("IOLAB_KEEP_SCREENSHOT") {
+        std::fs::write(PathBuf::from(keep).with_extension("run.html"), &html).unwrap();
+    }
     let p = probe(&bin, d, "run", &html);
     assert_eq!(p["charts"].as_array().unwrap().len(), 3);
     let f = faults(&p, PROBE_SCRIPTS);

@@ -548,7 +548,7 @@ fn iops_over_time(j: &JobResult) -> (Chart, Option<String>) {
         ));
     }
     let per_s = 1000.0 / log.interval_ms as f64;
-    for (k, name) in ["read", "write", "sync"].iter().enumerate() {
+    for (k, name) in ["read", "write", "fsync"].iter().enumerate() {
         if log.ios[..used].iter().all(|s| s[k] == 0) {
             continue;
         }

@@ -21,7 +21,9 @@ pub const PALETTE: [&str; 8] = [
 /// Dash patterns cycled after the palette, so series 9+ stay distinct.
 const DASHES: [&str; 3] = ["", "6 3", "2 3"];
 
-const WIDTH: f64 = 760.0;
+const WIDTH: f64 = 860.0;
+/// Rotated category labels longer than this are cut (full text in a tooltip).
+const ROTATED_MAX_CHARS: f64 = 30.0;
 const PLOT_H: f64 = 260.0;
 const TOP: f64 = 40.0;
 const RIGHT: f64 = 24.0;
@@ -421,8 +423,7 @@ fn layout(
                 .map(|l| text_w(l, TICK_FONT))
                 .fold(0.0, f64::max);
             if widest > slot - 4.0 {
-                // Rotated labels are cut to 22 characters (full text in a tooltip).
-                let w = widest.min(22.0 * TICK_FONT * CHAR_W);
+                let w = widest.min(ROTATED_MAX_CHARS * TICK_FONT * CHAR_W);
                 (true, w * 0.64 + 14.0)
             } else {
                 (false, 18.0)
@@ -740,7 +741,7 @@ fn bar_svg(chart: &Chart, mut data: Clean) -> String {
         let ty = l.plot_bottom + 14.0;
         let tx = if l.rotate_x { cx + 3.0 } else { cx };
         let shown = if l.rotate_x {
-            fit(cat, 22.0 * TICK_FONT * CHAR_W, TICK_FONT)
+            fit(cat, ROTATED_MAX_CHARS * TICK_FONT * CHAR_W, TICK_FONT)
         } else {
             fit(cat, slot, TICK_FONT)
         };
