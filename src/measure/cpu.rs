@@ -358,7 +358,7 @@ impl Interrupts {
     /// Rows with a non-zero total, largest first (for reports).
     pub fn active(&self) -> Vec<&IrqSource> {
         let mut v: Vec<&IrqSource> = self.sources.iter().filter(|s| s.total > 0).collect();
-        v.sort_by(|a, b| b.total.cmp(&a.total));
+        v.sort_by_key(|s| std::cmp::Reverse(s.total));
         v
     }
 }

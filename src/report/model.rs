@@ -9,9 +9,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use crate::measure::clock::ClockCheck;
 use crate::measure::cpu::{DiskUtil, SystemDelta, ThreadUsage};
-use crate::measure::recorder::{
-    self, DEPTH_BUCKETS, DIRS, LAT_BUCKETS, LatHist, Recorder,
-};
+use crate::measure::recorder::{self, DEPTH_BUCKETS, DIRS, LAT_BUCKETS, LatHist, Recorder};
 use crate::request::Class;
 
 /// What iolab writes as `"fio version"`: its own name and version, never fio's,
@@ -411,11 +409,7 @@ impl JobResult {
                 workers: meta.workers,
                 pid: meta.pid,
                 histogram: HistogramInfo::current(rec.clamped()),
-                errors: [
-                    rec.dirs[0].errors,
-                    rec.dirs[1].errors,
-                    rec.dirs[2].errors,
-                ],
+                errors: [rec.dirs[0].errors, rec.dirs[1].errors, rec.dirs[2].errors],
                 classes: Class::ALL
                     .iter()
                     .zip(&rec.classes)
@@ -441,7 +435,11 @@ impl JobResult {
 
     /// Directions as `(fio name, result)`, fio's order.
     pub fn dirs(&self) -> [(&'static str, &DirResult); 3] {
-        [("read", &self.read), ("write", &self.write), ("trim", &self.trim)]
+        [
+            ("read", &self.read),
+            ("write", &self.write),
+            ("trim", &self.trim),
+        ]
     }
 
     /// Raw count of depth samples, to tell "no data" from "all zero".
@@ -461,7 +459,13 @@ pub fn apply_group_aggregates(jobs: &mut [JobResult]) {
     };
     for g in groups {
         for dir in 0..2 {
-            let pick = |j: &JobResult| if dir == 0 { j.read.clone() } else { j.write.clone() };
+            let pick = |j: &JobResult| {
+                if dir == 0 {
+                    j.read.clone()
+                } else {
+                    j.write.clone()
+                }
+            };
             let agg_bytes: u64 = jobs
                 .iter()
                 .filter(|j| j.groupid == g)
@@ -510,7 +514,10 @@ pub struct RunResult {
     /// Local time, ctime(3) style.
     pub time: String,
     /// fio prints this only when the job file has a [global] section.
-    #[serde(rename = "global options", skip_serializing_if = "OrderedMap::is_empty")]
+    #[serde(
+        rename = "global options",
+        skip_serializing_if = "OrderedMap::is_empty"
+    )]
     pub global_options: OrderedMap,
     pub jobs: Vec<JobResult>,
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -282,11 +282,7 @@ pub fn job_block(out: &mut String, j: &JobResult, time: &str, precision: usize) 
 /// "Run status group N" lines for the jobs of one group.
 fn group_block(out: &mut String, gid: u32, jobs: &[&JobResult]) {
     let _ = writeln!(out, "\nRun status group {gid} (all jobs):");
-    for (label, pick) in [
-        ("   READ", 0usize),
-        ("  WRITE", 1),
-        ("   TRIM", 2),
-    ] {
+    for (label, pick) in [("   READ", 0usize), ("  WRITE", 1), ("   TRIM", 2)] {
         let dirs: Vec<&DirResult> = jobs.iter().map(|j| j.dirs()[pick].1).collect();
         let io: u64 = dirs.iter().map(|d| d.io_bytes).sum();
         if io == 0 {
@@ -419,6 +415,72 @@ mod tests {
         assert_eq!(
             out,
             "    clat percentiles (usec):\n     | 50.0th=[  104], 99.0th=[  269], 99.9th=[ 2704]\n"
+        );
+    }
+
+    #[test]
+    fn rendered_run_has_fios_landmarks() {
+        use crate::measure::cpu::{DiskUtil, ThreadUsage};
+        use crate::measure::recorder::{Recorder, RecorderConfig, Sample};
+        use crate::report::model::{JobMeta, RunExtras};
+        use crate::request::{Class, Op};
+        let mut rec = Recorder::new_at(RecorderConfig::for_runtime(true, Some(3_000_000_000)), 0);
+        for i in 0..30_000u64 {
+            rec.note_depth(4);
+            rec.record_sample(&Sample {
+                op: Op::Read,
+                class: Class::Read,
+                bytes: 4096,
+                slat_ns: 2_000 + i % 700,
+                clat_ns: 90_000 + (i * 37) % 20_000,
+                lat_ns: 93_000 + (i * 37) % 20_000,
+                done_ns: i * 100_000,
+            });
+        }
+        let meta = JobMeta {
+            name: "u".into(),
+            groupid: 0,
+            jobnum: 0,
+            workers: 1,
+            pid: 42,
+            options: vec![],
+            iodepth: 4,
+            percentile_list: crate::job::spec::DEFAULT_PERCENTILES.to_vec(),
+            runtime_ns: 3_000_000_000,
+            elapsed_ns: 3_000_000_000,
+        };
+        let job = JobResult::from_recorder(&meta, &rec, &ThreadUsage::default());
+        let disk = DiskUtil {
+            name: "zram0".into(),
+            util: 50.0,
+            ..Default::default()
+        };
+        let run = RunResult::new(vec![job], vec![disk], RunExtras::default());
+        let t = render(&run, &meta.percentile_list);
+        for landmark in [
+            "u: (groupid=0, jobs=1): err= 0: pid=42: ",
+            "  read: IOPS=10.0k, BW=39.1MiB/s (41.0MB/s)(117MiB/3000msec)\n",
+            "    slat (nsec): min=2000, max=2699, avg=2348.50, stdev=201.66\n",
+            "    clat (usec): min=90, max=109, avg=",
+            "     lat (usec): min=93, max=112",
+            "    clat percentiles (usec):\n     |  1.00th=[   91],  5.00th=[   92],",
+            "     | 99.99th=[  110]\n",
+            "   bw (  KiB/s): min=",
+            "samples=3\n",
+            "   iops        : min=10000, max=10000, avg=10000.00, stdev= 0.00, samples=3\n",
+            "  lat (usec)   : 100=50.",
+            "  cpu          : usr=0.00%, sys=0.00%, ctx=0, majf=0, minf=0\n",
+            "  IO depths    : 1=0.0%, 2=0.0%, 4=100.0%, 8=0.0%",
+            "     issued rwts: total=30000,0,0,0 short=0,0,0,0 dropped=0,0,0,0\n",
+            "     latency   : target=0, window=0, percentile=100.00%, depth=4\n",
+            "\nRun status group 0 (all jobs):\n   READ: bw=39.1MiB/s (41.0MB/s), 39.1MiB/s-39.1MiB/s (41.0MB/s-41.0MB/s), io=117MiB (123MB), run=3000-3000msec\n",
+            "\nDisk stats (read/write):\n  zram0: ios=0/0, merge=0/0, ticks=0/0, in_queue=0, util=50.00%\n",
+        ] {
+            assert!(t.contains(landmark), "missing {landmark:?} in:\n{t}");
+        }
+        assert!(
+            !t.contains("write:"),
+            "no write line for a read-only job:\n{t}"
         );
     }
 }
