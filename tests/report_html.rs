@@ -239,3 +239,29 @@ fn report_command_joins_files_and_names_bad_ones() {
     assert!(!out2.exists());
     let _ = HOSTILE;
 }
+
+#[test]
+fn run_report_says_why_iops_over_time_is_missing() {
+    let mut run = run_result();
+    run.jobs[0].job_runtime = 50;
+    run.jobs[0].iolab.iops_log.dropped = 7;
+    let html = render_run_html(&run);
+    assert!(
+        html.contains("shorter than one log interval (100 ms)"),
+        "short run noted"
+    );
+    assert!(
+        html.contains("7 completions fell past the log"),
+        "dropped noted"
+    );
+    assert!(svgs(&html)[2].contains("no data"));
+    run.jobs[0].iolab.iops_log.interval_ms = 0;
+    let html = render_run_html(&run);
+    assert!(html.contains("below 1 ms"), "sub-ms interval noted");
+    // A job without I/O says so instead of drawing empty charts.
+    run.jobs[0].read = Default::default();
+    run.jobs[0].write = Default::default();
+    run.jobs[0].sync = Default::default();
+    let html = render_run_html(&run);
+    assert!(html.contains("completed no I/O") && svgs(&html).is_empty());
+}

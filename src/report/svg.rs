@@ -589,7 +589,7 @@ fn note(out: &mut String, l: &Layout, dropped: usize, empty: bool) {
     if dropped > 0 {
         let _ = write!(
             out,
-            r##"<text x="{}" y="{}" font-size="{TICK_FONT}" fill="#a33">{dropped} point{} not drawn (not a finite number, outside the categories, or &lt;= 0 on the log axis)</text>"##,
+            r##"<text x="{}" y="{}" font-size="{TICK_FONT}" fill="#a33">{dropped} point{} not drawn (not a finite number, outside the categories or the CDF range, or &lt;= 0 on a log axis)</text>"##,
             c(l.left),
             c(l.note_y),
             if dropped == 1 { "" } else { "s" }
@@ -767,8 +767,25 @@ fn bar_svg(chart: &Chart, mut data: Clean) -> String {
     out
 }
 
-fn line_svg(chart: &Chart, data: Clean, log_x: bool) -> String {
+fn line_svg(chart: &Chart, mut data: Clean, log_x: bool) -> String {
     let cdf = chart.kind == ChartKind::Cdf;
+    // A CDF is in [0, 1], or [0, 100] when the producer gave percent; anything
+    // else is not a cumulative fraction and is counted as not drawn.
+    let cdf_top = {
+        let in_unit = data
+            .series
+            .iter()
+            .flat_map(|(_, p)| p.iter())
+            .all(|&(_, y)| y <= 1.0 + 1e-9);
+        if in_unit { 1.0 } else { 100.0 }
+    };
+    if cdf {
+        for (_, pts) in &mut data.series {
+            let before = pts.len();
+            pts.retain(|&(_, y)| (-1e-9..=cdf_top + 1e-9).contains(&y));
+            data.dropped += before - pts.len();
+        }
+    }
     let all = || data.series.iter().flat_map(|(_, p)| p.iter().copied());
     let empty = all().next().is_none();
     let (xmin, xmax) = all().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), (x, _)| {
@@ -785,9 +802,7 @@ fn line_svg(chart: &Chart, data: Clean, log_x: bool) -> String {
         linear_ticks(xmin, xmax, 7)
     };
     let yt = if cdf {
-        // Fractions, or percent when the producer gave 0..100.
-        let top = if ymax > 1.0 + 1e-9 { 100.0 } else { 1.0 };
-        linear_ticks(0.0, top, 6)
+        linear_ticks(0.0, cdf_top, 6)
     } else if empty {
         linear_ticks(0.0, 1.0, 6)
     } else {
@@ -1100,5 +1115,90 @@ mod tests {
             false,
         ));
         assert!(p.contains(">100<"), "{p}");
+        let bad = chart_svg(&chart(
+            ChartKind::Cdf,
+            vec![s("clat", &[(1.0, 50.0), (2.0, 150.0), (3.0, -0.5)])],
+            vec![],
+            false,
+        ));
+        assert!(bad.contains("2 points not drawn"), "{bad}");
+    }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn value() -> impl Strategy<Value = f64> {
+            prop_oneof![
+                8 => -1e12f64..1e12,
+                4 => 0.0f64..10.0,
+                2 => 1e-9f64..1e-3,
+                1 => Just(f64::NAN),
+                1 => Just(f64::INFINITY),
+                1 => Just(f64::NEG_INFINITY),
+                1 => Just(0.0),
+            ]
+        }
+
+        fn any_chart() -> impl Strategy<Value = Chart> {
+            let kind = prop_oneof![
+                Just(ChartKind::Bar),
+                Just(ChartKind::Stacked),
+                Just(ChartKind::Line),
+                Just(ChartKind::Cdf),
+            ];
+            let series = proptest::collection::vec(
+                (
+                    ".{0,20}",
+                    proptest::collection::vec((value(), value()), 0..30),
+                ),
+                0..6,
+            );
+            (
+                kind,
+                series,
+                proptest::collection::vec(".{0,40}", 0..12),
+                any::<bool>(),
+                ".{0,80}",
+            )
+                .prop_map(|(kind, series, categories, log_x, title)| Chart {
+                    title,
+                    kind,
+                    x_label: "x".into(),
+                    y_label: "y".into(),
+                    categories,
+                    series: series
+                        .into_iter()
+                        .map(|(name, points)| Series { name, points })
+                        .collect(),
+                    log_x,
+                })
+        }
+
+        proptest! {
+            #[test]
+            fn any_chart_is_a_sized_svg_without_nan(ch in any_chart()) {
+                let svg = chart_svg(&ch);
+                well_formed(&svg);
+                // Every coordinate stays in a sane range (no overflow to huge numbers).
+                for part in svg.split('"') {
+                    if let Ok(v) = part.parse::<f64>() {
+                        prop_assert!(v.abs() < 1e5, "coordinate {v}");
+                    }
+                }
+            }
+
+            #[test]
+            fn linear_ticks_contain_their_range(a in -1e12f64..1e12, b in -1e12f64..1e12, n in 2usize..10) {
+                let t = linear_ticks(a, b, n);
+                prop_assert!(t.lo <= a.min(b) && t.hi >= a.max(b), "{t:?}");
+                prop_assert!(t.values.len() >= 2 && t.values.len() <= 2 * n + 2, "{t:?}");
+                prop_assert!(t.values.windows(2).all(|w| w[1] > w[0]));
+                let labels = t.labels();
+                let mut dedup = labels.clone();
+                dedup.dedup();
+                prop_assert_eq!(dedup.len(), labels.len(), "distinct labels {:?}", labels);
+            }
+        }
     }
 }
