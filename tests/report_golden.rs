@@ -195,6 +195,8 @@ fn labels(text: &str, first: &str) -> Vec<String> {
     text.lines()
         .skip(start)
         .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('|'))
+        // iolab's own trailing lines (system, clock), allowlisted like `iolab` in JSON.
+        .filter(|l| !l.starts_with("iolab "))
         .filter_map(|l| l.split_once(':').map(|(a, _)| strip_units(a)))
         .fold(Vec::new(), |mut v: Vec<String>, l| {
             if v.last() != Some(&l) {

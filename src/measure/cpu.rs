@@ -327,6 +327,7 @@ impl Interrupts {
     }
 
     /// Rows are matched by label; rows that appeared during the run count from 0.
+    /// Rows without interrupts in the interval are left out (most rows, most runs).
     pub fn delta(before: &Interrupts, after: &Interrupts) -> Interrupts {
         let sources = after
             .sources
@@ -348,6 +349,7 @@ impl Interrupts {
                     desc: a.desc.clone(),
                 }
             })
+            .filter(|s| s.total > 0)
             .collect();
         Interrupts {
             cpus: after.cpus.clone(),
@@ -765,6 +767,7 @@ MIS:          0
         assert_eq!(err.per_cpu, vec![0]);
         let b = Interrupts::parse(IRQ_B).unwrap();
         let d = Interrupts::delta(&a, &b);
+        assert_eq!(d.sources.len(), 2, "idle rows are dropped from a delta");
         let act = d.active();
         assert_eq!(act.len(), 2);
         assert_eq!(act[0].irq, "LOC");

@@ -9,6 +9,7 @@
 use std::fmt::Write as _;
 
 use crate::job::spec::{BlockSizes, JobSpec};
+use crate::measure::cpu::SystemDelta;
 use crate::report::model::{DirResult, Dist, JobResult, LatStats, RunResult};
 
 /// fio's `significant_figures` default.
@@ -342,7 +343,102 @@ pub fn render(run: &RunResult, percentile_list: &[f64]) -> String {
             );
         }
     }
+    if let Some(sys) = &run.iolab.system {
+        system_block(&mut out, sys);
+    }
+    if let Some(c) = &run.iolab.clock {
+        let _ = writeln!(
+            out,
+            "iolab clock    : {}, {:.1} ns/read, resolution {} ns",
+            c.source, c.cost_ns, c.resolution_ns
+        );
+    }
     out
+}
+
+/// iolab's system-wide lines (what fio does not print): /proc/stat shares,
+/// busiest interrupt sources, cpuidle use, and sources that could not be read.
+fn system_block(out: &mut String, sys: &SystemDelta) {
+    out.push('\n');
+    if let Some(st) = &sys.stat {
+        let p = st.total.percent();
+        let _ = writeln!(
+            out,
+            "iolab system   : {} CPUs, {:.3}s: user={:.1}%, nice={:.1}%, sys={:.1}%, idle={:.1}%, iowait={:.1}%, irq={:.1}%, softirq={:.1}%, steal={:.1}%, ctxt={}, intr={}",
+            st.cpus.len(),
+            sys.elapsed_ns as f64 / 1e9,
+            p.user,
+            p.nice,
+            p.system,
+            p.idle,
+            p.iowait,
+            p.irq,
+            p.softirq,
+            p.steal,
+            st.ctxt,
+            st.intr
+        );
+    }
+    if let Some(irq) = &sys.interrupts {
+        let top: Vec<String> = irq
+            .active()
+            .iter()
+            .take(6)
+            .map(|s| {
+                // Numbered rows end with the device name; named rows (LOC, RES)
+                // are known by their label.
+                let label = if s.irq.bytes().all(|b| b.is_ascii_digit()) {
+                    format!("{} {}", s.irq, s.desc.rsplit(' ').next().unwrap_or(""))
+                } else {
+                    s.irq.clone()
+                };
+                let per: Vec<String> = irq
+                    .cpus
+                    .iter()
+                    .zip(&s.per_cpu)
+                    .map(|(c, v)| format!("cpu{c}={v}"))
+                    .collect();
+                format!("{label}={} ({})", s.total, per.join(" "))
+            })
+            .collect();
+        if !top.is_empty() {
+            let _ = writeln!(out, "iolab irqs     : {}", top.join(", "));
+        }
+    }
+    match &sys.cpuidle {
+        Some(ci) if ci.available => {
+            let used: Vec<String> = ci
+                .states
+                .iter()
+                .filter(|s| s.usage > 0)
+                .map(|s| {
+                    format!(
+                        "cpu{} {}={}x/{:.1}ms",
+                        s.cpu,
+                        s.name,
+                        s.usage,
+                        s.time_us as f64 / 1e3
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "iolab cpuidle  : {}",
+                if used.is_empty() {
+                    String::from("no idle state entered")
+                } else {
+                    used.join(", ")
+                }
+            );
+        }
+        Some(_) => out.push_str(
+            "iolab cpuidle  : not exposed by this kernel (no /sys/devices/system/cpu/cpu*/cpuidle states)\n",
+        ),
+        None => {}
+    }
+    for m in &sys.missing {
+        let _ = writeln!(out, "iolab missing  : {m}");
+    }
 }
 
 #[cfg(test)]
