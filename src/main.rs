@@ -21,6 +21,8 @@ enum Cmd {
     Run(iolab::engine::cli::RunArgs),
     /// Reproduce the studies on this machine; write an HTML report and results.json.
     Lab(iolab::lab::cli::LabArgs),
+    /// Render saved lab results (results.json) as an HTML report.
+    Report(iolab::report::html::ReportArgs),
     /// Print CPUs, cores and SMT siblings as iolab sees them.
     Topology(iolab::placement::cli::TopologyArgs),
     /// Count system calls, context switches and interrupts of a process or command.
@@ -32,6 +34,7 @@ fn main() -> ExitCode {
     let result = match cli.cmd {
         Cmd::Run(a) => iolab::engine::cli::main(a),
         Cmd::Lab(a) => iolab::lab::cli::main(a),
+        Cmd::Report(a) => iolab::report::html::report_main(a),
         Cmd::Topology(a) => iolab::placement::cli::main(a),
         Cmd::Observe(a) => iolab::measure::observe::main(a),
     };

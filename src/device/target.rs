@@ -238,6 +238,22 @@ fn open_main(spec: &TargetSpec) -> Result<File, TargetErrorKind> {
     })
 }
 
+/// Logical block size of the block device holding `path`'s directory, if any.
+fn parent_logical_block_size(path: &std::path::Path) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    let dev = std::fs::metadata(dir).ok()?.dev();
+    let q = crate::device::probe::block_queue_of_dev(libc::major(dev), libc::minor(dev)).ok()?;
+    std::fs::read_to_string(q.sysfs.join("queue/logical_block_size"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 fn check_alignment(spec: &TargetSpec, lbs: u32) -> Result<(), TargetErrorKind> {
     if !spec.direct || lbs <= 1 {
         return Ok(());
@@ -320,6 +336,13 @@ fn open_file(spec: &TargetSpec, len: Option<u64>) -> Result<Target, TargetErrorK
         });
     }
     let have = len.unwrap_or(0);
+    if spec.direct && (have < need || len.is_none()) {
+        // Refuse a misaligned direct job before creating or growing anything:
+        // the filesystem's device gives the alignment the file will have.
+        if let Some(lbs) = parent_logical_block_size(&spec.path) {
+            check_alignment(spec, lbs)?;
+        }
+    }
     let laid_out = if have < need || len.is_none() {
         lay_out(spec, have, need)?
     } else {

@@ -25,6 +25,9 @@ pub struct RunArgs {
     /// Write to block devices even if they hold a filesystem, are mounted or in use.
     #[arg(long)]
     pub allow_destructive: bool,
+    /// Also write an HTML report of the run (latency histogram, CDF, IOPS over time) to DIR/index.html.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<std::path::PathBuf>,
     /// Job files and fio options, as for fio.
     #[arg(
         trailing_var_arg = true,
@@ -34,7 +37,8 @@ pub struct RunArgs {
     pub args: Vec<String>,
 }
 
-pub fn main(a: RunArgs) -> Result<u8> {
+pub fn main(mut a: RunArgs) -> Result<u8> {
+    take_own_flags(&mut a)?;
     if a.args.is_empty() || a.args.iter().any(|s| s == "--help" || s == "-h") {
         println!(
             "usage: iolab run [JOBFILE...] [--opt=value ...] [--output-format=normal|json] [--output=FILE] [--allow-destructive]\n\
@@ -81,11 +85,39 @@ pub fn main(a: RunArgs) -> Result<u8> {
             out.flush()?;
         }
     }
+    if let Some(dir) = &a.report {
+        let path =
+            crate::report::html::write_index(dir, &crate::report::html::render_run_html(&run))?;
+        eprintln!("iolab: report written to {}", path.display());
+    }
     if crate::sys::cleanup::stop_requested() {
         eprintln!("iolab: interrupted: the results above are partial");
         return Ok(130);
     }
     Ok(if failed { 1 } else { 0 })
+}
+
+/// iolab's own flags may stand anywhere among fio's options; take them out
+/// before the fio parser sees the rest.
+fn take_own_flags(a: &mut RunArgs) -> Result<()> {
+    let mut rest = Vec::with_capacity(a.args.len());
+    let mut it = std::mem::take(&mut a.args).into_iter();
+    while let Some(arg) = it.next() {
+        if arg == "--allow-destructive" {
+            a.allow_destructive = true;
+        } else if let Some(dir) = arg.strip_prefix("--report=") {
+            a.report = Some(dir.into());
+        } else if arg == "--report" {
+            let dir = it
+                .next()
+                .context("--report needs a directory: --report=DIR")?;
+            a.report = Some(dir.into());
+        } else {
+            rest.push(arg);
+        }
+    }
+    a.args = rest;
+    Ok(())
 }
 
 /// Run a plan and build fio's result shape. Returns whether any job failed.

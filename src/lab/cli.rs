@@ -41,7 +41,11 @@ pub fn main(a: LabArgs) -> Result<u8> {
     let chosen: Vec<&str> = if a.studies.is_empty() {
         STUDIES.iter().map(|s| s.0).collect()
     } else {
-        STUDIES.iter().map(|s| s.0).filter(|n| a.studies.iter().any(|s| s == n)).collect()
+        STUDIES
+            .iter()
+            .map(|s| s.0)
+            .filter(|n| a.studies.iter().any(|s| s == n))
+            .collect()
     };
     let progress = std::io::stderr().is_terminal();
     let mut results = LabResults {
@@ -86,12 +90,19 @@ pub fn main(a: LabArgs) -> Result<u8> {
     std::fs::create_dir_all(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
     let json = serde_json::to_string_pretty(&results)?;
     let json_path = a.out.join("results.json");
-    std::fs::write(&json_path, &json).with_context(|| format!("writing {}", json_path.display()))?;
+    std::fs::write(&json_path, &json)
+        .with_context(|| format!("writing {}", json_path.display()))?;
+    let html =
+        crate::report::html::write_index(&a.out, &crate::report::html::render_lab_html(&results))?;
     if a.json {
         println!("{json}");
     } else {
         print!("{}", summary(&results));
-        println!("results: {}", json_path.display());
+        println!(
+            "report: {}\nresults: {}",
+            html.display(),
+            json_path.display()
+        );
     }
     Ok(if results.studies.is_empty() { 1 } else { 0 })
 }
@@ -99,10 +110,12 @@ pub fn main(a: LabArgs) -> Result<u8> {
 fn run_study(name: &str, quick: bool) -> Result<StudyResult> {
     match name {
         "poll" => super::poll::run(&super::poll::PollStudyOpts { quick }),
-        "placement" => Ok(super::placement::run_placement_study(&super::placement::PlacementStudyOpts {
-            quick,
-            ..Default::default()
-        })?
+        "placement" => Ok(super::placement::run_placement_study(
+            &super::placement::PlacementStudyOpts {
+                quick,
+                ..Default::default()
+            },
+        )?
         .to_study_result()),
         other => bail!("unknown study '{other}'"),
     }
@@ -132,7 +145,12 @@ pub fn summary(r: &LabResults) -> String {
 
 /// Facts about this machine for the report header.
 pub fn machine() -> Machine {
-    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default().trim().to_string();
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    };
     let cpu_model = read("/proc/cpuinfo")
         .lines()
         .find(|l| l.starts_with("model name"))
