@@ -138,8 +138,7 @@ fn build_report(
     p: &Period,
     a: &Snapshot,
     b: &Snapshot,
-    trace_events: u64,
-    lost_events: u64,
+    (trace_events, lost_events): (u64, u64),
 ) -> ObserveReport {
     let secs = (b.t.saturating_sub(a.t)) as f64 / 1e9;
     let rate = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
@@ -439,6 +438,7 @@ pub fn main(args: ObserveArgs) -> Result<u8> {
     cleanup::install_signal_handlers()?;
     let mut tracer = Tracer::new(TracerOptions {
         buffer_kb: args.buffer_kb,
+        clock: "local",
     })?;
     let (mut target, label) = match args.pid {
         Some(p) => (Target::Existing { pid: p }, format!("pid {p}")),
@@ -501,7 +501,7 @@ fn observe(
     let mut index = 0u64;
     let mut events_at_last = 0u64;
     let mut exit_code: Option<u8> = None;
-    let poll_every = Duration::from_millis(20);
+    let poll_every = Duration::from_millis(50);
     loop {
         std::thread::sleep(poll_every);
         tracer.poll(false)?;
@@ -544,8 +544,7 @@ fn observe(
                 &p,
                 &last,
                 &snap,
-                tracer.events - events_at_last,
-                0,
+                (tracer.events - events_at_last, 0),
             );
             events_at_last = tracer.events;
             emit(&r, args.json)?;
@@ -568,8 +567,7 @@ fn observe(
             &p,
             &last,
             &end,
-            tracer.events - events_at_last,
-            lost,
+            (tracer.events - events_at_last, lost),
         );
         emit(&r, args.json)?;
     }
@@ -580,8 +578,7 @@ fn observe(
         &tracer.total_period(),
         &start,
         &end,
-        tracer.events,
-        lost,
+        (tracer.events, lost),
     );
     total.in_flight = tracer
         .in_flight()

@@ -938,6 +938,24 @@ impl Instance {
         Ok(st)
     }
 
+    /// The current time on this instance's trace clock, in ns, from a CPU's `stats`
+    /// ("now ts", microsecond resolution): lets clocks other than `mono` be compared
+    /// with event stamps.
+    pub fn clock_now_ns(&self) -> Result<u64> {
+        let text = self.read("per_cpu/cpu0/stats")?;
+        let v = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("now ts:"))
+            .ok_or_else(|| anyhow!("per_cpu/cpu0/stats has no `now ts` line"))?;
+        let (sec, frac) = v.trim().split_once('.').unwrap_or((v.trim(), "0"));
+        let sec: u64 = sec.parse().with_context(|| format!("bad now ts {v:?}"))?;
+        let mut ns: u64 = frac.parse().with_context(|| format!("bad now ts {v:?}"))?;
+        for _ in frac.len()..9 {
+            ns *= 10;
+        }
+        Ok(sec * 1_000_000_000 + ns)
+    }
+
     /// Read `per_cpu/cpu*/stats` and the page flags seen so far.
     pub fn loss_report(&self) -> Result<LossReport> {
         let mut per_cpu = Vec::new();

