@@ -14,6 +14,7 @@ pub mod job;
 pub mod lab;
 pub mod measure;
 pub mod placement;
+pub mod probe;
 pub mod report;
 pub mod request;
 pub mod sched;

@@ -1,0 +1,406 @@
+//! `iolab probe TARGET`: what a file or device supports, and which completion
+//! model pays there — measured, not assumed.
+//!
+//! Three parts: the target's capabilities (`device::probe::probe_target`) with
+//! the consequence of each; QD1 4 KiB random reads under every completion model
+//! that can work there (psync, io_uring interrupt / CQ spinning / hybrid /
+//! adaptive, IOPOLL where the device has poll queues), next to this machine's
+//! wakeup and clock cost; and a recommendation derived from those numbers with
+//! study 000's reasoning (see [`advice`]).
+
+pub mod advice;
+pub mod render;
+pub mod target;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use crate::completion::adaptive;
+use crate::device::probe::{Outcome, TargetCaps, probe_target};
+use crate::job::{BlockSizes, CompletionModel, Direction, Engine, JobSpec, Pattern, RwMode};
+use crate::lab::runner::measure;
+use crate::measure::clock;
+
+#[derive(clap::Args, Debug, Clone)]
+#[command(
+    about = "What a device or file supports, and which completion model pays there (measured)",
+    long_about = "Probe TARGET (a block device, a regular file, or a directory where a temp \
+file is laid out and removed afterwards): its capabilities and their consequences, QD1 4 KiB \
+random-read latency and CPU cost under each completion model that can work there, this \
+machine's wakeup and clock cost, and a recommendation with its reason. Reads only, unless \
+--write. See docs/probe.md."
+)]
+pub struct ProbeArgs {
+    /// Block device, regular file, or directory to probe.
+    pub target: PathBuf,
+    /// Print the report as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Seconds measured per completion model (e.g. 0.2, 1, 5).
+    #[arg(long, default_value = "1", value_parser = parse_runtime, value_name = "SECONDS")]
+    pub runtime: Duration,
+    /// Also measure 4 KiB random writes (overwrites data in a file target; a block
+    /// device only when the safety check finds nothing on it).
+    #[arg(long)]
+    pub write: bool,
+}
+
+/// Seconds, fractional allowed, between 10 ms and one hour.
+pub fn parse_runtime(s: &str) -> Result<Duration, String> {
+    let v: f64 = s
+        .trim()
+        .trim_end_matches('s')
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds; e.g. --runtime 0.5"))?;
+    if !v.is_finite() || !(0.01..=3600.0).contains(&v) {
+        return Err(format!(
+            "{s} s is outside 0.01..3600 seconds; the probe measures each model this long"
+        ));
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+/// A completion model as the probe runs it (psync and IOPOLL are ways of
+/// completing too, so they get their own keys).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelKey {
+    /// pread: the I/O completes inside the call.
+    Sync,
+    /// io_uring, sleeping in io_uring_enter until a completion.
+    Interrupt,
+    /// io_uring, spinning on the CQ ring.
+    Poll,
+    Hybrid,
+    Adaptive,
+    /// io_uring IOPOLL (hipri): the kernel polls the device's completion queue.
+    Iopoll,
+}
+
+impl ModelKey {
+    pub const ALL: [ModelKey; 6] = [
+        ModelKey::Sync,
+        ModelKey::Interrupt,
+        ModelKey::Poll,
+        ModelKey::Hybrid,
+        ModelKey::Adaptive,
+        ModelKey::Iopoll,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            ModelKey::Sync => "sync (psync)",
+            ModelKey::Interrupt => "io_uring interrupt",
+            ModelKey::Poll => "io_uring poll (CQ spin)",
+            ModelKey::Hybrid => "io_uring hybrid",
+            ModelKey::Adaptive => "io_uring adaptive",
+            ModelKey::Iopoll => "io_uring IOPOLL",
+        }
+    }
+
+    fn job(self) -> (Engine, CompletionModel, bool) {
+        match self {
+            ModelKey::Sync => (Engine::Psync, CompletionModel::Sync, false),
+            ModelKey::Interrupt => (Engine::IoUring, CompletionModel::Interrupt, false),
+            ModelKey::Poll => (Engine::IoUring, CompletionModel::Poll, false),
+            ModelKey::Hybrid => (Engine::IoUring, CompletionModel::Hybrid, false),
+            ModelKey::Adaptive => (Engine::IoUring, CompletionModel::Adaptive, false),
+            ModelKey::Iopoll => (Engine::IoUring, CompletionModel::Poll, true),
+        }
+    }
+
+    pub fn uses_uring(self) -> bool {
+        self != ModelKey::Sync
+    }
+}
+
+/// Read or write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpKind {
+    Read,
+    Write,
+}
+
+/// One model measured at QD1.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Row {
+    pub model: ModelKey,
+    pub label: &'static str,
+    pub ios: u64,
+    pub iops: f64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    /// CPU of the submitting thread per I/O (user + system), ns.
+    pub cpu_thread_ns_per_io: f64,
+    /// CPU of the whole process per I/O, ns: includes io-wq workers, which run
+    /// the punted requests on the process's behalf.
+    pub cpu_all_ns_per_io: f64,
+    pub ctx_per_io: f64,
+    /// Requests handed to io-wq workers; `None` for psync, or where punts cannot
+    /// be counted (no tracefs).
+    pub punted: Option<u64>,
+    pub sleeps_per_io: f64,
+    pub polls_hit: u64,
+    pub polls_empty: u64,
+    /// What the adaptive model chose per size class, and why.
+    pub adaptive: Vec<String>,
+}
+
+/// A model that was not measured, and why.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Skipped {
+    pub model: ModelKey,
+    pub reason: String,
+}
+
+/// The measurements of one operation.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct OpResult {
+    pub op: OpKind,
+    /// O_DIRECT was used (otherwise the page cache answers).
+    pub direct: bool,
+    pub bs: u32,
+    pub runtime_s: f64,
+    pub rows: Vec<Row>,
+    pub skipped: Vec<Skipped>,
+    pub recommendation: Option<advice::Recommendation>,
+}
+
+/// This machine's costs that decide between sleeping and spinning.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct MachineCosts {
+    /// Median lateness of a 20 us hrtimer sleep, ns.
+    pub wakeup_ns: u64,
+    pub clock_cost_ns: f64,
+    pub clock_resolution_ns: u64,
+    pub clock_source: &'static str,
+    pub cpus: usize,
+}
+
+/// Everything `iolab probe` found.
+#[derive(Debug, serde::Serialize)]
+pub struct ProbeReport {
+    pub given: PathBuf,
+    pub origin: target::Origin,
+    pub fs_type: Option<String>,
+    pub caps: TargetCaps,
+    pub notes: Vec<String>,
+    /// One line per capability, with what it means for I/O here.
+    pub consequences: Vec<String>,
+    pub machine: MachineCosts,
+    pub read: OpResult,
+    pub write: Option<OpResult>,
+}
+
+/// `iolab probe` entry point: run, print, exit code 0 (errors bubble up).
+pub fn main(args: ProbeArgs) -> Result<u8> {
+    crate::sys::cleanup::install_signal_handlers()?;
+    let result = run(&args);
+    for f in crate::sys::cleanup::run_cleanups() {
+        eprintln!("iolab: cleanup: {f}");
+    }
+    let report = result?;
+    if args.json {
+        println!("{}", render::json(&report)?);
+    } else {
+        print!("{}", render::text(&report));
+    }
+    Ok(0)
+}
+
+/// Probe and measure; the temp file of a directory target is gone on return.
+pub fn run(args: &ProbeArgs) -> Result<ProbeReport> {
+    let t = target::resolve(&args.target, args.write)?;
+    let caps = probe_target(&t.path).with_context(|| format!("probing {}", t.path.display()))?;
+    let direct = caps.o_direct_ok.is_yes();
+    let bs = [caps.dio_offset_align, caps.logical_block_size]
+        .into_iter()
+        .flatten()
+        .filter(|_| direct)
+        .fold(4096u32, u32::max);
+    let clk = clock::self_check();
+    let machine = MachineCosts {
+        wakeup_ns: adaptive::wakeup_cost_ns(),
+        clock_cost_ns: clk.cost_ns,
+        clock_resolution_ns: clk.resolution_ns,
+        clock_source: clk.source,
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let punts_countable = !matches!(caps.nowait.uring_punted, Outcome::Unknown(_));
+    let plan = Plan {
+        path: t.path.to_string_lossy().into_owned(),
+        direct,
+        bs,
+        runtime: args.runtime,
+        punts_countable,
+        iopoll: iopoll_possible(&caps, direct),
+    };
+    let read = measure_op(&plan, OpKind::Read, &machine)?;
+    let write = if args.write {
+        Some(measure_op(&plan, OpKind::Write, &machine)?)
+    } else {
+        None
+    };
+    let consequences = advice::consequences(&caps, t.fs_type.as_deref(), &read);
+    Ok(ProbeReport {
+        given: t.given.clone(),
+        origin: t.origin,
+        fs_type: t.fs_type.clone(),
+        notes: t.notes.clone(),
+        consequences,
+        machine,
+        read,
+        write,
+        caps,
+    })
+}
+
+struct Plan {
+    path: String,
+    direct: bool,
+    bs: u32,
+    runtime: Duration,
+    punts_countable: bool,
+    iopoll: Result<(), String>,
+}
+
+/// IOPOLL needs O_DIRECT and a block queue with poll queues.
+fn iopoll_possible(caps: &TargetCaps, direct: bool) -> Result<(), String> {
+    if !direct {
+        return Err("needs O_DIRECT, which this target does not support".into());
+    }
+    match (&caps.block_device, caps.io_poll) {
+        (Err(why), _) => Err(format!("no block device under the target ({why})")),
+        (Ok(_), Some(true)) => Ok(()),
+        (Ok(q), Some(false)) => Err(crate::device::probe::iopoll_missing_message(q)),
+        (Ok(q), None) => Err(format!(
+            "{}: no queue/io_poll attribute (bio-based driver): no poll queues",
+            q.disk
+        )),
+    }
+}
+
+fn measure_op(plan: &Plan, op: OpKind, machine: &MachineCosts) -> Result<OpResult> {
+    let mut rows = Vec::new();
+    let mut skipped = Vec::new();
+    for key in ModelKey::ALL {
+        if key == ModelKey::Iopoll
+            && let Err(reason) = &plan.iopoll
+        {
+            skipped.push(Skipped {
+                model: key,
+                reason: reason.clone(),
+            });
+            continue;
+        }
+        if crate::sys::cleanup::stop_requested() {
+            bail!("interrupted");
+        }
+        match measure_model(plan, op, key) {
+            Ok(row) => rows.push(row),
+            Err(e) if crate::sys::cleanup::stop_requested() => return Err(e),
+            Err(e) => skipped.push(Skipped {
+                model: key,
+                reason: format!("{e:#}"),
+            }),
+        }
+    }
+    if rows.is_empty() {
+        let why: Vec<String> = skipped
+            .iter()
+            .map(|s| format!("{}: {}", s.model.label(), s.reason))
+            .collect();
+        bail!(
+            "no completion model could run on {}: {}",
+            plan.path,
+            why.join("; ")
+        );
+    }
+    let recommendation = advice::recommend(&rows, machine.wakeup_ns);
+    Ok(OpResult {
+        op,
+        direct: plan.direct,
+        bs: plan.bs,
+        runtime_s: plan.runtime.as_secs_f64(),
+        rows,
+        skipped,
+        recommendation,
+    })
+}
+
+fn measure_model(plan: &Plan, op: OpKind, key: ModelKey) -> Result<Row> {
+    let (engine, model, hipri) = key.job();
+    let job = JobSpec {
+        name: format!("probe-{}", format!("{key:?}").to_lowercase()),
+        filename: Some(plan.path.clone()),
+        ioengine: engine,
+        rw: RwMode {
+            pattern: Pattern::Rand,
+            dir: match op {
+                OpKind::Read => Direction::Read,
+                OpKind::Write => Direction::Write,
+            },
+        },
+        bs: [BlockSizes::Fixed(plan.bs), BlockSizes::Fixed(plan.bs)],
+        direct: plan.direct,
+        iodepth: 1,
+        hipri,
+        completion: Some(model),
+        runtime: Some(plan.runtime),
+        time_based: true,
+        ..JobSpec::default()
+    };
+    let before = process_cpu_ns();
+    let m = measure(job)?;
+    let all_cpu = process_cpu_ns().saturating_sub(before);
+    if m.ios == 0 {
+        bail!("no I/O completed in {:.2} s", plan.runtime.as_secs_f64());
+    }
+    let n = m.ios as f64;
+    Ok(Row {
+        model: key,
+        label: key.label(),
+        ios: m.ios,
+        iops: m.iops,
+        p50_ns: m.lat_p50_ns,
+        p99_ns: m.lat_p99_ns,
+        cpu_thread_ns_per_io: m.cpu_ns_per_io,
+        cpu_all_ns_per_io: all_cpu as f64 / n,
+        ctx_per_io: m.ctx_per_io,
+        punted: (key.uses_uring() && plan.punts_countable).then_some(m.punted),
+        sleeps_per_io: m.sleeps as f64 / n,
+        polls_hit: m.polls_hit,
+        polls_empty: m.polls_empty,
+        adaptive: m.adaptive,
+    })
+}
+
+/// User + system CPU of the whole process (all threads, io-wq workers included:
+/// they are threads of the process that submitted).
+fn process_cpu_ns() -> u64 {
+    // SAFETY: zeroed rusage is a valid out-parameter for getrusage.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return 0;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runtime_accepts_seconds_and_refuses_nonsense() {
+        assert_eq!(parse_runtime("0.2").unwrap(), Duration::from_millis(200));
+        assert_eq!(parse_runtime("2s").unwrap(), Duration::from_secs(2));
+        assert!(parse_runtime("0").unwrap_err().contains("0.01..3600"));
+        assert!(parse_runtime("-1").is_err());
+        assert!(parse_runtime("fast").unwrap_err().contains("not a number"));
+        assert!(parse_runtime("NaN").is_err());
+    }
+}
