@@ -431,8 +431,12 @@ impl Recorder {
     }
 
     /// Allocate everything; the interval log starts at `start_ns` (engine clock).
+    ///
+    /// All memory is written once here, so no first touch (a page fault) can
+    /// happen inside `record_sample`, whatever the allocator maps lazily;
+    /// tests/report_record_cost.rs checks the fault count while recording.
     pub fn new_at(cfg: RecorderConfig, start_ns: u64) -> Recorder {
-        Recorder {
+        let mut r = Recorder {
             cfg,
             dirs: Default::default(),
             classes: Default::default(),
@@ -443,7 +447,21 @@ impl Recorder {
             first_error: 0,
             log: IntervalLog::new(start_ns, cfg.interval_ns, cfg.intervals),
             start_ns,
-        }
+        };
+        r.reset(start_ns);
+        r
+    }
+
+    /// Bytes of memory this recorder holds (histograms and interval log).
+    pub fn footprint_bytes(&self) -> usize {
+        let hist = |h: &LatHist| h.histogram().distinct_values() * std::mem::size_of::<u64>();
+        let dirs: usize = self
+            .dirs
+            .iter()
+            .map(|d| hist(&d.slat) + hist(&d.clat) + hist(&d.lat))
+            .sum();
+        let classes: usize = self.classes.iter().map(|c| hist(&c.clat)).sum();
+        dirs + classes + self.log.capacity() * std::mem::size_of::<IntervalSlot>()
     }
 
     pub fn config(&self) -> &RecorderConfig {
