@@ -31,6 +31,8 @@ enum Cmd {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Choose the engine clock before anything takes a timestamp.
+    iolab::measure::clock::init();
     let result = match cli.cmd {
         Cmd::Run(a) => iolab::engine::cli::main(a),
         Cmd::Lab(a) => iolab::lab::cli::main(a),

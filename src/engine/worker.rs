@@ -14,10 +14,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::completion::{Completer, CompletionStats};
 use crate::device::{DevResult, Queue, Queued};
 use crate::engine::buffers::Buffers;
+use crate::job::ContinueOnError;
 use crate::measure::clock;
 use crate::measure::recorder::{Recorder, Sample};
 use crate::request::{Class, Completion, IoCmd, Op};
 use crate::sched::{SchedReq, Scheduler};
+use crate::workload::verify::{Step, Verifier};
 use crate::workload::{Generator, NextIo, Pacer};
 
 /// A request slot: everything about one in-flight request that the loop needs
@@ -31,6 +33,38 @@ struct Slot {
     len: u32,
     t_issue: u64,
     t_submit: u64,
+    /// Verify sequence number of a write (0 when the job does not verify).
+    seq: u64,
+    /// Handed out and not yet completed: a completion for a slot that is not
+    /// in flight is counted as spurious, never processed twice.
+    in_flight: bool,
+    /// io_timeout expired and the backend was asked to abort it.
+    abort_tried: bool,
+    aborted: bool,
+}
+
+/// Request accounting of one stream: at the end `submitted = ok + errors`
+/// unless the run was interrupted with requests in flight.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Accounting {
+    /// Requests handed to the backend.
+    pub submitted: u64,
+    pub ok: u64,
+    pub errors: u64,
+    /// Errors that were io_timeout aborts (also counted in `errors`).
+    pub timeouts: u64,
+    /// Completions for a slot that was not in flight (a backend bug); ignored.
+    pub spurious: u64,
+    /// Reads whose data failed verification (they completed: counted in `ok`).
+    pub verify_failures: u64,
+}
+
+/// What the stream issues next.
+enum Next {
+    Io(NextIo),
+    /// Nothing now (verification waits for writes in flight).
+    Wait,
+    Done,
 }
 
 /// One job (clone) running on a worker.
@@ -61,6 +95,14 @@ pub struct Stream {
     /// `runtime` (None: until the generator is done) and `ramp_time`, in ns.
     pub runtime_ns: Option<u64>,
     pub ramp_ns: u64,
+    /// Data verification, when the job asks for it.
+    pub verify: Option<Verifier>,
+    pub continue_on_error: ContinueOnError,
+    pub acct: Accounting,
+    /// This stream's writes generated and not yet completed.
+    writes_in_flight: u32,
+    /// The runtime is over: no more workload requests (verification may go on).
+    workload_over: bool,
 }
 
 impl Stream {
@@ -89,6 +131,45 @@ impl Stream {
             measuring: false,
             runtime_ns: None,
             ramp_ns: 0,
+            verify: None,
+            continue_on_error: ContinueOnError::None,
+            acct: Accounting::default(),
+            writes_in_flight: 0,
+            workload_over: false,
+        }
+    }
+
+    #[inline]
+    fn next_request(&mut self) -> Next {
+        let Some(v) = self.verify.as_mut() else {
+            if self.workload_over {
+                return Next::Done;
+            }
+            return self.generator.next_io().map_or(Next::Done, Next::Io);
+        };
+        loop {
+            match v.step(self.writes_in_flight) {
+                Step::Read(io) => return Next::Io(io),
+                Step::Wait => return Next::Wait,
+                Step::Done => return Next::Done,
+                Step::Workload => {}
+            }
+            if !self.workload_over
+                && let Some(io) = self.generator.next_io()
+            {
+                return Next::Io(io);
+            }
+            self.workload_over = true;
+            v.workload_over();
+        }
+    }
+
+    /// End the stream now (an error it may not continue after).
+    fn stop(&mut self) {
+        self.exhausted = true;
+        self.pending = None;
+        if let Some(v) = self.verify.as_mut() {
+            v.stop();
         }
     }
 
@@ -118,6 +199,10 @@ pub struct Worker {
     /// A request the device refused as busy, retried before anything else.
     retry: Option<SchedReq>,
     inflight: u32,
+    /// Smallest io_timeout of the streams in ns (0 = none).
+    pub io_timeout_ns: u64,
+    /// The backend completes I/O inside `queue` (pread): time each call.
+    sync_backend: bool,
     /// Polls made by this worker, for the placement predictor.
     pub poll_signal: Option<std::sync::Arc<AtomicU64>>,
     pub live: std::sync::Arc<LiveCounters>,
@@ -142,6 +227,7 @@ impl Worker {
         bufs: Buffers,
     ) -> Worker {
         let nslots: u32 = streams.iter().map(|s| s.iodepth).sum();
+        let sync_backend = queue.caps().sync;
         assert!(
             bufs.count() >= nslots as usize,
             "one buffer per request slot"
@@ -158,6 +244,8 @@ impl Worker {
             batch: Vec::with_capacity(nslots as usize),
             retry: None,
             inflight: 0,
+            io_timeout_ns: 0,
+            sync_backend,
             poll_signal: None,
             live: Default::default(),
         }
@@ -196,12 +284,19 @@ impl Worker {
             }
             if self.inflight > 0 {
                 let (oldest, len) = self.oldest_inflight();
+                let mut deadline = next_due.unwrap_or(0);
+                if self.io_timeout_ns > 0 {
+                    let expiry = self.expire_timeouts(clock::now_ns());
+                    if expiry != 0 && (deadline == 0 || expiry < deadline) {
+                        deadline = expiry;
+                    }
+                }
                 let n = self.completer.wait(
                     self.queue.as_mut(),
                     &mut self.comps,
                     oldest,
                     len,
-                    next_due.unwrap_or(0),
+                    deadline,
                 )?;
                 if n > 0 {
                     let t_seen = clock::now_ns();
@@ -243,18 +338,40 @@ impl Worker {
                 s.rec.reset(now);
                 s.measuring = true;
             }
-            if !s.exhausted && now >= s.end_ns {
-                s.exhausted = true;
-                s.pending = None;
-            }
-            while !s.exhausted && s.outstanding < s.iodepth {
-                let io = match s.pending.take().or_else(|| s.generator.next_io()) {
-                    Some(io) => io,
+            if !s.workload_over && now >= s.end_ns {
+                // The workload ends; a write job's read-back still runs.
+                s.workload_over = true;
+                match s.verify.as_mut() {
+                    Some(v) => {
+                        v.workload_over();
+                        if s.pending.is_some_and(|p| p.op != Op::Read) {
+                            s.pending = None;
+                        }
+                    }
                     None => {
                         s.exhausted = true;
-                        break;
+                        s.pending = None;
                     }
+                }
+            }
+            while !s.exhausted && s.outstanding < s.iodepth {
+                let io = match s.pending.take() {
+                    Some(io) => io,
+                    None => match s.next_request() {
+                        Next::Io(io) => io,
+                        Next::Wait => break,
+                        Next::Done => {
+                            s.exhausted = true;
+                            break;
+                        }
+                    },
                 };
+                if s.verify.as_ref().is_some_and(|v| v.blocked(&io)) {
+                    // Overlaps an I/O in flight: wait for it so the device's
+                    // order of the two cannot matter.
+                    s.pending = Some(io);
+                    break;
+                }
                 let due = s.pacer.due_at(io.op.dir());
                 if due > now {
                     s.pending = Some(io);
@@ -272,8 +389,14 @@ impl Worker {
                     class: Some(io.class),
                     offset: io.offset,
                     len: io.len,
-                    t_issue: 0,
+                    // Latency starts when the workload issues the request: time
+                    // held in iolab's scheduler is part of what the job waits.
+                    t_issue: now,
                     t_submit: 0,
+                    seq: 0,
+                    in_flight: true,
+                    abort_tried: false,
+                    aborted: false,
                 };
                 let r = SchedReq {
                     slot,
@@ -284,11 +407,29 @@ impl Worker {
                 };
                 // Capacity is the total iodepth, so the scheduler cannot be full.
                 if self.sched.enqueue(r, now).is_err() {
+                    self.slots[slot as usize].in_flight = false;
                     self.free.push(slot);
                     s.pending = Some(io);
                     break;
                 }
                 s.outstanding += 1;
+                if io.op == Op::Write {
+                    s.writes_in_flight += 1;
+                }
+                if let Some(v) = s.verify.as_mut() {
+                    v.issued(&io);
+                    if io.op == Op::Write {
+                        // SAFETY: the slot's buffer holds at least max bs bytes
+                        // and belongs to this request until it completes.
+                        let buf = unsafe {
+                            std::slice::from_raw_parts_mut(
+                                self.bufs.ptr(slot as usize),
+                                io.len as usize,
+                            )
+                        };
+                        self.slots[slot as usize].seq = v.fill(buf, io.offset);
+                    }
+                }
             }
         }
         next_due
@@ -297,7 +438,8 @@ impl Worker {
     /// Hand what the scheduler allows to the device.
     #[inline]
     fn dispatch(&mut self, now: u64) -> DevResult<()> {
-        let mut t_issue = 0;
+        // Start of a synchronous backend's call (its clat starts there).
+        let mut t_call = 0;
         loop {
             let r = match self.retry.take() {
                 Some(r) => r,
@@ -306,9 +448,6 @@ impl Worker {
                     None => return Ok(()),
                 },
             };
-            if t_issue == 0 {
-                t_issue = clock::now_ns();
-            }
             let slot = self.slots[r.slot as usize];
             let cmd = IoCmd {
                 op: slot.op.unwrap_or(Op::Read),
@@ -320,19 +459,23 @@ impl Worker {
                 ioprio: self.streams[slot.stream as usize].ioprio,
                 class: r.class,
             };
-            self.slots[r.slot as usize].t_issue = t_issue;
+            if self.sync_backend && t_call == 0 {
+                t_call = clock::now_ns();
+            }
             match self.queue.queue(&cmd)? {
                 Queued::Pending => {
+                    self.streams[slot.stream as usize].acct.submitted += 1;
                     self.inflight += 1;
                     self.batch.push(r.slot);
                 }
                 Queued::Done(c) => {
                     // Synchronous backend: the I/O happened inside queue().
                     let t = clock::now_ns();
-                    self.slots[r.slot as usize].t_submit = t_issue;
+                    self.slots[r.slot as usize].t_submit = t_call;
+                    self.streams[slot.stream as usize].acct.submitted += 1;
                     self.inflight += 1;
                     self.finish(c, t);
-                    t_issue = t;
+                    t_call = t;
                 }
                 Queued::Busy => {
                     self.retry = Some(r);
@@ -359,33 +502,113 @@ impl Worker {
         best
     }
 
+    /// Abort requests past io_timeout; returns when the next one expires (0 = none).
+    fn expire_timeouts(&mut self, now: u64) -> u64 {
+        let mut next = 0u64;
+        for (i, sl) in self.slots.iter_mut().enumerate() {
+            if !sl.in_flight || sl.t_submit == 0 || sl.abort_tried {
+                continue;
+            }
+            let due = sl.t_submit + self.io_timeout_ns;
+            if now >= due {
+                // A command that is merely slow is not aborted: it completes
+                // by itself and is not checked again.
+                sl.abort_tried = true;
+                sl.aborted = self.queue.abort(i as u32);
+            } else if next == 0 || due < next {
+                next = due;
+            }
+        }
+        next
+    }
+
+    /// Slots free now and in all; equal when no request is outstanding.
+    pub fn slots_free(&self) -> (usize, usize) {
+        (self.free.len(), self.slots.len())
+    }
+
     #[inline]
     fn finish(&mut self, c: Completion, t_seen: u64) {
         let si = c.slot as usize;
-        let slot = self.slots[si];
+        let Some(&slot) = self.slots.get(si).filter(|s| s.in_flight) else {
+            // Not ours to complete (twice, or never issued): count it, and do
+            // not free a slot or buffer that may be in use.
+            let owner = self.slots.get(si).map_or(0, |sl| sl.stream as usize);
+            if let Some(s) = self.streams.get_mut(owner) {
+                s.acct.spurious += 1;
+            }
+            return;
+        };
         self.slots[si].t_submit = 0;
+        self.slots[si].in_flight = false;
         self.inflight -= 1;
         self.free.push(c.slot);
         let class = slot.class.unwrap_or(Class::Read);
         self.sched.complete(class, slot.len, t_seen);
+        let buf = self.bufs.ptr(si);
         let s = &mut self.streams[slot.stream as usize];
         s.outstanding -= 1;
         s.pacer.completed(t_seen);
         s.finished_ns = t_seen;
         let op = slot.op.unwrap_or(Op::Read);
+        if op == Op::Write {
+            s.writes_in_flight -= 1;
+        }
         let measuring = s.measuring;
         if c.result < 0 {
+            let errno = if slot.aborted {
+                s.acct.timeouts += 1;
+                libc::ETIMEDOUT
+            } else {
+                (-c.result) as i32
+            };
+            s.acct.errors += 1;
             s.errors += 1;
             if s.error.is_none() {
-                s.error = Some((slot.offset, (-c.result) as i32));
+                s.error = Some((slot.offset, errno));
             }
             if measuring {
-                s.rec.record_error(op, (-c.result) as i32);
+                s.rec.record_error(op, errno);
             }
-            // fio stops a job at its first I/O error (continue_on_error=none).
-            s.exhausted = true;
-            s.pending = None;
+            if let Some(v) = s.verify.as_mut() {
+                match op {
+                    Op::Write => v.write_done(slot.offset, slot.len, slot.seq, false),
+                    Op::Read => v.read_failed(slot.offset, slot.len),
+                    Op::Fsync => {}
+                }
+            }
+            // fio stops a job at its first I/O error unless continue_on_error covers it.
+            if !s.continue_on_error.covers_io(op) {
+                s.stop();
+            }
             return;
+        }
+        s.acct.ok += 1;
+        if let Some(v) = s.verify.as_mut() {
+            match op {
+                Op::Write => v.write_done(slot.offset, slot.len, slot.seq, true),
+                Op::Read => {
+                    // SAFETY: the read has completed into this slot's buffer,
+                    // which holds at least `len` bytes; nothing reuses the slot
+                    // before this function returns.
+                    let data = unsafe { std::slice::from_raw_parts(buf, slot.len as usize) };
+                    if v.read_done(data, slot.offset, c.result).is_some() {
+                        s.acct.verify_failures += 1;
+                        if s.rec.first_error == 0 {
+                            // fio reports a verification failure as EILSEQ.
+                            s.rec.first_error = libc::EILSEQ;
+                        }
+                        let keep_going = matches!(
+                            s.continue_on_error,
+                            ContinueOnError::Verify | ContinueOnError::All
+                        );
+                        if v.fatal && !keep_going {
+                            s.stop();
+                        }
+                    }
+                }
+                Op::Fsync => {}
+            }
         }
         let slat = slot.t_submit.saturating_sub(slot.t_issue);
         let clat = t_seen.saturating_sub(slot.t_submit);

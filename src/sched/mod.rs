@@ -125,6 +125,8 @@ const NO_HOLD: u64 = u64::MAX;
 pub struct Scheduler {
     kind: SchedKind,
     rings: [Ring<Entry>; Class::COUNT],
+    /// Requests waiting per class (noop queues all classes in ring 0).
+    waiting: [u32; Class::COUNT],
     next_seq: u64,
     ois: u64,
     lat: laq::Lat,
@@ -139,7 +141,7 @@ pub struct Scheduler {
 }
 
 impl Scheduler {
-    /// A scheduler holding up to `capacity` pending requests per class (use the
+    /// A scheduler holding up to `capacity` pending requests per class (noop: in all) (use the
     /// worker's total iodepth: a request can only be pending once).
     pub fn new(kind: SchedKind, params: LaqParams, capacity: usize) -> Result<Self, SchedError> {
         if capacity == 0 {
@@ -170,6 +172,7 @@ impl Scheduler {
         Ok(Scheduler {
             kind,
             rings: std::array::from_fn(|_| Ring::new(capacity, fill)),
+            waiting: [0; Class::COUNT],
             next_seq: 0,
             ois: 0,
             lat: laq::Lat::new(&params),
@@ -197,11 +200,12 @@ impl Scheduler {
             req: r,
             seq: self.next_seq,
         };
-        if self.rings[r.class.index()].push(e).is_err() {
+        if self.rings[self.ring_of(r.class)].push(e).is_err() {
             self.stats.rejected_full += 1;
             return Err(r);
         }
         self.next_seq += 1;
+        self.waiting[r.class.index()] += 1;
         self.first_ns.get_or_insert(now_ns);
         if self.kind == SchedKind::Laq && r.class.is_high() {
             self.lat.on_high_arrival(now_ns);
@@ -209,25 +213,34 @@ impl Scheduler {
         Ok(())
     }
 
-    /// The class whose head goes next under the policy's order (ignoring caps).
+    /// Which ring a class queues in: noop keeps one FIFO for everything, so its
+    /// dispatch looks at one ring head instead of comparing four.
     #[inline]
-    fn pick(&self) -> Option<Class> {
-        let head_seq = |c: Class| self.rings[c.index()].front().map(|e| e.seq);
-        let oldest = |classes: &[Class]| {
-            classes
-                .iter()
-                .filter_map(|&c| head_seq(c).map(|s| (s, c)))
-                .min_by_key(|&(s, _)| s)
-                .map(|(_, c)| c)
-        };
+    fn ring_of(&self, class: Class) -> usize {
+        if self.kind == SchedKind::Noop {
+            0
+        } else {
+            class.index()
+        }
+    }
+
+    /// The ring whose head goes next under the policy's order (ignoring caps).
+    #[inline]
+    fn pick(&self) -> Option<usize> {
         match self.kind {
-            SchedKind::Noop => oldest(&Class::ALL),
+            SchedKind::Noop => (!self.rings[0].is_empty()).then_some(0),
             SchedKind::Prio | SchedKind::Laq => {
-                oldest(&[Class::Read, Class::SyncWrite]).or_else(|| {
-                    [Class::Readahead, Class::AsyncWrite]
+                let r = Class::Read.index();
+                let w = Class::SyncWrite.index();
+                match (self.rings[r].front(), self.rings[w].front()) {
+                    (Some(a), Some(b)) => Some(if a.seq <= b.seq { r } else { w }),
+                    (Some(_), None) => Some(r),
+                    (None, Some(_)) => Some(w),
+                    (None, None) => [Class::Readahead, Class::AsyncWrite]
                         .into_iter()
-                        .find(|c| !self.rings[c.index()].is_empty())
-                })
+                        .map(Class::index)
+                        .find(|&i| !self.rings[i].is_empty()),
+                }
             }
         }
     }
@@ -237,8 +250,9 @@ impl Scheduler {
     /// completion or at [`next_event_ns`](Self::next_event_ns).
     #[inline]
     pub fn dispatch(&mut self, now_ns: u64) -> Option<SchedReq> {
-        let class = self.pick()?;
-        let head = *self.rings[class.index()].front()?;
+        let ring = self.pick()?;
+        let head = *self.rings[ring].front()?;
+        let class = head.req.class;
         let bytes = head.req.bytes;
         let mut cap = u64::MAX;
         if self.kind == SchedKind::Laq {
@@ -261,7 +275,8 @@ impl Scheduler {
                 return None;
             }
         }
-        self.rings[class.index()].pop();
+        self.rings[ring].pop();
+        self.waiting[class.index()] -= 1;
         self.held_by_window = false;
         if bytes as u64 > cap {
             self.stats.oversize += 1;
@@ -294,7 +309,7 @@ impl Scheduler {
 
     /// Requests of one class waiting in the scheduler.
     pub fn pending_class(&self, class: Class) -> usize {
-        self.rings[class.index()].len()
+        self.waiting[class.index()] as usize
     }
 
     /// Outstanding I/O size: bytes dispatched and not yet completed.

@@ -138,15 +138,22 @@ fn a_request_larger_than_the_cap_goes_alone_when_ois_is_zero() {
 
 #[test]
 fn full_scheduler_hands_the_request_back() {
-    let mut s = Scheduler::new(SchedKind::Noop, LaqParams::default(), 1).unwrap();
+    let mut s = Scheduler::new(SchedKind::Prio, LaqParams::default(), 1).unwrap();
     s.enqueue(req(1, Class::Read, 4096), 0).unwrap();
     let back = s.enqueue(req(2, Class::Read, 4096), 0);
     assert_eq!(back.map_err(|r| r.slot), Err(2));
-    // Another class has its own ring.
+    // Under prio another class has its own ring.
     s.enqueue(req(3, Class::Readahead, 4096), 0).unwrap();
     assert_eq!(s.stats(0).rejected_full, 1);
     assert_eq!(s.pending(), 2);
     assert_eq!(s.pending_class(Class::Readahead), 1);
+    // noop keeps one FIFO of `capacity` for all classes.
+    let mut s = Scheduler::new(SchedKind::Noop, LaqParams::default(), 1).unwrap();
+    s.enqueue(req(1, Class::Read, 4096), 0).unwrap();
+    let back = s.enqueue(req(3, Class::Readahead, 4096), 0);
+    assert_eq!(back.map_err(|r| r.slot), Err(3));
+    assert_eq!(s.pending_class(Class::Read), 1);
+    assert_eq!(s.pending_class(Class::Readahead), 0);
 }
 
 #[test]
