@@ -37,6 +37,9 @@ pub struct Recommendation {
     pub reason: String,
     /// Study 000's rule applied to the measured latency and wakeup cost.
     pub rule: String,
+    /// The model with the least CPU per I/O when it is not the pick: the choice
+    /// where CPU matters more than latency, with its price.
+    pub cheapest: Option<String>,
 }
 
 fn us(ns: f64) -> f64 {
@@ -75,6 +78,24 @@ pub fn recommend(rows: &[Row], wakeup_ns: u64) -> Option<Recommendation> {
         label: pick.label,
         reason: reason(pick, &ok, w),
         rule: rule(&ok, w),
+        cheapest: cheapest_other(pick, &ok),
+    })
+}
+
+fn cheapest_other(pick: &Row, rows: &[&Row]) -> Option<String> {
+    let c = rows
+        .iter()
+        .filter(|r| r.cpu_all_ns_per_io.is_finite())
+        .min_by(|a, b| a.cpu_all_ns_per_io.total_cmp(&b.cpu_all_ns_per_io))?;
+    (c.model != pick.model && c.cpu_all_ns_per_io < pick.cpu_all_ns_per_io * 0.9).then(|| {
+        format!(
+            "{}: {:.1} us CPU per I/O ({:+.0}%) at {:.1} us p50 ({:+.0}%)",
+            c.label,
+            us(c.cpu_all_ns_per_io),
+            pct(c.cpu_all_ns_per_io, pick.cpu_all_ns_per_io),
+            us(c.p50_ns as f64),
+            pct(c.p50_ns as f64, pick.p50_ns as f64)
+        )
     })
 }
 
@@ -105,7 +126,6 @@ fn spin_latency(rows: &[&Row]) -> Option<f64> {
 fn reason(pick: &Row, rows: &[&Row], w: f64) -> String {
     let p50 = pick.p50_ns as f64;
     let cpu = pick.cpu_all_ns_per_io;
-    let intr = find(rows, ModelKey::Interrupt);
     let poll = find(rows, ModelKey::Poll);
     let d = spin_latency(rows).unwrap_or(p50);
     match pick.model {
@@ -185,18 +205,26 @@ fn reason(pick: &Row, rows: &[&Row], w: f64) -> String {
                 )
             } else {
                 format!(
-                    "spinning latency {:.1} us >= 2 x wakeup cost {:.1} us, yet no model within \
-                     10% of its latency costs less CPU",
+                    "spinning latency {:.1} us >= 2 x wakeup cost {:.1} us, so study 000's rule \
+                     says sleep, but here every sleeping model is more than 10% slower",
                     us(d),
                     us(w)
                 )
             };
-            if let Some(i) = intr {
-                s.push_str(&format!(
-                    "; interrupt is {:+.0}% slower ({:.1} us p50)",
-                    pct(i.p50_ns as f64, p50),
-                    us(i.p50_ns as f64)
-                ));
+            let slower: Vec<String> = [ModelKey::Sync, ModelKey::Interrupt, ModelKey::Hybrid]
+                .into_iter()
+                .filter_map(|k| find(rows, k))
+                .map(|r| {
+                    format!(
+                        "{} {:+.0}% ({:.1} us)",
+                        r.label,
+                        pct(r.p50_ns as f64, p50),
+                        us(r.p50_ns as f64)
+                    )
+                })
+                .collect();
+            if !slower.is_empty() {
+                s.push_str(&format!("; p50 of the others: {}", slower.join(", ")));
             }
             if pick.model == ModelKey::Iopoll
                 && let Some(p) = poll
@@ -251,7 +279,7 @@ fn rule(rows: &[&Row], w: f64) -> String {
             us(w)
         );
     };
-    let mut s = if d < 2.0 * w {
+    if d < 2.0 * w {
         format!(
             "study 000: spinning latency {:.1} us < 2 x wakeup {:.1} us -> poll (a sleep costs \
              about as much as the wait)",
@@ -265,19 +293,19 @@ fn rule(rows: &[&Row], w: f64) -> String {
             us(d),
             us(w)
         )
-    };
-    if let Some(a) = find(rows, ModelKey::Adaptive)
-        && !a.adaptive.is_empty()
-    {
-        s.push_str(&format!("; adaptive decided {}", a.adaptive.join("; ")));
     }
-    s
 }
 
 /// One line per capability, saying what it means for I/O on this target.
 pub fn consequences(caps: &TargetCaps, fs_type: Option<&str>, read: &OpResult) -> Vec<String> {
     let mut out = Vec::new();
     match &caps.o_direct_ok {
+        Outcome::Yes if caps.block_device.is_err() => out.push(format!(
+            "O_DIRECT accepted by {}, but no block device is under it: the data lives in \
+             memory (tmpfs) or behind a network or FUSE file system, so the numbers are that \
+             path's, not a disk's",
+            fs_type.unwrap_or("this file system")
+        )),
         Outcome::Yes => out.push(format!(
             "O_DIRECT works: reads bypass the page cache, so the numbers are the device's \
              (alignment: offsets {} B, buffers {} B)",
@@ -488,6 +516,90 @@ mod tests {
         let r = recommend(&rows, 15_000).unwrap();
         assert_eq!(r.model, ModelKey::Hybrid, "{r:?}");
         assert!(r.reason.contains("of poll's CPU"), "{r:?}");
+    }
+
+    fn caps(block: bool, punted: Outcome) -> TargetCaps {
+        use crate::device::probe::{BlockQueue, NowaitCaps, TargetKind};
+        TargetCaps {
+            path: "/x".into(),
+            kind: TargetKind::RegularFile,
+            size: 1 << 20,
+            block_device: if block {
+                Ok(BlockQueue {
+                    disk: "zram9".into(),
+                    partition: None,
+                    sysfs: "/sys/block/zram9".into(),
+                })
+            } else {
+                Err("device 0:27 is an anonymous device".into())
+            },
+            logical_block_size: block.then_some(4096),
+            physical_block_size: block.then_some(4096),
+            dio_offset_align: block.then_some(4096),
+            dio_mem_align: block.then_some(512),
+            o_direct_ok: Outcome::Yes,
+            io_poll: None,
+            nowait: NowaitCaps {
+                rwf_nowait: Outcome::No("EOPNOTSUPP".into()),
+                uring_punted: punted,
+            },
+            scheduler: None,
+            rotational: Some(true),
+            nr_requests: None,
+        }
+    }
+
+    fn op(rows: Vec<Row>) -> OpResult {
+        OpResult {
+            op: super::super::OpKind::Read,
+            direct: true,
+            bs: 4096,
+            runtime_s: 1.0,
+            rows,
+            skipped: vec![],
+            recommendation: None,
+        }
+    }
+
+    #[test]
+    fn consequences_follow_the_capabilities_and_the_runs() {
+        let mut intr = row(ModelKey::Interrupt, 9.0, 11.0, 1.0);
+        intr.punted = Some(1000);
+        let c = consequences(&caps(true, Outcome::Yes), None, &op(vec![intr.clone()]));
+        let all = c.join("\n");
+        assert!(all.contains("no NOWAIT: io_uring punts every request to io-wq workers (1000 of 1000 punted in the probe)"), "{all}");
+        assert!(all.contains("no io_poll attribute"), "{all}");
+        assert!(all.contains("no scheduler (bio-based"), "{all}");
+        // A 9 us "rotational" disk is not spinning.
+        assert!(all.contains("far below a seek"), "{all}");
+        assert!(all.contains("O_DIRECT works"), "{all}");
+
+        let c = consequences(
+            &caps(false, Outcome::No("inline".into())),
+            Some("tmpfs"),
+            &op(vec![]),
+        );
+        let all = c.join("\n");
+        assert!(
+            all.contains("O_DIRECT accepted by tmpfs, but no block device"),
+            "{all}"
+        );
+        assert!(all.contains("NOWAIT issue works"), "{all}");
+        assert!(!all.contains("scheduler"), "{all}");
+    }
+
+    #[test]
+    fn poll_pick_names_the_cheaper_choice() {
+        let rows = [
+            row(ModelKey::Sync, 67.0, 34.0, 1.0),
+            row(ModelKey::Interrupt, 66.0, 35.0, 1.0),
+            row(ModelKey::Poll, 46.0, 49.0, 0.0),
+        ];
+        let r = recommend(&rows, 20_000).unwrap();
+        assert_eq!(r.model, ModelKey::Poll);
+        assert!(r.reason.contains("rule says sleep"), "{r:?}");
+        let c = r.cheapest.expect("cheaper alternative");
+        assert!(c.starts_with("sync (psync)"), "{c}");
     }
 
     #[test]

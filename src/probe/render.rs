@@ -185,6 +185,9 @@ fn op_text(s: &mut String, o: &OpResult) {
             let _ = writeln!(s, "\nrecommendation ({what}, QD1): {}", rec.label);
             let _ = writeln!(s, "  why:  {}", rec.reason);
             let _ = writeln!(s, "  rule: {}", rec.rule);
+            if let Some(c) = &rec.cheapest {
+                let _ = writeln!(s, "  if CPU matters more: {c}");
+            }
         }
         None => {
             let _ = writeln!(
