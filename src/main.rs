@@ -21,6 +21,8 @@ enum Cmd {
     Run(iolab::engine::cli::RunArgs),
     /// Reproduce the studies on this machine; write an HTML report and results.json.
     Lab(iolab::lab::cli::LabArgs),
+    /// What a device or file supports, and which completion model pays there (measured).
+    Probe(iolab::probe::ProbeArgs),
     /// Render saved lab results (results.json) as an HTML report.
     Report(iolab::report::html::ReportArgs),
     /// Print CPUs, cores and SMT siblings as iolab sees them.
@@ -36,6 +38,7 @@ fn main() -> ExitCode {
     let result = match cli.cmd {
         Cmd::Run(a) => iolab::engine::cli::main(a),
         Cmd::Lab(a) => iolab::lab::cli::main(a),
+        Cmd::Probe(a) => iolab::probe::main(a),
         Cmd::Report(a) => iolab::report::html::report_main(a),
         Cmd::Topology(a) => iolab::placement::cli::main(a),
         Cmd::Observe(a) => iolab::measure::observe::main(a),

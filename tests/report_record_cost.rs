@@ -81,6 +81,7 @@ fn record_allocates_nothing_and_is_cheap() {
             slat: true,
             interval_ns: 1_000_000,
             intervals: 64,
+            classes: true,
         },
         0,
     );

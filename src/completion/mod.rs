@@ -145,10 +145,17 @@ impl Completer {
         &self.adaptive
     }
 
-    /// Feed one observed submit-to-completion latency (hybrid and adaptive learn
-    /// from it). An exponentially weighted mean follows drift without a window.
+    /// Feed one observed issue-to-completion latency (hybrid and adaptive learn
+    /// from it; issue rather than submit-return, because some backends finish
+    /// the I/O inside the submit call). An exponentially weighted mean follows drift without a window.
     #[inline]
     pub fn observe(&mut self, len: u32, clat_ns: u64) {
+        if !matches!(
+            self.model,
+            CompletionModel::Hybrid | CompletionModel::Adaptive
+        ) {
+            return;
+        }
         self.samples += 1;
         // A preempted request can take milliseconds on a busy machine; clamping
         // it keeps hybrid's nap tied to the device rather than to the scheduler.
@@ -199,6 +206,14 @@ impl Completer {
             CompletionModel::Poll => self.poll(q, out, deadline_ns)?,
             CompletionModel::Interrupt => self.sleep(q, out, deadline_ns)?,
             CompletionModel::Hybrid | CompletionModel::Adaptive => {
+                // The I/O may have completed inside the submit call (io-wq,
+                // inline completion): never nap for something already done.
+                let n = q.reap(Wait::Peek, out)?;
+                if n > 0 {
+                    self.stats.polls_hit += 1;
+                    self.stats.completions += n as u64;
+                    return Ok(n);
+                }
                 let nap = match self.model {
                     CompletionModel::Adaptive => self.adaptive.nap_ns(len),
                     _ => (self.mean_ns / 2.0) as u64,

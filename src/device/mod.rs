@@ -108,4 +108,26 @@ pub trait Queue: Send {
     fn stats(&self) -> BackendStats {
         BackendStats::default()
     }
+    /// The engine-clock time this backend read during its last `commit`, or its
+    /// last `reap(Wait::Peek)` that returned completions; 0 if it read none (or
+    /// slept since). The engine uses it as the submit / completion-seen stamp
+    /// instead of reading the clock a second time for the same instant.
+    fn clock_hint(&self) -> u64 {
+        0
+    }
+    /// Abort an in-flight command that will not complete on its own (the
+    /// engine's `io_timeout` expired): it then completes with a negative errno.
+    /// False if the backend cannot, or the command is not stuck (just slow).
+    fn abort(&mut self, _slot: u32) -> bool {
+        false
+    }
+    /// Faults the backend injected (null device), so a run can show that every
+    /// one of them was seen by the engine.
+    fn injected_faults(&self) -> Option<null::FaultCounts> {
+        None
+    }
+    /// Commands accepted and not yet reaped, where the backend counts them.
+    fn commands_in_flight(&self) -> Option<u32> {
+        None
+    }
 }

@@ -20,6 +20,7 @@ use crate::job::{CompletionModel, Direction, Engine, JobSpec};
 use crate::measure::clock;
 use crate::measure::recorder::{Recorder, RecorderConfig};
 use crate::sched::Scheduler;
+use crate::workload::verify::Verifier;
 use crate::workload::{Generator, Pacer, dur_ns};
 
 /// One job clone placed on a worker.
@@ -260,14 +261,25 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         let generator = Generator::new(job, job.offset, region_len, seed);
         let planned = job.runtime.map(|r| dur_ns(r) + dur_ns(job.ramp_time));
         let slat = !caps.sync;
-        let rec = Recorder::new(RecorderConfig::for_runtime(slat, planned));
+        let rec = Recorder::new(RecorderConfig {
+            classes: first.scheduler != crate::job::SchedKind::Noop || placed.len() > 1,
+            ..RecorderConfig::for_runtime(slat, planned)
+        });
         let pacer = Pacer::new(job, 0);
         let mut stream = Stream::new(generator, pacer, job.iodepth, job.ioprio, rec);
         stream.runtime_ns = job.runtime.map(dur_ns);
         stream.ramp_ns = dur_ns(job.ramp_time);
+        stream.verify = Verifier::new(job, job.offset, region_len, seed)
+            .map_err(|e| anyhow!("{}: {e}", label(job)))?;
+        stream.continue_on_error = job.continue_on_error;
         streams.push(stream);
     }
-    let worker = Worker::new(queue, sched, completer, streams, bufs);
+    let mut worker = Worker::new(queue, sched, completer, streams, bufs);
+    worker.io_timeout_ns = placed
+        .iter()
+        .filter_map(|p| jobs[p.job].io_timeout.map(dur_ns))
+        .min()
+        .unwrap_or(0);
     let cpus = if first.cpus_allowed_split && !first.cpus_allowed.is_empty() {
         let n = first.cpus_allowed.len();
         vec![first.cpus_allowed[placed[0].jobnum as usize % n]]

@@ -276,7 +276,10 @@ impl Worker {
             self.dispatch(now)?;
             if !self.batch.is_empty() {
                 self.queue.commit()?;
-                let t = clock::now_ns();
+                let t = match self.queue.clock_hint() {
+                    0 => clock::now_ns(),
+                    t => t,
+                };
                 for &s in &self.batch {
                     self.slots[s as usize].t_submit = t;
                 }
@@ -299,7 +302,10 @@ impl Worker {
                     deadline,
                 )?;
                 if n > 0 {
-                    let t_seen = clock::now_ns();
+                    let t_seen = match self.queue.clock_hint() {
+                        0 => clock::now_ns(),
+                        t => t,
+                    };
                     for i in 0..n {
                         let c = self.comps[i];
                         self.finish(c, t_seen);
@@ -613,7 +619,7 @@ impl Worker {
         let slat = slot.t_submit.saturating_sub(slot.t_issue);
         let clat = t_seen.saturating_sub(slot.t_submit);
         let lat = t_seen.saturating_sub(slot.t_issue);
-        self.completer.observe(slot.len, clat);
+        self.completer.observe(slot.len, lat);
         if measuring {
             if op != Op::Fsync && (c.result as u64) < slot.len as u64 {
                 s.short_ios += 1;

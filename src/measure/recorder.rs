@@ -59,6 +59,10 @@ pub struct RecorderConfig {
     /// Intervals the log can hold: planned runtime plus slack. Completions past
     /// the last interval are counted in `IntervalLog::dropped`.
     pub intervals: usize,
+    /// Keep per-class latency (request classes matter under a class-aware
+    /// scheduler or when jobs share a device); off saves a histogram record per
+    /// request.
+    pub classes: bool,
 }
 
 impl RecorderConfig {
@@ -72,6 +76,7 @@ impl RecorderConfig {
             slat,
             interval_ns,
             intervals: with_slack.div_ceil(interval_ns) as usize,
+            classes: true,
         }
     }
 }
@@ -487,10 +492,12 @@ impl Recorder {
         if dir != Op::Fsync.dir() {
             self.lat_buckets[lat_bucket(s.clat_ns)] += 1;
         }
-        let c = &mut self.classes[s.class.index()];
-        c.clat.record(s.clat_ns);
-        c.ios += 1;
-        c.bytes += s.bytes as u64;
+        if self.cfg.classes {
+            let c = &mut self.classes[s.class.index()];
+            c.clat.record(s.clat_ns);
+            c.ios += 1;
+            c.bytes += s.bytes as u64;
+        }
         self.log.add(s.done_ns, dir, s.bytes as u64);
     }
 
@@ -624,6 +631,7 @@ mod tests {
             slat: true,
             interval_ns: 1_000,
             intervals: 100,
+            classes: true,
         }
     }
 

@@ -281,6 +281,7 @@ pub fn run_result() -> RunResult {
         slat: true,
         interval_ns: 100_000_000,
         intervals: 40,
+        classes: true,
     };
     let mut r = Recorder::new_at(cfg, 0);
     let n = 20_000u64;

@@ -125,6 +125,8 @@ thread_local! {
 
 /// The emulated device: one queue pair, owned by one worker thread.
 pub struct NullDevice {
+    /// Clock value read by the last commit or completing peek (`clock_hint`).
+    last_now: u64,
     entries: Box<[Entry]>,
     free: Ring<u32>,
     staged: Ring<u32>,
@@ -233,6 +235,7 @@ impl NullDevice {
             free.push(i);
         }
         Ok(NullDevice {
+            last_now: 0,
             entries: vec![FREE_ENTRY; n].into_boxed_slice(),
             free,
             staged: Ring::new(n, 0),
@@ -576,6 +579,7 @@ impl Queue for NullDevice {
             return Ok(0);
         }
         let now = now_ns();
+        self.last_now = now;
         // Bring the device up to now first, so these arrivals are ordered after
         // every decision taken before them.
         self.advance(now);
@@ -606,10 +610,14 @@ impl Queue for NullDevice {
                 if self.done.is_empty() && now < self.next_event {
                     return Ok(0);
                 }
+                self.last_now = now;
                 self.advance(now);
                 Ok(self.drain(out))
             }
-            Wait::Sleep { min } => Ok(self.sleep(min, out)),
+            Wait::Sleep { min } => {
+                self.last_now = 0;
+                Ok(self.sleep(min, out))
+            }
         }
     }
 
@@ -623,5 +631,21 @@ impl Queue for NullDevice {
 
     fn stats(&self) -> BackendStats {
         self.stats
+    }
+
+    fn clock_hint(&self) -> u64 {
+        self.last_now
+    }
+
+    fn abort(&mut self, slot: u32) -> bool {
+        NullDevice::abort(self, slot)
+    }
+
+    fn injected_faults(&self) -> Option<FaultCounts> {
+        Some(self.fault_counts())
+    }
+
+    fn commands_in_flight(&self) -> Option<u32> {
+        Some(self.in_flight())
     }
 }
