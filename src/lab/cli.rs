@@ -10,14 +10,15 @@ use anyhow::{Context, Result, bail};
 use super::model::{LabResults, Machine, Skipped, StudyResult};
 
 /// The studies, in the order they run: (name, seed, what it reproduces).
-pub const STUDIES: [(&str, &str, &str); 2] = [
+pub const STUDIES: [(&str, &str, &str); 3] = [
     ("poll", "000", "poll vs interrupt completion (FAST '12)"),
     ("placement", "001", "polling-aware thread placement"),
+    ("laq", "003", "latency-aware queueing for command-queue flash"),
 ];
 
 #[derive(clap::Args, Debug)]
 pub struct LabArgs {
-    /// Studies to run (default: all): poll, placement.
+    /// Studies to run (default: all): poll, placement, laq.
     pub studies: Vec<String>,
     /// Short runs (CI): the whole lab in about a minute.
     #[arg(long)]
@@ -117,6 +118,7 @@ fn run_study(name: &str, quick: bool) -> Result<StudyResult> {
             },
         )?
         .to_study_result()),
+        "laq" => super::laq::run(&super::laq::LaqStudyOpts { quick }),
         other => bail!("unknown study '{other}'"),
     }
 }
