@@ -4,6 +4,7 @@
 pub mod laq;
 pub mod cli;
 pub mod model;
+pub mod observe;
 pub mod placement;
 pub mod poll;
 pub mod runner;
