@@ -13,6 +13,9 @@ fn num(c: &Cell) -> f64 {
     }
 }
 
+/// The studies load both CPUs and their numbers mean nothing side by side.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn root() -> bool {
     // SAFETY: geteuid cannot fail.
     unsafe { libc::geteuid() == 0 }
@@ -38,6 +41,7 @@ fn device_and_dir(desc: &str) -> (String, Option<String>) {
 
 #[test]
 fn quick_study_measures_both_devices_and_cleans_up() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     if !root() {
         let e = run(&ObserveStudyOpts { quick: true }).unwrap_err();
         assert!(e.to_string().contains("root"), "{e}");
@@ -132,5 +136,31 @@ fn quick_study_measures_both_devices_and_cleans_up() {
     assert!(
         !pg.contains("iolab-observe-") && !pg.lines().any(|l| l.contains("postgres:")),
         "postgres processes left:\n{pg}"
+    );
+}
+
+/// The full study (~90 s): the numbers BENCHMARKS.md quotes.
+/// `cargo test --release --test lab_observe -- --ignored --nocapture`
+#[test]
+#[ignore = "full study, about 90 s; run for BENCHMARKS.md"]
+fn full_study() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    if !root() {
+        return;
+    }
+    let r = run(&ObserveStudyOpts { quick: false }).expect("study 004 runs as root");
+    println!("{}", r.render_text());
+    assert!(r.skipped.is_empty(), "skipped: {:?}", r.skipped);
+    assert!(
+        r.duration_s < 120.0,
+        "full study took {:.1} s",
+        r.duration_s
+    );
+    assert!(
+        r.comparisons
+            .iter()
+            .any(|c| c.what.starts_with("observe's cost")),
+        "{:?}",
+        r.comparisons
     );
 }

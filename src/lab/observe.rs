@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow, bail};
 
 use super::model::{Cell, Chart, ChartKind, Comparison, Series, Skipped, StudyResult, Table};
-use crate::measure::cpu::{CpuTimes, ProcStat};
+use crate::measure::cpu::{CpuTimes, ProcStat, ThreadUsage};
 use crate::measure::observe::tracer::{Tracer, TracerOptions, require_no_loss, syscall_name};
 use crate::sys::cleanup::{self, CleanupId};
 use crate::sys::loopdev::LoopDev;
@@ -365,7 +365,10 @@ impl PgCgroup {
                 f.display()
             );
         }
-        let name = format!("iolab-observe-{}-{tag}", std::process::id());
+        // Unique per study run, so two studies in one process never share a group.
+        static SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("iolab-observe-{}-{n}-{tag}", std::process::id());
         let mut g = PgCgroup {
             blkio: Path::new(BLKIO_ROOT).join(&name),
             cpuacct: None,
@@ -764,6 +767,8 @@ struct Observed {
     involuntary: u64,
     threads: usize,
     events: u64,
+    /// CPU time of the reader (this thread: drains, decodes, pairs) during the run.
+    reader_cpu_ns: u64,
 }
 
 impl Observed {
@@ -835,6 +840,7 @@ fn pgbench_run(
         tracer = Some(t);
     }
     let (r0, w0) = dev_ios(dev)?;
+    let u0 = ThreadUsage::now();
     let c0 = cg.map(PgCgroup::cpu).transpose()?.flatten();
     let s0 = ProcStat::read()?;
     let t0 = Instant::now();
@@ -887,6 +893,7 @@ fn pgbench_run(
             t.poll(true)?;
             let loss = t.loss()?;
             require_no_loss(&loss, TRACE_BUFFER_KB)?;
+            let u = ThreadUsage::delta(&u0, &ThreadUsage::now());
             let p = t.total_period();
             let o = Observed {
                 syscalls: p
@@ -903,6 +910,7 @@ fn pgbench_run(
                 involuntary: p.involuntary(),
                 threads: p.threads.len(),
                 events: t.events,
+                reader_cpu_ns: u.user_ns + u.sys_ns,
             };
             t.remove()?;
             Some(o)
@@ -940,14 +948,30 @@ fn pgbench_run(
     })
 }
 
+/// One plain and one observed pgbench run, back to back.
+#[derive(Clone, Copy, Debug)]
+struct OverheadPair {
+    plain_tps: f64,
+    observed_tps: f64,
+    events_per_s: f64,
+    /// The reader's CPU in % of one CPU during the observed run.
+    reader_pct: f64,
+}
+
+impl OverheadPair {
+    fn cost_pct(&self) -> f64 {
+        100.0 * (self.plain_tps - self.observed_tps) / self.plain_tps
+    }
+}
+
 /// Everything measured on one device.
 struct DeviceResult {
     kind: DevKind,
     dev_desc: String,
     throttle: String,
     run: Run,
-    /// (plain TPS, observed TPS) per alternating pair; fast device only.
-    overhead: Vec<(f64, f64)>,
+    /// Alternating plain/observed runs; fast device only.
+    overhead: Vec<OverheadPair>,
 }
 
 /// Build the device, filesystem, cluster and server; run pgbench observed (and the
@@ -1076,7 +1100,13 @@ fn run_device(pg: &PgInstall, plan: &Plan, kind: DevKind) -> Result<DeviceResult
                 !first_observed,
             )?;
             let (plain, obs) = if first_observed { (b, a) } else { (a, b) };
-            overhead.push((plain.pgb.tps, obs.pgb.tps));
+            let o = obs.obs.as_ref().expect("observed run has tracer data");
+            overhead.push(OverheadPair {
+                plain_tps: plain.pgb.tps,
+                observed_tps: obs.pgb.tps,
+                events_per_s: o.events as f64 / obs.secs,
+                reader_pct: 100.0 * o.reader_cpu_ns as f64 / 1e9 / obs.secs,
+            });
         }
     }
     drop(srv);
@@ -1425,44 +1455,50 @@ fn build(r: &mut StudyResult, devs: &[DeviceResult]) {
     if let Some(f) = fast
         && !f.overhead.is_empty()
     {
-        let plain = median_mid(f.overhead.iter().map(|p| p.0).collect());
-        let obs = median_mid(f.overhead.iter().map(|p| p.1).collect());
-        // Per pair, so a change in machine load between pairs cancels out.
-        let pct = median_mid(
-            f.overhead
-                .iter()
-                .map(|(p, o)| 100.0 * (p - o) / p)
-                .collect(),
-        );
+        let med = |g: fn(&OverheadPair) -> f64| median_mid(f.overhead.iter().map(g).collect());
+        // The cost is taken per pair, so a change in machine load between pairs
+        // cancels out.
+        let pct = med(OverheadPair::cost_pct);
         overhead_pct = Some(pct);
+        let row = |label: String, p: &OverheadPair, cost: f64| {
+            vec![
+                Cell::text(label),
+                Cell::num(p.plain_tps, 1),
+                Cell::num(p.observed_tps, 1),
+                Cell::num(cost, 1),
+                Cell::num(p.events_per_s, 0),
+                Cell::num(p.reader_pct, 1),
+            ]
+        };
         let mut rows: Vec<Vec<Cell>> = f
             .overhead
             .iter()
             .enumerate()
-            .map(|(i, (p, o))| {
-                vec![
-                    Cell::text(format!("pair {}", i + 1)),
-                    Cell::num(*p, 1),
-                    Cell::num(*o, 1),
-                    Cell::num(100.0 * (p - o) / p, 1),
-                ]
-            })
+            .map(|(i, p)| row(format!("pair {}", i + 1), p, p.cost_pct()))
             .collect();
-        rows.push(vec![
-            Cell::text("median (cost: of the pairs)"),
-            Cell::num(plain, 1),
-            Cell::num(obs, 1),
-            Cell::num(pct, 1),
-        ]);
+        let m = OverheadPair {
+            plain_tps: med(|p| p.plain_tps),
+            observed_tps: med(|p| p.observed_tps),
+            events_per_s: med(|p| p.events_per_s),
+            reader_pct: med(|p| p.reader_pct),
+        };
+        rows.push(row("median".into(), &m, pct));
         r.tables.push(Table {
             title: format!(
                 "(v) cost of observing: pgbench TPS on {} without and with the tracer attached \
                  (alternating runs)",
                 f.kind.label()
             ),
-            columns: ["run", "plain TPS", "observed TPS", "TPS cost %"]
-                .map(String::from)
-                .to_vec(),
+            columns: [
+                "run",
+                "plain TPS",
+                "observed TPS",
+                "TPS cost %",
+                "trace events/s",
+                "reader CPU % of one CPU",
+            ]
+            .map(String::from)
+            .to_vec(),
             rows,
         });
     }
