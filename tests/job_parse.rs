@@ -405,8 +405,8 @@ fn malformed_job_files() {
             "t.fio:2: unknown option 'frobnicate'",
         ),
         (
-            "[j]\nverify=crc32c\n",
-            "t.fio:2: fio option 'verify' is not supported by iolab: data verification is not implemented yet (the null device's null_backing=mem with null_corrupt_rate is the groundwork)",
+            "[j]\nverify_async=2\n",
+            "t.fio:2: fio option 'verify_async' is not supported by iolab: blocks are checked on the worker as their reads complete",
         ),
         (
             "[j]\ncpus_allowed=0\n",

@@ -258,10 +258,61 @@ fn engine_extras(spec: &JobSpec, runs: &[&JobRun]) -> serde_json::Map<String, se
     if first.interrupted {
         m.insert("interrupted".into(), Value::from(true));
     }
+    reliability_extras(&mut m, runs);
     if let Some(e) = &first.error {
         m.insert("error_message".into(), Value::from(e.clone()));
     }
     m
+}
+
+/// Errors, request accounting, verification and injected faults: fio's
+/// `total_err`/`first_error` (which fio prints with continue_on_error) and what
+/// the conservation checks read.
+fn reliability_extras(m: &mut serde_json::Map<String, serde_json::Value>, runs: &[&JobRun]) {
+    use serde_json::{Value, json};
+    let mut acct = crate::engine::worker::Accounting::default();
+    let mut verify: Option<crate::workload::verify::VerifyStats> = None;
+    for r in runs {
+        acct.submitted += r.acct.submitted;
+        acct.ok += r.acct.ok;
+        acct.errors += r.acct.errors;
+        acct.timeouts += r.acct.timeouts;
+        acct.spurious += r.acct.spurious;
+        acct.verify_failures += r.acct.verify_failures;
+        if let Some(v) = &r.verify {
+            let t = verify.get_or_insert_with(Default::default);
+            t.written += v.written;
+            t.checked += v.checked;
+            t.failures += v.failures;
+            t.skipped += v.skipped;
+            t.first_failure = t.first_failure.or(v.first_failure);
+        }
+    }
+    let first_error = runs
+        .iter()
+        .map(|r| r.rec.first_error)
+        .find(|&e| e != 0)
+        .unwrap_or(0);
+    m.insert(
+        "total_err".into(),
+        Value::from(acct.errors + acct.verify_failures),
+    );
+    m.insert("first_error".into(), Value::from(first_error));
+    m.insert(
+        "continue_on_error".into(),
+        Value::from(runs[0].continue_on_error.name()),
+    );
+    m.insert("accounting".into(), json!(acct));
+    if let Some(v) = verify {
+        let mut o = json!(v);
+        if let Some(f) = v.first_failure {
+            o["first_failure_message"] = Value::from(f.to_string());
+        }
+        m.insert("verify".into(), o);
+    }
+    if let Some(f) = runs[0].injected {
+        m.insert("faults_injected".into(), json!(f));
+    }
 }
 
 /// Block devices under the jobs' targets, for fio's disk_util.

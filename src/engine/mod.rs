@@ -17,6 +17,8 @@ use anyhow::{Result, anyhow};
 use crate::completion::CompletionStats;
 use crate::completion::adaptive::Decision;
 use crate::device::BackendStats;
+use crate::device::null::FaultCounts;
+use crate::workload::verify::VerifyStats;
 use crate::job::{CompletionModel, JobSpec};
 use crate::measure::cpu::ThreadUsage;
 use crate::measure::recorder::Recorder;
@@ -50,6 +52,17 @@ pub struct JobRun {
     pub adaptive: Vec<Decision>,
     pub error: Option<String>,
     pub interrupted: bool,
+    /// Requests submitted, completed ok or with an error, timed out, spurious.
+    pub acct: worker::Accounting,
+    /// Data verification of this stream (None when the job does not verify).
+    pub verify: Option<VerifyStats>,
+    /// The worker's request slots free at the end, and in all (shared worker).
+    pub slots_free: (usize, usize),
+    /// Commands the backend still holds at the end, where it counts them.
+    pub device_in_flight: Option<u32>,
+    /// Faults the device injected (null device; shared worker: whole device).
+    pub injected: Option<FaultCounts>,
+    pub continue_on_error: crate::job::ContinueOnError,
 }
 
 /// One stonewall group's results.
@@ -139,6 +152,9 @@ fn run_group(
             ..
         } = p;
         let backend_stats = worker.queue.stats();
+        let injected = worker.queue.injected_faults();
+        let device_in_flight = worker.queue.commands_in_flight();
+        let slots_free = worker.slots_free();
         let decisions = worker.completer.adaptive().decisions();
         let sched = worker.sched.stats(crate::measure::clock::now_ns());
         let nstreams = worker.streams.len();
@@ -153,14 +169,15 @@ fn run_group(
             } else {
                 outcome.ended_ns
             };
+            let job = &jobs[pl.job];
+            let verify = stream.verify.as_ref().map(|v| v.stats);
             let error = loop_error.clone().or_else(|| {
-                stream.error.map(|(off, errno)| {
-                    format!(
-                        "{}: I/O error at offset {off}: {}",
-                        setup::label(&jobs[pl.job]),
-                        std::io::Error::from_raw_os_error(errno)
-                    )
-                })
+                let io = io_error_message(job, &stream);
+                let bad = verify.and_then(|v| verify_error_message(job, &v));
+                match (io, bad) {
+                    (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+                    (a, b) => a.or(b),
+                }
             });
             out.push(JobRun {
                 job: pl.job,
@@ -178,6 +195,12 @@ fn run_group(
                 adaptive: decisions.clone(),
                 error,
                 interrupted: outcome.interrupted,
+                acct: stream.acct,
+                verify,
+                slots_free,
+                device_in_flight,
+                injected,
+                continue_on_error: job.continue_on_error,
             });
         }
         drop(target);
@@ -187,6 +210,43 @@ fn run_group(
         jobs: out,
         wall_ns: crate::measure::clock::now_ns() - t0,
     })
+}
+
+/// The job's I/O error, as fio words it; with continue_on_error, how many.
+fn io_error_message(job: &JobSpec, s: &worker::Stream) -> Option<String> {
+    let (off, errno) = s.error?;
+    let what = if errno == libc::ETIMEDOUT && s.acct.timeouts > 0 {
+        format!(
+            "request timed out (io_timeout={:?}) and was aborted",
+            job.io_timeout.unwrap_or_default()
+        )
+    } else {
+        std::io::Error::from_raw_os_error(errno).to_string()
+    };
+    let first = format!("I/O error at offset {off}: {what}");
+    Some(
+        if s.errors > 1 || job.continue_on_error != crate::job::ContinueOnError::None {
+            format!(
+                "{}: {} I/O errors (continue_on_error={}); first: {first}",
+                setup::label(job),
+                s.errors,
+                job.continue_on_error.name()
+            )
+        } else {
+            format!("{}: {first}", setup::label(job))
+        },
+    )
+}
+
+/// A verification failure fails the job: the count and the first mismatch.
+fn verify_error_message(job: &JobSpec, v: &VerifyStats) -> Option<String> {
+    let f = v.first_failure?;
+    Some(format!(
+        "{}: {} of {} blocks checked failed verification; first: {f}",
+        setup::label(job),
+        v.failures,
+        v.checked
+    ))
 }
 
 #[cfg(test)]

@@ -81,6 +81,13 @@ pub(crate) const OPTIONS: &[(&str, &[&str], Arity)] = &[
     ("null_spike_lat", &[], Arity::Value),
     ("null_fault_range", &[], Arity::Value),
     ("null_fault_limit", &[], Arity::Value),
+    ("verify", &[], Arity::Value),
+    ("verify_pattern", &[], Arity::Value),
+    ("do_verify", &[], Arity::Flag),
+    ("verify_fatal", &[], Arity::Flag),
+    ("verify_backlog", &[], Arity::Value),
+    ("continue_on_error", &[], Arity::Value),
+    ("io_timeout", &[], Arity::Value),
 ];
 
 /// Options that steer the whole run; fio only takes them on the command line.
@@ -90,23 +97,24 @@ pub(crate) const COMMAND_LINE_ONLY: &[&str] = &["output-format", "output", "sect
 /// docs/fio-compat.md; keep the two in step.
 pub const UNSUPPORTED: &[(&str, &str)] = &[
     (
-        "verify",
-        "data verification is not implemented yet (the null device's null_backing=mem with null_corrupt_rate is the groundwork)",
-    ),
-    ("do_verify", "data verification is not implemented yet"),
-    ("verify_pattern", "data verification is not implemented yet"),
-    (
         "verify_interval",
-        "data verification is not implemented yet",
+        "a block is verified as a whole: one header and checksum per written block",
     ),
-    ("verify_offset", "data verification is not implemented yet"),
-    ("verify_fatal", "data verification is not implemented yet"),
-    ("verify_backlog", "data verification is not implemented yet"),
-    ("verify_async", "data verification is not implemented yet"),
-    ("verify_only", "data verification is not implemented yet"),
+    (
+        "verify_offset",
+        "the verify header always sits at the start of the block",
+    ),
+    (
+        "verify_async",
+        "blocks are checked on the worker as their reads complete",
+    ),
+    (
+        "verify_only",
+        "run a read job with verify=crc32c (or pattern) over the same region and block size: it checks every block's header and data",
+    ),
     (
         "verify_state_save",
-        "data verification is not implemented yet",
+        "what was written is kept in memory for the run only",
     ),
     (
         "trim_percentage",
@@ -210,11 +218,11 @@ pub const UNSUPPORTED: &[(&str, &str)] = &[
     ("pre_read", "page-cache warming is not implemented"),
     (
         "invalidate",
-        "page-cache dropping is not implemented; use direct=1",
+        "buffered jobs always start with their region dropped from the page cache (fio's default invalidate=1); it cannot be turned off",
     ),
     (
         "norandommap",
-        "random offsets are drawn without a coverage map already",
+        "with one block size random offsets always use a coverage map (every block once per pass, like fio's default); drawing with replacement is used only for variable block sizes",
     ),
     (
         "random_distribution",
@@ -267,10 +275,9 @@ pub const UNSUPPORTED: &[(&str, &str)] = &[
     ),
     ("dedupe_percentage", "buffer contents are not configurable"),
     (
-        "continue_on_error",
-        "an I/O error ends the job; the null device's fault injection reports errors",
+        "ignore_error",
+        "use continue_on_error=none|read|write|io|verify|all",
     ),
-    ("ignore_error", "an I/O error ends the job"),
     ("thread", "iolab workers are always threads"),
     ("mem", "buffers are always aligned anonymous memory"),
     ("iomem", "buffers are always aligned anonymous memory"),
@@ -395,6 +402,7 @@ pub(crate) struct Draft {
     prioclass: Option<u16>,
 }
 
+const VERIFY_VALID: &str = "crc32c, pattern, or 0/none";
 const RW_VALID: &str = "read, write, randread, randwrite, rw (or readwrite), randrw";
 const ENGINES: &str = "null, psync, pvsync2, io_uring";
 
@@ -680,6 +688,38 @@ impl Draft {
             "null_spike_lat" => s.null.faults.spike_lat = time(TimeUnit::Micros, true)?,
             "null_fault_range" => s.null.faults.range = Some(parse_fault_range(c, kb)?),
             "null_fault_limit" => s.null.faults.limit = int(0, u64::MAX)?,
+            "verify" => {
+                s.verify.kind = match v {
+                    "0" | "none" => None,
+                    "crc32c" | "crc32c-intel" => Some(VerifyKind::Crc32c),
+                    "pattern" => Some(VerifyKind::Pattern),
+                    "md5" | "crc64" | "crc32" | "crc16" | "crc7" | "sha1" | "sha256" | "sha512"
+                    | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "xxhash" | "meta"
+                    | "null" => {
+                        return Err(c.bad(format!(
+                            "{VERIFY_VALID} ({v} is fio's, not implemented by iolab)"
+                        )));
+                    }
+                    _ => return Err(c.bad(VERIFY_VALID)),
+                }
+            }
+            "verify_pattern" => {
+                s.verify.pattern = parse_verify_pattern(v).map_err(|e| c.bad(e))?;
+            }
+            "do_verify" => s.verify.do_verify = boolean()?,
+            "verify_fatal" => s.verify.fatal = boolean()?,
+            "verify_backlog" => s.verify.backlog = int(0, u64::from(u32::MAX))?,
+            "continue_on_error" => {
+                s.continue_on_error = ContinueOnError::parse(&v.to_ascii_lowercase())
+                    .ok_or_else(|| c.bad(ContinueOnError::VALID))?
+            }
+            "io_timeout" => {
+                let t = time(TimeUnit::Micros, true)?;
+                if t.is_zero() {
+                    return Err(c.bad("a time greater than zero, e.g. 500 (microseconds) or 10ms"));
+                }
+                s.io_timeout = Some(t);
+            }
             other => unreachable!("option '{other}' is in OPTIONS but has no parser"),
         }
         Ok(())
@@ -775,6 +815,29 @@ impl Draft {
                 ),
             ));
         }
+        self.check_verify(section_at)?;
+        let s = &self.spec;
+        if s.io_timeout.is_some() && s.ioengine != Engine::Null {
+            return Err(conflict(
+                self.set_at("io_timeout"),
+                s,
+                format!(
+                    "io_timeout needs ioengine=null (the engine aborts a hung request there); \
+                     with ioengine={} a request cannot be cancelled yet: psync performs the I/O \
+                     inside the system call and the io_uring backend has no cancellation",
+                    s.ioengine.fio_name()
+                ),
+            ));
+        }
+        if s.null.faults.hang_rate > 0.0 && s.io_timeout.is_none() {
+            return Err(conflict(
+                self.set_at("null_hang_rate"),
+                s,
+                "null_hang_rate makes requests that never complete: set io_timeout= (e.g. \
+                 io_timeout=10ms) so the engine aborts them and the job can end"
+                    .to_string(),
+            ));
+        }
         // Linux ioprio: class in the top 3 bits of 16, level below. A level alone
         // means best-effort, as fio does.
         let class = match (self.prioclass, self.prio) {
@@ -789,6 +852,145 @@ impl Draft {
         };
         Ok(self.spec)
     }
+}
+
+impl Draft {
+    /// Cross-option rules of data verification.
+    fn check_verify(&mut self, section_at: &str) -> Result<(), JobError> {
+        let v = &mut self.spec.verify;
+        // fio: a pattern alone asks for pattern verification.
+        if v.kind.is_none() && !v.pattern.is_empty() && self.set.iter().all(|(n, _)| *n != "verify")
+        {
+            v.kind = Some(VerifyKind::Pattern);
+        }
+        let s = &self.spec;
+        let conflict = |name: &str, problem: String| JobError::Conflict {
+            at: self
+                .set
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map_or(section_at, |(_, at)| at.as_str())
+                .to_string(),
+            job: s.name.clone(),
+            problem,
+        };
+        let Some(kind) = s.verify.kind else {
+            for opt in ["do_verify", "verify_fatal", "verify_backlog"] {
+                if self.set_at(opt).is_some() {
+                    return Err(conflict(
+                        opt,
+                        format!("{opt} has no effect without verify=crc32c or verify=pattern"),
+                    ));
+                }
+            }
+            return Ok(());
+        };
+        if kind == VerifyKind::Pattern && s.verify.pattern.is_empty() {
+            return Err(conflict(
+                "verify",
+                "verify=pattern needs verify_pattern= (e.g. verify_pattern=0xdeadbeef)".into(),
+            ));
+        }
+        if s.ioengine == Engine::Null && !s.null.backing_mem {
+            return Err(conflict(
+                "verify",
+                "verify on ioengine=null needs null_backing=mem: without a memory image the \
+                 emulated device returns no data to check"
+                    .into(),
+            ));
+        }
+        if s.rw.dir == Direction::Mixed {
+            return Err(conflict(
+                "verify",
+                format!(
+                    "verify works on write jobs (write, then read back and check) and read jobs \
+                     (check blocks an earlier write job left); rw={} mixes both",
+                    s.rw.fio_name()
+                ),
+            ));
+        }
+        if s.rw.dir == Direction::Read && s.verify.backlog > 0 {
+            return Err(conflict(
+                "verify_backlog",
+                "verify_backlog applies to write jobs; a read job checks every block it reads"
+                    .into(),
+            ));
+        }
+        let min = s.bs[0].min().min(s.bs[1].min());
+        if (min as usize) < crate::workload::verify::MIN_BLOCK {
+            return Err(conflict(
+                "verify",
+                format!(
+                    "verify needs blocks of at least {} bytes (each carries a {}-byte header); the smallest block size is {min}",
+                    crate::workload::verify::MIN_BLOCK,
+                    crate::workload::verify::HEADER_LEN
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// fio's `verify_pattern`: hex (`0x...`, bytes in written order), decimal (the
+/// fewest little-endian bytes that hold it, at most 4), or quoted text, and any
+/// concatenation of those.
+pub(crate) fn parse_verify_pattern(v: &str) -> Result<Vec<u8>, String> {
+    const EXPECTED: &str = "a hex number (0xdeadbeef), a decimal number up to 4294967295, \
+         a quoted string (\"abc\"), or a concatenation of those";
+    let mut out = Vec::new();
+    let mut rest = v.trim();
+    if rest.is_empty() {
+        return Err(EXPECTED.into());
+    }
+    while !rest.is_empty() {
+        if let Some(hex) = rest.strip_prefix("0x").or_else(|| rest.strip_prefix("0X")) {
+            let n = hex
+                .find(|ch: char| !ch.is_ascii_hexdigit())
+                .unwrap_or(hex.len());
+            if n == 0 {
+                return Err(EXPECTED.into());
+            }
+            let digits = &hex[..n];
+            // An odd digit count gets a leading zero nibble, as in 0xabc = 0a bc.
+            let padded = if n % 2 == 1 {
+                format!("0{digits}")
+            } else {
+                digits.to_string()
+            };
+            for i in (0..padded.len()).step_by(2) {
+                out.push(u8::from_str_radix(&padded[i..i + 2], 16).map_err(|_| EXPECTED)?);
+            }
+            rest = &hex[n..];
+        } else if let Some(q) = rest.chars().next().filter(|ch| *ch == '"' || *ch == '\'') {
+            let body = &rest[1..];
+            let end = body
+                .find(q)
+                .ok_or_else(|| format!("{EXPECTED}; a quote is not closed"))?;
+            if end == 0 {
+                return Err(format!("{EXPECTED}; an empty string adds nothing"));
+            }
+            out.extend_from_slice(&body.as_bytes()[..end]);
+            rest = &body[end + 1..];
+        } else if rest.starts_with(|ch: char| ch.is_ascii_digit()) {
+            let n = rest
+                .find(|ch: char| !ch.is_ascii_digit())
+                .unwrap_or(rest.len());
+            let x: u32 = rest[..n].parse().map_err(|_| EXPECTED)?;
+            let width = (4 - x.leading_zeros() as usize / 8).max(1);
+            out.extend_from_slice(&x.to_le_bytes()[..width]);
+            rest = &rest[n..];
+        } else if rest.starts_with('%') {
+            return Err(format!(
+                "{EXPECTED} (fio's %o offset format is not supported by iolab)"
+            ));
+        } else {
+            return Err(EXPECTED.into());
+        }
+        if out.len() > 4096 {
+            return Err(format!("{EXPECTED}, at most 4096 bytes"));
+        }
+    }
+    Ok(out)
 }
 
 fn flag(c: &Ctx) -> Result<bool, JobError> {

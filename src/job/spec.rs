@@ -237,6 +237,108 @@ impl Default for NullParams {
     }
 }
 
+/// How written blocks are checked (fio's `verify=`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VerifyKind {
+    /// Header plus a crc32c of the block's data.
+    Crc32c,
+    /// Header plus the data filled with `verify_pattern`, compared byte by byte.
+    Pattern,
+}
+
+impl VerifyKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            VerifyKind::Crc32c => "crc32c",
+            VerifyKind::Pattern => "pattern",
+        }
+    }
+}
+
+/// Data verification options (`verify`, `verify_pattern`, `do_verify`,
+/// `verify_fatal`, `verify_backlog`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct VerifySpec {
+    /// `None` = no verification.
+    pub kind: Option<VerifyKind>,
+    /// Bytes repeated over each block's data (verify=pattern).
+    pub pattern: Vec<u8>,
+    /// Read every written block back after the write phase (fio's default 1).
+    pub do_verify: bool,
+    /// Stop the job at the first mismatch instead of checking everything.
+    pub fatal: bool,
+    /// Verify the last N written blocks after every N writes (0 = off).
+    pub backlog: u64,
+}
+
+impl Default for VerifySpec {
+    fn default() -> Self {
+        VerifySpec {
+            kind: None,
+            pattern: Vec::new(),
+            do_verify: true,
+            fatal: false,
+            backlog: 0,
+        }
+    }
+}
+
+/// fio's `continue_on_error`: which failures a job survives.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ContinueOnError {
+    /// Stop the job at its first error (fio's default).
+    #[default]
+    None,
+    Read,
+    Write,
+    /// Read and write errors.
+    Io,
+    /// Verification mismatches.
+    Verify,
+    All,
+}
+
+impl ContinueOnError {
+    pub const VALID: &'static str = "none, read, write, io, verify, all (or 0 = none, 1 = all)";
+
+    pub fn parse(v: &str) -> Option<ContinueOnError> {
+        Some(match v {
+            "none" | "0" => ContinueOnError::None,
+            "read" => ContinueOnError::Read,
+            "write" => ContinueOnError::Write,
+            "io" => ContinueOnError::Io,
+            "verify" => ContinueOnError::Verify,
+            "all" | "1" => ContinueOnError::All,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ContinueOnError::None => "none",
+            ContinueOnError::Read => "read",
+            ContinueOnError::Write => "write",
+            ContinueOnError::Io => "io",
+            ContinueOnError::Verify => "verify",
+            ContinueOnError::All => "all",
+        }
+    }
+
+    /// Does the job go on after an I/O error of this operation? (An fsync
+    /// counts as a write, as in fio.)
+    pub fn covers_io(self, op: crate::request::Op) -> bool {
+        use crate::request::Op;
+        match self {
+            ContinueOnError::None | ContinueOnError::Verify => false,
+            ContinueOnError::Read => op == Op::Read,
+            ContinueOnError::Write => op != Op::Read,
+            ContinueOnError::Io | ContinueOnError::All => true,
+        }
+    }
+}
+
 /// Where a job's option came from, for error messages (`file:line` or `command line`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Origin(pub String);
@@ -305,6 +407,11 @@ pub struct JobSpec {
     pub size_percent: Option<u32>,
     /// `offset=N%`: start this share into the target instead of `offset` bytes.
     pub offset_percent: Option<u32>,
+    pub verify: VerifySpec,
+    pub continue_on_error: ContinueOnError,
+    /// Complete a request that has not finished after this long as an error
+    /// (iolab's `io_timeout`); `None` = wait forever.
+    pub io_timeout: Option<Duration>,
 }
 
 impl Default for JobSpec {
@@ -357,6 +464,9 @@ impl Default for JobSpec {
             kb_base: 1024,
             size_percent: None,
             offset_percent: None,
+            verify: VerifySpec::default(),
+            continue_on_error: ContinueOnError::None,
+            io_timeout: None,
         }
     }
 }

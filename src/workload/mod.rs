@@ -4,6 +4,8 @@
 //! A [`Generator`] is built once per worker from a [`JobSpec`] and then called per
 //! request without allocating.
 
+pub mod verify;
+
 use std::time::Duration;
 
 use crate::job::{BlockSizes, Direction, JobSpec, Pattern};

@@ -1,0 +1,237 @@
+//! Conservation under faults: on the null device with errors, hangs (aborted by
+//! io_timeout), latency spikes and corrupted reads all switched on, under every
+//! completion model, every request the engine submitted comes back exactly once
+//! (ok or error), every slot and buffer is free at the end, the device holds
+//! nothing, every injected fault is accounted for by kind, and every corrupted
+//! read is caught by verification.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use iolab::engine::{EngineOptions, JobRun, run_jobs};
+use iolab::job::plan::parse_run_args;
+
+struct Counting;
+
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: forwards to the system allocator, only counting calls.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Tests here run jobs; the allocation count is process-wide.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Every test holds this for its whole body: other tests' allocations (even
+/// formatting a message) would count in the allocation test otherwise.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn run(args: &[String]) -> Vec<JobRun> {
+    let plan = parse_run_args(args, &|_| None).expect("job parses");
+    let groups = run_jobs(&plan.jobs, &EngineOptions::default()).expect("job runs");
+    groups.into_iter().flat_map(|g| g.jobs).collect()
+}
+
+fn faulty_job(model: &str, irqmode: &str, rw: &str, seed: u64) -> Vec<String> {
+    [
+        "--name=faults",
+        "--ioengine=null",
+        "--size=2m",
+        "--null_backing=mem",
+        "--null_lat=5us",
+        "--null_channels=2",
+        &format!("--null_irqmode={irqmode}"),
+        &format!("--rw={rw}"),
+        "--bs=4k",
+        "--iodepth=8",
+        "--loops=2",
+        "--verify=crc32c",
+        "--verify_backlog=32",
+        "--continue_on_error=all",
+        "--null_err_rate=0.02",
+        "--null_hang_rate=0.01",
+        "--io_timeout=2ms",
+        "--null_spike_rate=0.02",
+        "--null_spike_lat=100us",
+        "--null_corrupt_rate=0.03",
+        &format!("--randseed={seed}"),
+        &format!("--completion={model}"),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+fn check(r: &JobRun, what: &str) {
+    let a = r.acct;
+    let f = r.injected.expect("the null device reports injected faults");
+    let v = r.verify.expect("the job verifies");
+    assert!(!r.interrupted, "{what}");
+    assert_eq!(
+        a.submitted,
+        a.ok + a.errors,
+        "{what}: submitted = ok + error: {a:?}"
+    );
+    assert_eq!(
+        a.spurious, 0,
+        "{what}: a completion came for a slot not in flight"
+    );
+    assert_eq!(r.slots_free.0, r.slots_free.1, "{what}: slots left in use");
+    assert_eq!(
+        r.device_in_flight,
+        Some(0),
+        "{what}: the device still holds commands"
+    );
+    assert_eq!(
+        a.timeouts, f.hangs,
+        "{what}: every hang aborted by io_timeout: {a:?} {f:?}"
+    );
+    assert_eq!(
+        a.errors - a.timeouts,
+        f.errors,
+        "{what}: every injected error seen: {a:?} {f:?}"
+    );
+    assert_eq!(
+        v.failures, f.corruptions,
+        "{what}: every corrupted read caught by verify: {v:?} {f:?}"
+    );
+    assert_eq!(a.verify_failures, v.failures, "{what}");
+    // With one fixed bs a block is only ever lost to a failed rewrite of it
+    // (its contents are then undefined), never half-overwritten.
+    assert!(v.skipped <= a.errors, "{what}: {v:?} {a:?}");
+    // Something of each kind happened, or the test proves nothing.
+    assert!(
+        f.errors > 0 && f.hangs > 0 && f.spikes > 0 && f.corruptions > 0,
+        "{what}: {f:?}"
+    );
+    assert!(v.checked > 500, "{what}: {v:?}");
+    // A job with failed I/O or bad data reports an error (exit status 1).
+    let e = r.error.as_deref().expect("the job must fail");
+    assert!(
+        e.contains("I/O errors (continue_on_error=all)"),
+        "{what}: {e}"
+    );
+    assert!(e.contains("failed verification"), "{what}: {e}");
+}
+
+#[test]
+fn every_model_conserves_requests_under_faults() {
+    let _serial = serial();
+    let cases = [
+        ("poll", "timer"),
+        ("interrupt", "timer"),
+        ("interrupt", "thread"),
+        ("hybrid", "timer"),
+        ("adaptive", "timer"),
+    ];
+    for (i, (model, irq)) in cases.iter().enumerate() {
+        for rw in ["write", "randwrite"] {
+            for seed in 0..3u64 {
+                let what = format!("{model}/{irq}/{rw}/seed {seed}");
+                let runs = run(&faulty_job(model, irq, rw, 100 * i as u64 + seed));
+                assert_eq!(runs.len(), 1);
+                check(&runs[0], &what);
+            }
+        }
+    }
+}
+
+#[test]
+fn first_error_stops_the_job_by_default_and_slots_still_come_back() {
+    let _serial = serial();
+    let mut args = faulty_job("poll", "timer", "randwrite", 7);
+    args.retain(|a| !a.starts_with("--continue_on_error"));
+    let r = &run(&args)[0];
+    let a = r.acct;
+    assert_eq!(a.submitted, a.ok + a.errors, "{a:?}");
+    assert!(a.errors >= 1, "{a:?}");
+    assert_eq!(r.slots_free.0, r.slots_free.1);
+    assert_eq!(r.device_in_flight, Some(0));
+    // Stopped early: far fewer requests than the 1024 writes of two loops.
+    assert!(a.submitted < 1024, "{a:?}");
+    let e = r.error.as_deref().unwrap();
+    assert!(e.contains("I/O error at offset"), "{e}");
+}
+
+#[test]
+fn continue_on_error_read_does_not_cover_writes() {
+    let _serial = serial();
+    let mut args = faulty_job("interrupt", "timer", "write", 3);
+    for a in args.iter_mut() {
+        if a.starts_with("--continue_on_error") {
+            *a = "--continue_on_error=read".into();
+        }
+        if a.starts_with("--null_err_rate") {
+            *a = "--null_err_rate=0.2".into();
+        }
+    }
+    let r = &run(&args)[0];
+    // The first write error ends the job: writes are not covered.
+    assert!(r.acct.errors >= 1);
+    assert!(r.acct.submitted < 100, "{:?}", r.acct);
+}
+
+#[test]
+fn verify_fatal_stops_at_the_first_mismatch() {
+    let _serial = serial();
+    let args: Vec<String> = [
+        "--name=f",
+        "--ioengine=null",
+        "--size=1m",
+        "--null_backing=mem",
+        "--rw=write",
+        "--bs=4k",
+        "--verify=crc32c",
+        "--verify_fatal=1",
+        "--null_corrupt_rate=0.5",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let r = &run(&args)[0];
+    let v = r.verify.unwrap();
+    assert_eq!(v.failures, 1, "{v:?}");
+    assert!(v.checked < 256, "{v:?}");
+    assert_eq!(r.rec.first_error, libc::EILSEQ);
+    assert_eq!(r.slots_free.0, r.slots_free.1);
+}
+
+#[test]
+fn verify_and_fault_handling_allocate_nothing_per_request() {
+    let _serial = serial();
+    let allocs = |loops: u32| {
+        let mut a = faulty_job("poll", "timer", "randwrite", 11);
+        a.push(format!("--loops={loops}"));
+        let before = ALLOCS.load(Ordering::SeqCst);
+        let r = run(&a);
+        let n = ALLOCS.load(Ordering::SeqCst) - before;
+        assert!(r[0].acct.submitted > 500 * loops as u64, "{:?}", r[0].acct);
+        n
+    };
+    allocs(1);
+    let small = allocs(2);
+    let large = allocs(20);
+    // Ten times the requests (with their headers, checks, errors, aborts and
+    // retries) and no more allocations than run-to-run noise of thread start-up
+    // and the IOPS log.
+    assert!(
+        large <= small + 8,
+        "2 loops: {small} allocations, 20 loops: {large}"
+    );
+}
