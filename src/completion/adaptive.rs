@@ -185,14 +185,14 @@ impl Adaptive {
         c.n += 1;
         c.hist[bucket_of(clat_ns)] += 1;
         c.in_hist += 1;
-        if c.n % DECAY == 0 {
+        if c.n.is_multiple_of(DECAY) {
             c.in_hist = 0;
             for h in c.hist.iter_mut() {
                 *h /= 2;
                 c.in_hist += *h as u64;
             }
         }
-        if c.n % REDECIDE == 0 {
+        if c.n.is_multiple_of(REDECIDE) {
             Self::redecide(c, w);
         }
     }

@@ -28,6 +28,9 @@ pub struct RunArgs {
     /// Also write an HTML report of the run (latency histogram, CDF, IOPS over time) to DIR/index.html.
     #[arg(long, value_name = "DIR")]
     pub report: Option<std::path::PathBuf>,
+    /// Trace the block device under each job (root, tracefs) and add btt's stage table, a latency histogram and the user / block / driver+device / completion split.
+    #[arg(long)]
+    pub trace: bool,
     /// Job files and fio options, as for fio.
     #[arg(
         trailing_var_arg = true,
@@ -57,6 +60,8 @@ pub fn main(mut a: RunArgs) -> Result<u8> {
     crate::sys::cleanup::install_signal_handlers()?;
     let opts = EngineOptions {
         allow_destructive: a.allow_destructive,
+        trace: a.trace,
+        ..Default::default()
     };
     let result = execute(&plan, &opts);
     let failures = crate::sys::cleanup::run_cleanups();
@@ -72,7 +77,7 @@ pub fn main(mut a: RunArgs) -> Result<u8> {
                 .first()
                 .map(|j| j.percentile_list.clone())
                 .unwrap_or_default();
-            crate::report::text::render(&run, &pl)
+            crate::report::text::render(&run, &pl) + &crate::engine::trace::render_run_text(&run)
         }
     };
     match &plan.output {
@@ -105,6 +110,8 @@ fn take_own_flags(a: &mut RunArgs) -> Result<()> {
     while let Some(arg) = it.next() {
         if arg == "--allow-destructive" {
             a.allow_destructive = true;
+        } else if arg == "--trace" {
+            a.trace = true;
         } else if let Some(dir) = arg.strip_prefix("--report=") {
             a.report = Some(dir.into());
         } else if arg == "--report" {
@@ -261,6 +268,9 @@ fn engine_extras(spec: &JobSpec, runs: &[&JobRun]) -> serde_json::Map<String, se
     reliability_extras(&mut m, runs);
     if let Some(e) = &first.error {
         m.insert("error_message".into(), Value::from(e.clone()));
+    }
+    if let Some(t) = &first.trace {
+        m.insert("trace".into(), t.clone());
     }
     m
 }

@@ -8,6 +8,7 @@
 pub mod buffers;
 pub mod cli;
 pub mod setup;
+pub mod trace;
 pub mod worker;
 
 use std::sync::{Arc, Barrier};
@@ -18,17 +19,23 @@ use crate::completion::CompletionStats;
 use crate::completion::adaptive::Decision;
 use crate::device::BackendStats;
 use crate::device::null::FaultCounts;
-use crate::workload::verify::VerifyStats;
 use crate::job::{CompletionModel, JobSpec};
 use crate::measure::cpu::ThreadUsage;
 use crate::measure::recorder::Recorder;
 use crate::sched::SchedStats;
+use crate::workload::verify::VerifyStats;
 
 /// Options that apply to a whole run rather than a job.
 #[derive(Clone, Debug, Default)]
 pub struct EngineOptions {
     /// Write to block devices even when they hold data (see `sys::safety`).
     pub allow_destructive: bool,
+    /// `--trace`: block-trace the targets' devices and join with per-request
+    /// timestamps (see `trace`).
+    pub trace: bool,
+    /// Bytes to allocate and free per request on the hot path (0 = never): only
+    /// for study 002's preallocation comparison.
+    pub alloc_per_request: usize,
 }
 
 /// Everything measured for one job clone.
@@ -63,6 +70,10 @@ pub struct JobRun {
     /// Faults the device injected (null device; shared worker: whole device).
     pub injected: Option<FaultCounts>,
     pub continue_on_error: crate::job::ContinueOnError,
+    /// This stream's per-request timestamps (only with `--trace`).
+    pub trace_log: trace::StreamLog,
+    /// The joined block trace, `iolab.engine.trace` (only with `--trace`).
+    pub trace: Option<serde_json::Value>,
 }
 
 /// One stonewall group's results.
@@ -109,6 +120,7 @@ fn run_group(
     for placed in setup::plan_workers(jobs, group) {
         prepared.push(setup::prepare(jobs, placed, opts.allow_destructive)?);
     }
+    let tracer = trace::arm(opts, jobs, &mut prepared)?;
     let barrier = Arc::new(Barrier::new(prepared.len() + 1));
     let t0 = crate::measure::clock::now_ns();
     let handles: Vec<_> = prepared
@@ -158,6 +170,7 @@ fn run_group(
         let decisions = worker.completer.adaptive().decisions();
         let sched = worker.sched.stats(crate::measure::clock::now_ns());
         let nstreams = worker.streams.len();
+        let mut trace_logs = worker.trace.split_by_stream(nstreams).into_iter();
         let (outcome, loop_error) = match outcome {
             Ok(o) => (o, None),
             Err(e) => (Default::default(), Some(e.to_string())),
@@ -201,9 +214,14 @@ fn run_group(
                 device_in_flight,
                 injected,
                 continue_on_error: job.continue_on_error,
+                trace_log: trace_logs.next().unwrap_or_default(),
+                trace: None,
             });
         }
         drop(target);
+    }
+    if let Some(t) = tracer {
+        t.finish(jobs, &mut out);
     }
     Ok(GroupRun {
         groupid,

@@ -180,6 +180,28 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
             let target = open_target(&spec)?;
             let fd = target.file.as_raw_fd();
             let region = target.size;
+            if !first.direct {
+                // fio's invalidate=1 (its default): start buffered jobs with the
+                // region out of the page cache, so reads reach the device and runs
+                // do not inherit each other's cache. Advisory: failure is harmless.
+                // SAFETY: fd is open; fadvise only drops clean cached pages.
+                unsafe {
+                    libc::posix_fadvise(
+                        fd,
+                        target.offset as i64,
+                        region as i64,
+                        libc::POSIX_FADV_DONTNEED,
+                    )
+                };
+                // fio's fadvise_hint=1 (its default): tell the kernel the access
+                // pattern, which turns read-ahead off for random jobs.
+                let hint = match first.rw.pattern {
+                    crate::job::Pattern::Rand => libc::POSIX_FADV_RANDOM,
+                    crate::job::Pattern::Seq => libc::POSIX_FADV_SEQUENTIAL,
+                };
+                // SAFETY: as above; an advisory hint on an open fd.
+                unsafe { libc::posix_fadvise(fd, target.offset as i64, region as i64, hint) };
+            }
             let queue: Box<dyn Queue> = match engine {
                 Engine::Psync | Engine::Pvsync2 => Box::new(
                     Psync::new(
@@ -268,6 +290,9 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         let pacer = Pacer::new(job, 0);
         let mut stream = Stream::new(generator, pacer, job.iodepth, job.ioprio, rec);
         stream.runtime_ns = job.runtime.map(dur_ns);
+        if let (Some(t), false) = (&target, job.direct) {
+            stream.invalidate = Some((t.file.as_raw_fd(), t.offset, region_len));
+        }
         stream.ramp_ns = dur_ns(job.ramp_time);
         stream.verify = Verifier::new(job, job.offset, region_len, seed)
             .map_err(|e| anyhow!("{}: {e}", label(job)))?;

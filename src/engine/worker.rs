@@ -90,6 +90,9 @@ pub struct Stream {
     pub error: Option<(u64, i32)>,
     pub short_ios: u64,
     pub errors: u64,
+    /// Buffered file target: (fd, offset, length) to drop from the page cache
+    /// at every new pass over the region.
+    pub invalidate: Option<(i32, u64, u64)>,
     /// Past ramp_time: completions are recorded.
     measuring: bool,
     /// `runtime` (None: until the generator is done) and `ramp_time`, in ns.
@@ -128,6 +131,7 @@ impl Stream {
             error: None,
             short_ios: 0,
             errors: 0,
+            invalidate: None,
             measuring: false,
             runtime_ns: None,
             ramp_ns: 0,
@@ -206,6 +210,8 @@ pub struct Worker {
     /// Polls made by this worker, for the placement predictor.
     pub poll_signal: Option<std::sync::Arc<AtomicU64>>,
     pub live: std::sync::Arc<LiveCounters>,
+    /// `--trace` timestamp log and the study-only per-request allocation.
+    pub trace: crate::engine::trace::Hooks,
 }
 
 /// What the loop reports besides the recorders.
@@ -248,6 +254,7 @@ impl Worker {
             sync_backend,
             poll_signal: None,
             live: Default::default(),
+            trace: Default::default(),
         }
     }
 
@@ -364,7 +371,24 @@ impl Worker {
                 let io = match s.pending.take() {
                     Some(io) => io,
                     None => match s.next_request() {
-                        Next::Io(io) => io,
+                        Next::Io(io) => {
+                            if let Some((fd, off, len)) = s.invalidate
+                                && s.generator.take_new_pass()
+                            {
+                                // Once per pass, not per request: like fio, later
+                                // passes of a buffered job start from a cold cache.
+                                // SAFETY: advisory call on the target's open fd.
+                                unsafe {
+                                    libc::posix_fadvise(
+                                        fd,
+                                        off as i64,
+                                        len as i64,
+                                        libc::POSIX_FADV_DONTNEED,
+                                    )
+                                };
+                            }
+                            io
+                        }
                         Next::Wait => break,
                         Next::Done => {
                             s.exhausted = true;
@@ -468,6 +492,7 @@ impl Worker {
             if self.sync_backend && t_call == 0 {
                 t_call = clock::now_ns();
             }
+            self.trace.dispatched(r.slot);
             match self.queue.queue(&cmd)? {
                 Queued::Pending => {
                     self.streams[slot.stream as usize].acct.submitted += 1;
@@ -549,6 +574,22 @@ impl Worker {
         self.slots[si].in_flight = false;
         self.inflight -= 1;
         self.free.push(c.slot);
+        // A synchronous call's submission starts at the call and ends with it.
+        let (t_start, t_ret) = if self.sync_backend {
+            (slot.t_submit, t_seen)
+        } else {
+            (slot.t_issue, slot.t_submit)
+        };
+        self.trace.finished(
+            c.slot,
+            slot.stream,
+            slot.op.unwrap_or(Op::Read),
+            slot.offset,
+            slot.len,
+            t_start,
+            t_ret,
+            t_seen,
+        );
         let class = slot.class.unwrap_or(Class::Read);
         self.sched.complete(class, slot.len, t_seen);
         let buf = self.bufs.ptr(si);

@@ -1,8 +1,8 @@
 //! Measurement: clocks, histograms, CPU and /proc accounting, tracing, observe.
 
+pub mod blktrace;
 pub mod clock;
 pub mod cpu;
 pub mod observe;
 pub mod recorder;
 pub mod tracefs;
-pub mod blktrace;

@@ -78,6 +78,57 @@ impl BsPicker {
     }
 }
 
+/// A random permutation of `[0, n)` drawn one value at a time without memory:
+/// fio's random map (every block once per pass) at O(1) space. A full-period
+/// LCG over the next power of two walks every value of `[0, m)` once per period;
+/// a bijective xorshift-multiply scramble on top hides the LCG's regular low
+/// bits; values `>= n` are skipped (fewer than half, since `m < 2n`).
+#[derive(Clone, Debug)]
+struct Coverage {
+    n: u64,
+    mask: u64,
+    shift: u32,
+    a: u64,
+    c: u64,
+    k: u64,
+    x: u64,
+}
+
+impl Coverage {
+    fn new(n: u64, rng: &mut fastrand::Rng) -> Coverage {
+        let bits = 64 - n.max(2).saturating_sub(1).leading_zeros();
+        let mask = if bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
+        Coverage {
+            n: n.max(1),
+            mask,
+            shift: (bits / 2).max(1),
+            // Hull-Dobell for a power-of-two modulus: c odd, a = 1 (mod 4).
+            a: (rng.u64(..) << 2) | 1,
+            c: rng.u64(..) | 1,
+            k: rng.u64(..) | 1,
+            x: rng.u64(..) & mask,
+        }
+    }
+
+    #[inline]
+    fn next(&mut self) -> u64 {
+        loop {
+            self.x = self.a.wrapping_mul(self.x).wrapping_add(self.c) & self.mask;
+            let mut y = self.x;
+            y ^= y >> self.shift;
+            y = y.wrapping_mul(self.k) & self.mask;
+            y ^= y >> self.shift;
+            if y < self.n {
+                return y;
+            }
+        }
+    }
+}
+
 /// Generates a job's requests. Deterministic for a given seed.
 #[derive(Debug)]
 pub struct Generator {
@@ -94,6 +145,12 @@ pub struct Generator {
     /// position per direction too).
     seq_pos: [u64; 2],
     rng: fastrand::Rng,
+    /// A new pass over the region began with the last request (fio drops the
+    /// page cache at each pass of a buffered job; the engine does the same).
+    new_pass: bool,
+    /// fio's random map: with one block size, random offsets visit every block
+    /// once per pass. `None` with variable sizes (offsets drawn with replacement).
+    coverage: Option<Coverage>,
     /// Bytes still to issue in this pass (`size`), and passes left (`loops`).
     bytes_left: u64,
     loops_left: u32,
@@ -115,6 +172,17 @@ impl Generator {
         let bs = [BsPicker::new(&job.bs[0]), BsPicker::new(&job.bs[1])];
         let align = job.bs[0].min().min(job.bs[1].min()).max(1) as u64;
         let time_based = job.time_based;
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let fixed = match (&job.bs[0], &job.bs[1]) {
+            (BlockSizes::Fixed(r), BlockSizes::Fixed(w)) if r == w => Some(*r as u64),
+            _ => None,
+        };
+        let coverage = match (job.rw.pattern, fixed) {
+            (Pattern::Rand, Some(bs)) if region_len >= bs => {
+                Some(Coverage::new(region_len / bs, &mut rng))
+            }
+            _ => None,
+        };
         Generator {
             pattern: job.rw.pattern,
             dir: job.rw.dir,
@@ -124,7 +192,9 @@ impl Generator {
             len: region_len,
             align,
             seq_pos: [0, 0],
-            rng: fastrand::Rng::with_seed(seed),
+            rng,
+            coverage,
+            new_pass: false,
             bytes_left: region_len,
             loops_left: job.loops.max(1) - 1,
             ios_left: job.number_ios.unwrap_or(u64::MAX),
@@ -165,6 +235,7 @@ impl Generator {
             } else {
                 return None;
             }
+            self.new_pass = true;
         }
         let op = match self.dir {
             Direction::Read => Op::Read,
@@ -190,10 +261,13 @@ impl Generator {
                 self.seq_pos[d] += len;
                 o
             }
-            Pattern::Rand => {
-                let slots = (self.len - len) / self.align + 1;
-                self.rng.u64(0..slots) * self.align
-            }
+            Pattern::Rand => match &mut self.coverage {
+                Some(c) => c.next() * len,
+                None => {
+                    let slots = (self.len - len) / self.align + 1;
+                    self.rng.u64(0..slots) * self.align
+                }
+            },
         };
         self.bytes_left = self.bytes_left.saturating_sub(len);
         self.ios_left -= 1;
@@ -210,6 +284,12 @@ impl Generator {
             len: len as u32,
             class: self.class_of(op),
         })
+    }
+
+    /// Whether a new pass over the region started since the last call.
+    #[inline]
+    pub fn take_new_pass(&mut self) -> bool {
+        std::mem::take(&mut self.new_pass)
     }
 
     fn class_of(&self, op: Op) -> Class {
@@ -343,6 +423,34 @@ mod tests {
             n += 1;
         }
         assert!(n > 100);
+    }
+
+    #[test]
+    fn random_map_visits_every_block_once_per_pass() {
+        for blocks in [1u64, 2, 3, 7, 64, 1000, 4097] {
+            let j = job(Pattern::Rand, Direction::Read);
+            let mut g = Generator::new(&j, 0, blocks * 4096, blocks);
+            let mut seen = vec![false; blocks as usize];
+            let mut n = 0;
+            while let Some(io) = g.next_io() {
+                let b = (io.offset / 4096) as usize;
+                assert!(!seen[b], "block {b} of {blocks} visited twice");
+                seen[b] = true;
+                n += 1;
+            }
+            assert_eq!(n, blocks);
+        }
+        // Not the identity: a permutation that looks random.
+        let j = job(Pattern::Rand, Direction::Read);
+        let mut g = Generator::new(&j, 0, 1000 * 4096, 5);
+        let first: Vec<u64> = (0..10)
+            .map(|_| g.next_io().unwrap().offset / 4096)
+            .collect();
+        assert_ne!(first, (0..10).collect::<Vec<_>>());
+        assert!(
+            first.windows(2).any(|w| w[0] % 2 == w[1] % 2),
+            "parity must not simply alternate: {first:?}"
+        );
     }
 
     #[test]
