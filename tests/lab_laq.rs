@@ -45,12 +45,3 @@ fn quick_study_shows_laq_shortening_the_periodic_read() {
         r.duration_s
     );
 }
-
-/// The full study (about a minute): `cargo test --release --test lab_laq -- --ignored --nocapture`.
-#[test]
-#[ignore = "about a minute; run for BENCHMARKS.md"]
-fn full_study() {
-    let r = run(&LaqStudyOpts { quick: false }).expect("study 003 runs");
-    println!("{}", r.render_text());
-    assert!(r.duration_s < 75.0, "full study took {:.1} s", r.duration_s);
-}

@@ -138,29 +138,3 @@ fn quick_study_measures_both_devices_and_cleans_up() {
         "postgres processes left:\n{pg}"
     );
 }
-
-/// The full study (~90 s): the numbers BENCHMARKS.md quotes.
-/// `cargo test --release --test lab_observe -- --ignored --nocapture`
-#[test]
-#[ignore = "full study, about 90 s; run for BENCHMARKS.md"]
-fn full_study() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    if !root() {
-        return;
-    }
-    let r = run(&ObserveStudyOpts { quick: false }).expect("study 004 runs as root");
-    println!("{}", r.render_text());
-    assert!(r.skipped.is_empty(), "skipped: {:?}", r.skipped);
-    assert!(
-        r.duration_s < 120.0,
-        "full study took {:.1} s",
-        r.duration_s
-    );
-    assert!(
-        r.comparisons
-            .iter()
-            .any(|c| c.what.starts_with("observe's cost")),
-        "{:?}",
-        r.comparisons
-    );
-}
