@@ -726,10 +726,10 @@ pub fn run(opts: &LaqStudyOpts) -> Result<StudyResult> {
         ),
         (
             "periodic-read latency".into(),
-            "fio's lat of that stream's reads, from the engine's recorder: timed from when the worker \
-             hands the read to the device, so a read laq holds in the host while OIS is at ois_max \
-             starts its clock on release. The model columns (sched::sim, the same device in virtual \
-             time) time it from arrival and so include that wait"
+            "fio's lat of that stream's reads, from the engine's recorder: timed from when the \
+             workload issues the read, so time a read waits in iolab's scheduler (laq holding it \
+             while OIS is at ois_max) is included. The model columns (sched::sim, the same device \
+             in virtual time) also time from arrival"
                 .into(),
         ),
     ];
