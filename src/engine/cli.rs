@@ -63,7 +63,18 @@ pub fn main(mut a: RunArgs) -> Result<u8> {
         trace: a.trace,
         ..Default::default()
     };
+    let planned = plan
+        .jobs
+        .iter()
+        .map(|j| j.runtime.unwrap_or_default() + j.ramp_time)
+        .max()
+        .filter(|d| !d.is_zero());
+    let status = crate::engine::progress::StatusLine::start(
+        format!("Jobs: {}", plan.jobs.iter().map(|j| j.numjobs).sum::<u32>()),
+        planned,
+    );
     let result = execute(&plan, &opts);
+    drop(status);
     let failures = crate::sys::cleanup::run_cleanups();
     for f in failures {
         eprintln!("iolab: cleanup: {f}");

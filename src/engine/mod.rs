@@ -7,6 +7,7 @@
 
 pub mod buffers;
 pub mod cli;
+pub mod progress;
 pub mod setup;
 pub mod trace;
 pub mod worker;
@@ -121,6 +122,9 @@ fn run_group(
         prepared.push(setup::prepare(jobs, placed, opts.allow_destructive)?);
     }
     let tracer = trace::arm(opts, jobs, &mut prepared)?;
+    for p in &prepared {
+        progress::register(&p.worker.live);
+    }
     let barrier = Arc::new(Barrier::new(prepared.len() + 1));
     let t0 = crate::measure::clock::now_ns();
     let handles: Vec<_> = prepared

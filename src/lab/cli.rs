@@ -80,11 +80,17 @@ pub fn main(a: LabArgs) -> Result<u8> {
             });
             continue;
         }
-        if progress {
-            eprint!("[{}/{}] {name} ...", i + 1, chosen.len());
-        }
         let t0 = Instant::now();
-        match run_study(name, a.quick) {
+        let status = crate::engine::progress::StatusLine::start(
+            format!("[{}/{}] {name}", i + 1, chosen.len()),
+            Some(expected(name, a.quick)),
+        );
+        let outcome = run_study(name, a.quick);
+        drop(status);
+        if progress {
+            eprint!("[{}/{}] {name}", i + 1, chosen.len());
+        }
+        match outcome {
             Ok(r) => {
                 if progress {
                     eprintln!(" done in {:.1} s", t0.elapsed().as_secs_f64());
@@ -141,6 +147,24 @@ fn run_study(name: &str, quick: bool) -> Result<StudyResult> {
         "observe" => super::observe::run(&super::observe::ObserveStudyOpts { quick }),
         other => bail!("unknown study '{other}'"),
     }
+}
+
+/// How long a study usually takes here (for the status line's ETA).
+fn expected(name: &str, quick: bool) -> std::time::Duration {
+    let s = match (name, quick) {
+        ("poll", true) => 11,
+        ("poll", false) => 60,
+        ("placement", true) => 7,
+        ("placement", false) => 30,
+        ("breakdown", true) => 9,
+        ("breakdown", false) => 50,
+        ("laq", true) => 13,
+        ("laq", false) => 50,
+        ("observe", true) => 20,
+        ("observe", false) => 70,
+        _ => 30,
+    };
+    std::time::Duration::from_secs(s)
 }
 
 /// The terminal summary: every study's text view, then what did not run.

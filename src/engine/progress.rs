@@ -1,0 +1,133 @@
+//! Live progress: workers publish counters, a status line on a terminal reads
+//! them (fio's `Jobs: 1 (f=1): [r(1)][40.0%][r=...][eta 00m:03s]` line).
+//!
+//! Workers register their [`LiveCounters`] when a group starts (not on the hot
+//! path); the hot path only does single-writer stores into its own counters.
+//! The status thread sums what is registered, twice a second, on stderr, and
+//! only when stderr is a terminal.
+
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use crate::engine::worker::LiveCounters;
+
+static LIVE: Mutex<Vec<Weak<LiveCounters>>> = Mutex::new(Vec::new());
+
+/// Make a worker's counters visible to the status line.
+pub fn register(c: &Arc<LiveCounters>) {
+    let mut v = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    v.retain(|w| w.strong_count() > 0);
+    v.push(Arc::downgrade(c));
+}
+
+/// I/Os and bytes completed so far by every live worker.
+pub fn totals() -> (u64, u64) {
+    let v = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    v.iter()
+        .filter_map(Weak::upgrade)
+        .fold((0, 0), |(i, b), c| {
+            (
+                i + c.ios.load(Ordering::Relaxed),
+                b + c.bytes.load(Ordering::Relaxed),
+            )
+        })
+}
+
+/// A status line redrawn on stderr until dropped. `label` names what runs,
+/// `expected` is the planned duration (for the ETA), if known.
+pub struct StatusLine {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl StatusLine {
+    /// `None` when stderr is not a terminal: then nothing is printed at all.
+    pub fn start(label: String, expected: Option<Duration>) -> Option<StatusLine> {
+        if !std::io::stderr().is_terminal() {
+            return None;
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("iolab-status".into())
+            .spawn(move || {
+                let t0 = Instant::now();
+                let (mut last_ios, mut last_t) = (totals().0, Instant::now());
+                while !s.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(500));
+                    let (ios, _) = totals();
+                    let now = Instant::now();
+                    let dt = now.duration_since(last_t).as_secs_f64().max(1e-3);
+                    let iops = ios.saturating_sub(last_ios) as f64 / dt;
+                    (last_ios, last_t) = (ios, now);
+                    let el = t0.elapsed().as_secs_f64();
+                    let eta = match expected {
+                        Some(e) if e.as_secs_f64() > el => {
+                            format!("eta {:.0}s", e.as_secs_f64() - el)
+                        }
+                        Some(_) => "eta soon".into(),
+                        None => "eta ?".into(),
+                    };
+                    let mut err = std::io::stderr().lock();
+                    let _ = write!(
+                        err,
+                        "\r\x1b[2K{label}: {el:.1}s elapsed, {eta}, {} IOPS",
+                        si(iops)
+                    );
+                    let _ = err.flush();
+                }
+                let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+            })
+            .ok()?;
+        Some(StatusLine {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for StatusLine {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn si(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.2}M", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.1}k", v / 1e3)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn totals_sum_registered_live_workers_only() {
+        let a = Arc::new(LiveCounters::default());
+        let b = Arc::new(LiveCounters::default());
+        register(&a);
+        register(&b);
+        a.ios.store(5, Ordering::Relaxed);
+        b.ios.store(7, Ordering::Relaxed);
+        let (ios, _) = totals();
+        assert!(ios >= 12, "{ios}");
+        drop(b);
+        let (after, _) = totals();
+        assert!(
+            after >= 5 && after < ios,
+            "a dropped worker no longer counts: {after}"
+        );
+        assert_eq!(si(1_500_000.0), "1.50M");
+        assert_eq!(si(2_500.0), "2.5k");
+    }
+}
