@@ -278,6 +278,28 @@ pub fn job_block(out: &mut String, j: &JobResult, time: &str, precision: usize) 
             );
         }
     }
+    // How completions were actually observed: a run that asked to poll and
+    // slept says so here, not only in JSON.
+    let e = &j.iolab.engine;
+    if let Some(summary) = e.get("completion_summary").and_then(|v| v.as_str()) {
+        let _ = writeln!(out, "  iolab completion: {summary}");
+    }
+    if let Some(b) = e.get("backend").and_then(|v| v.as_str()) {
+        let stat = |k: &str| {
+            e.get("backend_stats")
+                .and_then(|s| s.get(k))
+                .and_then(|v| v.as_u64())
+                .unwrap_or(0)
+        };
+        let _ = writeln!(
+            out,
+            "  iolab backend   : {b}, submit calls={}, wait calls={}, io-wq punts={}, interrupts={}",
+            stat("submit_calls"),
+            stat("wait_calls"),
+            stat("punted"),
+            stat("interrupts")
+        );
+    }
 }
 
 /// "Run status group N" lines for the jobs of one group.
