@@ -17,6 +17,7 @@ pub mod placement;
 pub mod probe;
 pub mod report;
 pub mod request;
+pub(crate) mod ring;
 pub mod sched;
 pub mod sys;
 pub mod workload;

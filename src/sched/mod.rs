@@ -17,12 +17,11 @@
 //! calls never allocate, lock or make system calls.
 
 pub(crate) mod laq;
-mod ring;
 pub mod sim;
 
 use crate::job::spec::{JobSpec, LaqParams, SchedKind};
 use crate::request::Class;
-use ring::Ring;
+use crate::ring::Ring;
 
 /// One request as the scheduler sees it: small and `Copy`, the worker keeps the
 /// rest (offset, buffer) in its slot table under `slot`.

@@ -49,7 +49,6 @@
 mod backing;
 mod fault;
 mod irq;
-mod ring;
 mod service;
 
 use std::cell::Cell;
@@ -59,12 +58,12 @@ pub use fault::FaultCounts;
 use self::backing::Backing;
 use self::fault::{Fault, FaultInjector};
 use self::irq::{Coalescer, IrqThread};
-use self::ring::Ring;
 use self::service::ServiceModel;
 use super::{BackendStats, Caps, Completion, DevResult, DeviceError, Queue, Queued, Wait};
 use crate::job::spec::{IrqMode, LatDist, NullOrder, NullParams};
 use crate::measure::clock::{now_ns, set_thread_timer_slack_ns, sleep_until};
 use crate::request::{IoCmd, Op};
+use crate::ring::Ring;
 
 const NONE: u32 = u32::MAX;
 
@@ -232,7 +231,8 @@ impl NullDevice {
         let n = cap as usize;
         let mut free = Ring::new(n, 0u32);
         for i in 0..cap {
-            free.push(i);
+            // Sized to `cap`: cannot be full.
+            let _ = free.push(i);
         }
         Ok(NullDevice {
             last_now: 0,
@@ -300,7 +300,8 @@ impl NullDevice {
         let now = now_ns();
         self.advance(now);
         self.entries[i].state = State::Free;
-        self.free.push(i as u32);
+        // The free ring holds every entry: a freed one always fits.
+        let _ = self.free.push(i as u32);
         self.hung -= 1;
         let pushed = self.done.push(Completion {
             slot,
@@ -308,7 +309,7 @@ impl NullDevice {
             dev_start: 0,
             dev_done: now,
         });
-        debug_assert!(pushed, "completion ring sized to the queue limit");
+        debug_assert!(pushed.is_ok(), "completion ring sized to the queue limit");
         true
     }
 
@@ -407,9 +408,10 @@ impl NullDevice {
             dev_start: e.start,
             dev_done: t,
         });
-        debug_assert!(pushed, "completion ring sized to the queue limit");
+        debug_assert!(pushed.is_ok(), "completion ring sized to the queue limit");
         self.entries[i].state = State::Free;
-        self.free.push(i as u32);
+        // The free ring holds every entry: a freed one always fits.
+        let _ = self.free.push(i as u32);
     }
 
     /// Give idle channels to waiting commands (after a commit).
@@ -569,7 +571,7 @@ impl Queue for NullDevice {
             fault,
         };
         self.seq += 1;
-        self.staged.push(i);
+        let _ = self.staged.push(i);
         self.outstanding += 1;
         Ok(Queued::Pending)
     }
@@ -594,9 +596,9 @@ impl Queue for NullDevice {
             }
             e.state = State::Device;
             if e.op == Op::Read {
-                self.wait_reads.push(i);
+                let _ = self.wait_reads.push(i);
             } else {
-                self.wait_writes.push(i);
+                let _ = self.wait_writes.push(i);
             }
         }
         self.dispatch_idle(now);

@@ -1,4 +1,5 @@
-//! A fixed-capacity FIFO ring: the per-class queues of the scheduler.
+//! A fixed-capacity FIFO ring: the scheduler's per-class queues and the null
+//! device's command and completion queues.
 //!
 //! Capacity is fixed at construction so that enqueue/dequeue on the per-request
 //! path never allocate; a full ring hands the value back instead of growing.
@@ -13,7 +14,8 @@ impl<T: Copy> Ring<T> {
     /// `fill` only initialises the storage; it is never observed.
     pub(crate) fn new(capacity: usize, fill: T) -> Self {
         Ring {
-            buf: vec![fill; capacity].into_boxed_slice(),
+            // At least one slot, so index arithmetic never divides by zero.
+            buf: vec![fill; capacity.max(1)].into_boxed_slice(),
             head: 0,
             len: 0,
         }
