@@ -150,7 +150,8 @@ pub enum TargetErrorKind {
     },
 }
 
-fn human(b: u64) -> String {
+/// Bytes in binary units for messages (`512 B`, `1.5 GiB`).
+pub fn human(b: u64) -> String {
     const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = b as f64;
     let mut i = 0;

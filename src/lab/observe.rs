@@ -675,40 +675,7 @@ fn process_gone(pid: i32) -> bool {
 
 /// All threads of `pid` and its descendants (postmaster + backends + helpers).
 fn tree_threads(pid: i32) -> Result<Vec<i32>> {
-    let mut parent_of: Vec<(i32, i32)> = Vec::new();
-    for e in fs::read_dir("/proc").context("reading /proc")?.flatten() {
-        let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        if let Ok(stat) = fs::read_to_string(format!("/proc/{p}/stat"))
-            && let Some(i) = stat.rfind(')')
-            && let Some(ppid) = stat[i + 1..]
-                .split_whitespace()
-                .nth(1)
-                .and_then(|v| v.parse().ok())
-        {
-            parent_of.push((p, ppid));
-        }
-    }
-    let mut procs = vec![pid];
-    let mut i = 0;
-    while i < procs.len() {
-        let p = procs[i];
-        procs.extend(parent_of.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
-        i += 1;
-    }
-    let mut tids = Vec::new();
-    for p in procs {
-        if let Ok(rd) = fs::read_dir(format!("/proc/{p}/task")) {
-            tids.extend(
-                rd.flatten()
-                    .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok()),
-            );
-        }
-    }
-    tids.sort_unstable();
-    tids.dedup();
-    Ok(tids)
+    crate::measure::observe::process_tree_threads(pid)
 }
 
 /// What pgbench printed.

@@ -353,7 +353,7 @@ fn spawn_held(cmd: &[String]) -> Result<Target> {
 }
 
 /// All threads of `pid` and of its descendant processes.
-fn process_tree_threads(pid: i32) -> Result<Vec<i32>> {
+pub(crate) fn process_tree_threads(pid: i32) -> Result<Vec<i32>> {
     let mut parent_of: Vec<(i32, i32)> = Vec::new();
     for e in fs::read_dir("/proc")?.flatten() {
         let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {

@@ -4,24 +4,10 @@ use std::fmt::Write as _;
 
 use super::{OpKind, OpResult, ProbeReport, target::Origin};
 use crate::device::probe::{Outcome, TargetKind};
+use crate::device::target::human;
 
 pub fn json(r: &ProbeReport) -> anyhow::Result<String> {
     Ok(serde_json::to_string_pretty(r)?)
-}
-
-fn human(b: u64) -> String {
-    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i + 1 < U.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", U[i])
-    }
 }
 
 fn outcome(o: &Outcome) -> String {
