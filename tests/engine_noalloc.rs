@@ -2,39 +2,20 @@
 //! heap allocations as a small one (everything is allocated before the clock
 //! starts). Counted by a global allocator over the whole process, all threads.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use iolab::engine::{EngineOptions, run_jobs};
 use iolab::job::plan::parse_run_args;
 
-struct Counting;
-
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(p, l, n) }
-    }
-}
+mod counting_alloc;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
 
 /// Allocations made by running the job given as fio options.
-fn allocations(args: &[String]) -> u64 {
+fn allocations_of(args: &[String]) -> u64 {
     let plan = parse_run_args(args, &|_| None).expect("job parses");
-    let before = ALLOCS.load(Ordering::SeqCst);
+    let before = counting_alloc::allocations();
     let groups = run_jobs(&plan.jobs, &EngineOptions::default()).expect("job runs");
-    let after = ALLOCS.load(Ordering::SeqCst);
+    let after = counting_alloc::allocations();
     assert!(groups[0].jobs.iter().all(|j| j.error.is_none()));
     drop(groups);
     after - before
@@ -52,9 +33,9 @@ fn check(base: &[&str]) {
     };
     // Warm up once: lazily initialised process state (wakeup calibration,
     // tracefs discovery) must not be mistaken for per-request allocation.
-    allocations(&with(100));
-    let small = allocations(&with(1_000));
-    let large = allocations(&with(20_000));
+    allocations_of(&with(100));
+    let small = allocations_of(&with(1_000));
+    let large = allocations_of(&with(20_000));
     // Thread start-up in std varies by an allocation or two between runs; one
     // allocation even per thousand requests would add 19 here.
     assert!(

@@ -5,33 +5,15 @@
 //! nothing, every injected fault is accounted for by kind, and every corrupted
 //! read is caught by verification.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use iolab::engine::{EngineOptions, JobRun, run_jobs};
 use iolab::job::plan::parse_run_args;
 
-struct Counting;
+mod counting_alloc;
 
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: forwards to the system allocator, only counting calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(p, l, n) }
-    }
-}
+use counting_alloc::allocations;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
 
 /// Tests here run jobs; the allocation count is process-wide.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -218,9 +200,9 @@ fn verify_and_fault_handling_allocate_nothing_per_request() {
     let allocs = |loops: u32| {
         let mut a = faulty_job("poll", "timer", "randwrite", 11);
         a.push(format!("--loops={loops}"));
-        let before = ALLOCS.load(Ordering::SeqCst);
+        let before = allocations();
         let r = run(&a);
-        let n = ALLOCS.load(Ordering::SeqCst) - before;
+        let n = allocations() - before;
         assert!(r[0].acct.submitted > 500 * loops as u64, "{:?}", r[0].acct);
         n
     };

@@ -5,43 +5,17 @@
 //! call is printed; in release builds it must stay under a generous bound
 //! (`cargo test --release --test report_record_cost -- --nocapture`).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use iolab::measure::clock::now_ns;
 use iolab::measure::cpu::ThreadUsage;
 use iolab::measure::recorder::{HIGHEST_NS, Recorder, RecorderConfig, Sample};
 use iolab::request::{Class, Op};
 
-struct Counting;
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
+mod counting_alloc;
 
-// SAFETY: forwards to the system allocator; only counts calls.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's. Forwarded (not the default
-        // alloc + memset) so fresh pages stay lazily mapped, as in production.
-        unsafe { System.alloc_zeroed(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(p, l, n) }
-    }
-}
+use counting_alloc::allocations;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
 
 const N: u64 = 2_000_000;
 
@@ -85,7 +59,7 @@ fn record_allocates_nothing_and_is_cheap() {
         },
         0,
     );
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = allocations();
     let ru0 = ThreadUsage::now();
     let t0 = now_ns();
     for i in 0..N {
@@ -99,7 +73,7 @@ fn record_allocates_nothing_and_is_cheap() {
     }
     let t2 = now_ns();
     let ru = ThreadUsage::delta(&ru0, &ThreadUsage::now());
-    let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+    let allocs = allocations() - before;
     assert_eq!(allocs, 0, "the recorder allocated on its hot path");
     // Memory was touched at construction: no first-touch page faults while recording.
     assert_eq!(
@@ -135,12 +109,12 @@ fn record_allocates_nothing_and_is_cheap() {
             ..*s
         })
         .collect();
-    let before = ALLOCS.load(Ordering::Relaxed);
+    let before = allocations();
     let t0 = now_ns();
     for i in 0..N {
         rec.record_sample(&clustered[(i & 4095) as usize]);
     }
     let per_clustered = (now_ns() - t0) as f64 / N as f64;
-    assert_eq!(ALLOCS.load(Ordering::Relaxed) - before, 0);
+    assert_eq!(allocations() - before, 0);
     eprintln!("record_sample, clustered latencies: {per_clustered:.1} ns/call");
 }

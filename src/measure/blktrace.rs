@@ -513,20 +513,7 @@ pub fn render_btt(t: &BttTable) -> String {
         ("D2C", &t.d2c),
         ("Q2C", &t.q2c),
     ] {
-        if v.n == 0 {
-            s.push_str(&format!(
-                "{name:<15} {:>14} {:>14} {:>14} {:>11}\n",
-                "-", "-", "-", 0
-            ));
-        } else {
-            s.push_str(&format!(
-                "{name:<15} {:>14.3} {:>14.3} {:>14.3} {:>11}\n",
-                v.min_ns as f64 / 1e3,
-                v.avg_ns / 1e3,
-                v.max_ns as f64 / 1e3,
-                v.n
-            ));
-        }
+        stage_row(&mut s, name, v, [15, 14, 14, 14, 11]);
     }
     for n in &t.notes {
         s.push_str(&format!("note: {n}\n"));
@@ -641,26 +628,31 @@ pub fn join(user: &[UserIo], reqs: &[BlockRequest], sector_base: u64) -> Breakdo
     b
 }
 
+/// One `name  min  avg  max  N` line (us), column widths `w`; "-" when empty.
+fn stage_row(s: &mut String, name: &str, v: &StageStats, w: [usize; 5]) {
+    let [wn, w1, w2, w3, w4] = w;
+    if v.n == 0 {
+        s.push_str(&format!(
+            "{name:<wn$} {:>w1$} {:>w2$} {:>w3$} {:>w4$}\n",
+            "-", "-", "-", 0
+        ));
+    } else {
+        s.push_str(&format!(
+            "{name:<wn$} {:>w1$.3} {:>w2$.3} {:>w3$.3} {:>w4$}\n",
+            v.min_ns as f64 / 1e3,
+            v.avg_ns / 1e3,
+            v.max_ns as f64 / 1e3,
+            v.n
+        ));
+    }
+}
+
 pub fn render_breakdown(b: &Breakdown) -> String {
     let mut s = String::from(
         "stage                              MIN (us)       AVG (us)       MAX (us)         N\n",
     );
-    let row = |s: &mut String, name: &str, v: &StageStats| {
-        if v.n == 0 {
-            s.push_str(&format!(
-                "{name:<30} {:>12} {:>14} {:>14} {:>9}\n",
-                "-", "-", "-", 0
-            ));
-        } else {
-            s.push_str(&format!(
-                "{name:<30} {:>12.3} {:>14.3} {:>14.3} {:>9}\n",
-                v.min_ns as f64 / 1e3,
-                v.avg_ns / 1e3,
-                v.max_ns as f64 / 1e3,
-                v.n
-            ));
-        }
-    };
+    let row =
+        |s: &mut String, name: &str, v: &StageStats| stage_row(s, name, v, [30, 12, 14, 14, 9]);
     row(&mut s, "user (submit -> Q)", &b.user);
     row(&mut s, "block layer (Q -> D)", &b.block);
     row(&mut s, "driver+device (D -> C)", &b.device);
