@@ -10,9 +10,11 @@
 //!   a few hundred nanoseconds and is timestamped three times. Chosen only when the
 //!   CPU says the TSC is constant and non-stop and the kernel itself uses it.
 //! * `monotonic` — CLOCK_MONOTONIC through the vDSO. Used when the TSC is not
-//!   trustworthy, and when engine timestamps must line up exactly with kernel
-//!   trace timestamps over long runs (`use_monotonic`), since a calibrated rate
-//!   drifts by a few ppm.
+//!   trustworthy, or when asked (`IOLAB_CLOCK=monotonic`, `use_monotonic`).
+//!
+//! Kernel trace stamps join engine stamps on either source: with the TSC, a trace
+//! instance stamps events with the raw TSC (`x86-tsc`) and [`tsc_scale`] converts
+//! them with the engine's own factor and anchor, so both sides drift together.
 //!
 //! Both read the same timescale (the TSC source is anchored to CLOCK_MONOTONIC), so
 //! sleeps use relative CLOCK_MONOTONIC timeouts computed from engine time.
@@ -78,11 +80,45 @@ pub fn init() {
     });
 }
 
-/// Switch to CLOCK_MONOTONIC for the rest of the process (tracing joins engine
-/// timestamps with kernel ones). Call before any worker starts.
+/// Switch to CLOCK_MONOTONIC for the rest of the process. Call before any
+/// worker starts.
 pub fn use_monotonic() {
     INIT.call_once(|| {});
     TSC_MULT.store(0, Ordering::Release);
+}
+
+/// The engine clock's TSC calibration, when it reads the TSC: lets raw TSC
+/// values taken elsewhere (the kernel's `x86-tsc` trace clock) be put on the
+/// engine's timescale with the very factor and anchor `now_ns` uses, so the two
+/// agree exactly rather than to within two calibrations' error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TscScale {
+    /// ns per tick, 32.32 fixed point.
+    pub mult: u64,
+    pub tsc_base: u64,
+    pub ns_base: u64,
+}
+
+impl TscScale {
+    /// Engine-clock ns of a raw TSC value. Ticks before the anchor (a kernel
+    /// event stamped just before calibration) are scaled backwards, not wrapped.
+    #[inline]
+    pub fn to_ns(&self, ticks: u64) -> u64 {
+        let d = ticks.wrapping_sub(self.tsc_base) as i64 as i128;
+        let ns = self.ns_base as i128 + ((d * self.mult as i128) >> 32);
+        ns.clamp(0, u64::MAX as i128) as u64
+    }
+}
+
+/// The TSC calibration `now_ns` uses, or None when the engine clock is
+/// CLOCK_MONOTONIC.
+pub fn tsc_scale() -> Option<TscScale> {
+    let mult = TSC_MULT.load(Ordering::Acquire);
+    (mult != 0).then(|| TscScale {
+        mult,
+        tsc_base: TSC_BASE.load(Ordering::Relaxed),
+        ns_base: NS_BASE.load(Ordering::Relaxed),
+    })
 }
 
 /// Which source `now_ns` reads.
@@ -248,6 +284,48 @@ mod tests {
             off < 1_000_000,
             "engine clock {off} ns away from CLOCK_MONOTONIC"
         );
+    }
+
+    #[test]
+    fn tsc_scale_matches_now_ns() {
+        init();
+        let Some(sc) = tsc_scale() else {
+            eprintln!("skipped: engine clock is {} (no TSC scale)", source());
+            return;
+        };
+        // The same tick value through both paths gives the same ns.
+        let t = tsc();
+        let d = t.wrapping_sub(sc.tsc_base);
+        let direct = sc.ns_base + ((d as u128 * sc.mult as u128) >> 32) as u64;
+        assert_eq!(sc.to_ns(t), direct);
+        // A raw reading lands between two engine readings around it.
+        let a = now_ns();
+        let v = sc.to_ns(tsc());
+        let b = now_ns();
+        assert!(a <= v && v <= b, "{a} <= {v} <= {b}");
+    }
+
+    #[test]
+    fn tsc_scale_goes_backwards_before_the_anchor() {
+        // 1 ns per tick: 1 << 32 in 32.32.
+        let sc = TscScale {
+            mult: 1 << 32,
+            tsc_base: 1_000,
+            ns_base: 5_000,
+        };
+        assert_eq!(sc.to_ns(1_500), 5_500);
+        assert_eq!(sc.to_ns(400), 4_400);
+        assert_eq!(sc.to_ns(0), 4_000);
+        let half = TscScale {
+            mult: 1 << 31,
+            ..sc
+        };
+        assert_eq!(half.to_ns(3_000), 6_000);
+        let early = TscScale {
+            ns_base: 10,
+            ..sc
+        };
+        assert_eq!(early.to_ns(0), 0, "clamped, not wrapped");
     }
 
     #[test]
