@@ -7,6 +7,7 @@
 //! system-wide context switches and interrupts per source are /proc deltas. Any event
 //! the kernel drops makes the run fail loudly, since exact counts are the promise.
 
+pub mod bpf;
 pub mod syscall_table;
 pub mod tracer;
 

@@ -75,7 +75,7 @@ pub struct Period {
 }
 
 impl Period {
-    fn new() -> Period {
+    pub(crate) fn new() -> Period {
         Period {
             syscalls: vec![SyscallStat::default(); MAX_NR],
             ..Period::default()

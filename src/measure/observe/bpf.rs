@@ -1,0 +1,489 @@
+//! The eBPF collector of `iolab observe`: system calls, per-thread context
+//! switches, forks and exits of a process tree counted inside the kernel, with
+//! no event stream to user space (bcc's syscount idea, without a compiler: the
+//! programs are assembled here, see `bpf/progs.rs`).
+//!
+//! Tracking is per thread: a thread slot (array indexed by tid when pid_max is
+//! small, else a hash map) is both the filter and the thread's counters, so the
+//! hot path does one lookup to decide and count. A fork of a tracked task tracks
+//! the child before it runs; an exit stops tracking but keeps the counters, so
+//! threads that exited still count. User space reads the maps only when it
+//! reports (each interval and at the end); interval figures are differences of
+//! the cumulative counters, except the per-interval maximum call time, which the
+//! programs write into one of two halves chosen by an epoch that user space flips.
+
+pub mod insn;
+pub mod progs;
+pub mod sys;
+
+use std::collections::HashMap;
+use std::os::fd::OwnedFd;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use super::tracer::{Period, SyscallStat, ThreadStat};
+use crate::measure::tracefs::{EventFormat, Tracefs};
+use progs::{MAX_NR, MapFds, misc, slot, stat};
+use sys::Map;
+
+/// pid_max up to this gets an array of thread slots (64 B each: 8 MiB at most),
+/// indexed by tid without hashing; beyond it, a hash map of this many threads.
+const ARRAY_PID_MAX: u32 = 1 << 17;
+const HASH_THREADS: u32 = 1 << 16;
+/// After flipping the epoch, programs that read the old value finish within
+/// microseconds (they run without sleeping); this leaves a wide margin.
+const EPOCH_GRACE: Duration = Duration::from_millis(2);
+
+/// Cumulative counters as last read from the maps.
+#[derive(Clone, Debug, Default)]
+struct Counters {
+    syscalls: Vec<SyscallStat>,
+    /// tid -> (syscalls, voluntary, involuntary)
+    threads: HashMap<i32, [u64; 3]>,
+    misc: [u64; misc::N as usize],
+    in_flight: Vec<(i32, usize)>,
+    recursion_misses: u64,
+}
+
+/// Live eBPF counter of a process tree. Programs are attached by
+/// [`BpfCounter::start`] and detached by [`BpfCounter::stop`] or drop; maps and
+/// programs are freed when the value is dropped (all are file descriptors).
+pub struct BpfCounter {
+    threads: Map,
+    stats: Map,
+    maxes: Map,
+    epoch_map: Map,
+    misc: Map,
+    hashed: bool,
+    progs: Vec<(&'static str, OwnedFd)>,
+    fork_prog: usize,
+    links: Vec<OwnedFd>,
+    ncpu: usize,
+    epoch: u32,
+    last: Counters,
+    prev: Counters,
+    interval_max: Vec<u64>,
+    total_max: Vec<u64>,
+    comms: HashMap<i32, String>,
+}
+
+fn pid_max() -> Result<u32> {
+    let s = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .context("reading /proc/sys/kernel/pid_max")?;
+    s.trim()
+        .parse()
+        .with_context(|| format!("/proc/sys/kernel/pid_max: {s:?} is not a number"))
+}
+
+fn u64_at(b: &[u8], off: usize) -> u64 {
+    u64::from_le_bytes(b[off..off + 8].try_into().expect("8 bytes"))
+}
+
+fn u32_at(b: &[u8], off: usize) -> u32 {
+    u32::from_le_bytes(b[off..off + 4].try_into().expect("4 bytes"))
+}
+
+impl BpfCounter {
+    /// Create the maps and load the programs (nothing is attached yet). Fails,
+    /// with the reason, where BPF is unavailable or the verifier refuses.
+    pub fn new() -> Result<BpfCounter> {
+        let ncpu = sys::possible_cpus()?;
+        let pm = pid_max()?;
+        let hashed = pm > ARRAY_PID_MAX;
+        let threads = if hashed {
+            Map::create(sys::MAP_HASH, "iolab_threads", 4, slot::SIZE, HASH_THREADS)?
+        } else {
+            Map::create(sys::MAP_ARRAY, "iolab_threads", 4, slot::SIZE, pm)?
+        };
+        let stats = Map::create(sys::MAP_PERCPU_ARRAY, "iolab_stats", 4, stat::SIZE, MAX_NR)?;
+        let maxes = Map::create(sys::MAP_PERCPU_ARRAY, "iolab_maxes", 4, 8, 2 * MAX_NR)?;
+        let epoch_map = Map::create(sys::MAP_ARRAY, "iolab_epoch", 4, 4, 1)?;
+        let misc_map = Map::create(sys::MAP_PERCPU_ARRAY, "iolab_misc", 4, 8, misc::N)?;
+        let fds = MapFds {
+            threads: threads.raw_fd(),
+            stats: stats.raw_fd(),
+            maxes: maxes.raw_fd(),
+            epoch: epoch_map.raw_fd(),
+            misc: misc_map.raw_fd(),
+        };
+        let fork_fmt = fork_format()?;
+        let child_off = fork_fmt.field("child_pid")?.offset;
+        let raw = sys::PROG_RAW_TRACEPOINT;
+        let progs = vec![
+            (
+                "sys_enter",
+                sys::prog_load(raw, "iolab_enter", &progs::sys_enter(&fds)?)?,
+            ),
+            (
+                "sys_exit",
+                sys::prog_load(raw, "iolab_exit", &progs::sys_exit(&fds)?)?,
+            ),
+            (
+                "sched_switch",
+                sys::prog_load(raw, "iolab_switch", &progs::sched_switch(&fds)?)?,
+            ),
+            (
+                "sched_process_exit",
+                sys::prog_load(raw, "iolab_pexit", &progs::sched_process_exit(&fds)?)?,
+            ),
+            (
+                "sched_process_fork",
+                sys::prog_load(
+                    sys::PROG_TRACEPOINT,
+                    "iolab_fork",
+                    &progs::sched_process_fork(&fds, child_off as i16)?,
+                )?,
+            ),
+        ];
+        Ok(BpfCounter {
+            threads,
+            stats,
+            maxes,
+            epoch_map,
+            misc: misc_map,
+            hashed,
+            fork_prog: 4,
+            progs,
+            links: Vec::new(),
+            ncpu,
+            epoch: 0,
+            last: Counters {
+                syscalls: vec![SyscallStat::default(); MAX_NR as usize],
+                ..Counters::default()
+            },
+            prev: Counters {
+                syscalls: vec![SyscallStat::default(); MAX_NR as usize],
+                ..Counters::default()
+            },
+            interval_max: vec![0; MAX_NR as usize],
+            total_max: vec![0; MAX_NR as usize],
+            comms: HashMap::new(),
+        })
+    }
+
+    /// "array" or "hash": how thread slots are kept.
+    pub fn thread_map_kind(&self) -> &'static str {
+        if self.hashed { "hash" } else { "array" }
+    }
+
+    /// Track these threads (before or after `start`). A thread already tracked
+    /// (by a fork seen in the kernel) keeps its counters.
+    pub fn add_pids(&mut self, tids: &[i32]) -> Result<()> {
+        let mut v = vec![0u8; slot::SIZE];
+        for &tid in tids {
+            if tid <= 0 {
+                bail!("thread id {tid} is not valid");
+            }
+            let key = (tid as u32).to_le_bytes();
+            let found = self.threads.lookup(&key, &mut v)?;
+            if found && u32_at(&v, slot::ON as usize) == 1 {
+                continue;
+            }
+            v.fill(0);
+            v[slot::ON as usize] = 1;
+            v[slot::SEEN as usize] = 1;
+            self.threads
+                .update(&key, &v, sys::BPF_ANY)
+                .with_context(|| {
+                    format!(
+                        "tracking thread {tid} ({} thread map of {} entries)",
+                        self.thread_map_kind(),
+                        self.threads.max_entries
+                    )
+                })?;
+        }
+        Ok(())
+    }
+
+    /// Attach all programs.
+    pub fn start(&mut self) -> Result<()> {
+        if !self.links.is_empty() {
+            return Ok(());
+        }
+        // Fork first, so no task created after this is missed; exit before the
+        // syscall programs, so a slot never stays "in a call" past its exit.
+        // A program on a perf tracepoint belongs to the tracepoint, not to the
+        // perf event: one event (on any CPU) runs it for hits on every CPU.
+        let fork_id = fork_format()?.id;
+        let cpu = sys::online_cpus()?.first().copied().unwrap_or(0);
+        let l = sys::perf_tracepoint_attach(fork_id, cpu, &self.progs[self.fork_prog].1)?;
+        self.links.push(l);
+        for i in [3usize, 2, 0, 1] {
+            let (tp, prog) = &self.progs[i];
+            let l = sys::raw_tracepoint_open(tp, prog)?;
+            self.links.push(l);
+        }
+        Ok(())
+    }
+
+    /// Detach every program; the maps keep their final values for the report.
+    pub fn stop(&mut self) {
+        self.links.clear();
+    }
+
+    /// Read every counter; the next `take_interval`/`total_period` use these.
+    pub fn read(&mut self) -> Result<()> {
+        let mut c = Counters {
+            syscalls: vec![SyscallStat::default(); MAX_NR as usize],
+            ..Counters::default()
+        };
+        let per = stat::SIZE;
+        let (keys, vals) = self.stats.lookup_all(per * self.ncpu)?;
+        for (i, k) in keys.chunks_exact(4).enumerate() {
+            let nr = u32_at(k, 0) as usize;
+            let v = &vals[i * per * self.ncpu..(i + 1) * per * self.ncpu];
+            let s = &mut c.syscalls[nr.min(MAX_NR as usize - 1)];
+            for cpu in v.chunks_exact(per) {
+                s.calls += u64_at(cpu, stat::CALLS as usize);
+                s.errors += u64_at(cpu, stat::ERRORS as usize);
+                s.timed += u64_at(cpu, stat::TIMED as usize);
+                s.total_ns += u64_at(cpu, stat::TOTAL_NS as usize);
+            }
+        }
+        let (keys, vals) = self.misc.lookup_all(8 * self.ncpu)?;
+        for (i, k) in keys.chunks_exact(4).enumerate() {
+            let idx = u32_at(k, 0) as usize;
+            let sum: u64 = vals[i * 8 * self.ncpu..(i + 1) * 8 * self.ncpu]
+                .chunks_exact(8)
+                .map(|b| u64_at(b, 0))
+                .sum();
+            if let Some(m) = c.misc.get_mut(idx) {
+                *m = sum;
+            }
+        }
+        let (keys, vals) = self.threads.lookup_all(slot::SIZE)?;
+        for (k, v) in keys.chunks_exact(4).zip(vals.chunks_exact(slot::SIZE)) {
+            if u32_at(v, slot::SEEN as usize) == 0 {
+                continue;
+            }
+            let tid = u32_at(k, 0) as i32;
+            c.threads.insert(
+                tid,
+                [
+                    u64_at(v, slot::SYSCALLS as usize),
+                    u64_at(v, slot::VOLUNTARY as usize),
+                    u64_at(v, slot::INVOLUNTARY as usize),
+                ],
+            );
+            let comm = &v[slot::COMM as usize..slot::COMM as usize + 16];
+            let end = comm.iter().position(|&b| b == 0).unwrap_or(16);
+            if end > 0 {
+                self.comms
+                    .insert(tid, String::from_utf8_lossy(&comm[..end]).into_owned());
+            } else if !self.comms.contains_key(&tid)
+                && let Ok(s) = std::fs::read_to_string(format!("/proc/{tid}/comm"))
+            {
+                self.comms.insert(tid, s.trim_end().to_string());
+            }
+            if u32_at(v, slot::ON as usize) == 1 && u32_at(v, slot::IN_CALL as usize) == 1 {
+                c.in_flight
+                    .push((tid, u32_at(v, slot::ENTER_NR as usize) as usize));
+            }
+        }
+        c.in_flight.sort_unstable();
+        for (_, p) in &self.progs {
+            c.recursion_misses += sys::prog_recursion_misses(p)?;
+        }
+        self.last = c;
+        Ok(())
+    }
+
+    /// Flip the max epoch, wait for programs that saw the old one, and fold the
+    /// old half into the interval and total maxima (then zero it for reuse).
+    fn fold_max(&mut self) -> Result<()> {
+        let old = self.epoch & 1;
+        self.epoch = self.epoch.wrapping_add(1);
+        self.epoch_map
+            .update(&0u32.to_le_bytes(), &self.epoch.to_le_bytes(), sys::BPF_ANY)?;
+        if !self.links.is_empty() {
+            std::thread::sleep(EPOCH_GRACE);
+        }
+        let zero = vec![0u8; 8 * self.ncpu];
+        let (keys, vals) = self.maxes.lookup_all(8 * self.ncpu)?;
+        for (i, k) in keys.chunks_exact(4).enumerate() {
+            let key = u32_at(k, 0);
+            if key / MAX_NR != old {
+                continue;
+            }
+            let nr = (key % MAX_NR) as usize;
+            let m = vals[i * 8 * self.ncpu..(i + 1) * 8 * self.ncpu]
+                .chunks_exact(8)
+                .map(|b| u64_at(b, 0))
+                .max()
+                .unwrap_or(0);
+            if m > 0 {
+                self.interval_max[nr] = self.interval_max[nr].max(m);
+                self.total_max[nr] = self.total_max[nr].max(m);
+                // Nothing writes this half until the next flip.
+                self.maxes.update(k, &zero, sys::BPF_ANY)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn period(&self, from: &Counters, to: &Counters, max: &[u64]) -> Period {
+        let mut p = Period::new();
+        for (nr, s) in p.syscalls.iter_mut().enumerate() {
+            let (a, b) = (&from.syscalls[nr], &to.syscalls[nr]);
+            *s = SyscallStat {
+                calls: b.calls - a.calls,
+                errors: b.errors - a.errors,
+                timed: b.timed - a.timed,
+                total_ns: b.total_ns - a.total_ns,
+                max_ns: max[nr],
+            };
+        }
+        for (&tid, b) in &to.threads {
+            let a = from.threads.get(&tid).copied().unwrap_or_default();
+            let d = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+            // A thread counts in a period if it did something in it.
+            if d == [0, 0, 0] && from.threads.contains_key(&tid) {
+                continue;
+            }
+            p.threads.insert(
+                tid,
+                ThreadStat {
+                    tid,
+                    comm: self.comms.get(&tid).cloned().unwrap_or_default(),
+                    syscalls: d[0],
+                    voluntary: d[1],
+                    involuntary: d[2],
+                },
+            );
+        }
+        p.forks = to.misc[misc::FORKS as usize] - from.misc[misc::FORKS as usize];
+        p.exits = to.misc[misc::EXITS as usize] - from.misc[misc::EXITS as usize];
+        p
+    }
+
+    /// Read the maps and hand out what happened since the previous interval.
+    pub fn take_interval(&mut self) -> Result<Period> {
+        self.read()?;
+        self.fold_max()?;
+        let p = self.period(&self.prev, &self.last, &self.interval_max);
+        self.interval_max.fill(0);
+        self.prev = self.last.clone();
+        Ok(p)
+    }
+
+    /// Everything since the start, as of the latest read (reads again first).
+    pub fn total_period(&mut self) -> Result<Period> {
+        self.read()?;
+        self.fold_max()?;
+        let zero = Counters {
+            syscalls: vec![SyscallStat::default(); MAX_NR as usize],
+            ..Counters::default()
+        };
+        Ok(self.period(&zero, &self.last, &self.total_max))
+    }
+
+    /// Calls entered and not returned as of the latest read.
+    pub fn in_flight(&self) -> Vec<(i32, usize)> {
+        self.last.in_flight.clone()
+    }
+
+    /// Events the programs handled for observed tasks, as of the latest read:
+    /// entries, returns, switch-outs, forks, exits.
+    pub fn events(&self) -> u64 {
+        let c = &self.last;
+        let calls: u64 = c.syscalls.iter().map(|s| s.calls + s.timed).sum();
+        let sw: u64 = c.threads.values().map(|t| t[1] + t[2]).sum();
+        calls
+            + sw
+            + c.misc[misc::UNPAIRED as usize]
+            + c.misc[misc::FORKS as usize]
+            + c.misc[misc::EXITS as usize]
+    }
+
+    /// Events not counted as of the latest read: threads that could not be
+    /// tracked (full thread map) and program runs the kernel skipped.
+    pub fn lost(&self) -> u64 {
+        self.last.misc[misc::LOST as usize] + self.last.recursion_misses
+    }
+
+    /// Fail if anything was lost: exact counts are the promise.
+    pub fn require_no_loss(&self) -> Result<()> {
+        let c = &self.last;
+        let full = c.misc[misc::LOST as usize];
+        if full > 0 {
+            bail!(
+                "{full} new threads could not be tracked: the BPF thread map ({} entries) \
+                 is full; counts are not exact. Use --backend=tracefs for this process tree",
+                self.threads.max_entries
+            );
+        }
+        if c.recursion_misses > 0 {
+            bail!(
+                "the kernel skipped {} runs of the BPF programs (a program was already \
+                 running on that CPU: a preemptible kernel, or another BPF tool attached to \
+                 the same tracepoints); counts are not exact. Use --backend=tracefs",
+                c.recursion_misses
+            );
+        }
+        Ok(())
+    }
+}
+
+fn fork_format() -> Result<EventFormat> {
+    let tfs = Tracefs::open()?;
+    let p = tfs.root().join("events/sched/sched_process_fork/format");
+    let text = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+    EventFormat::parse("sched", &text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::observe::tracer::syscall_nr;
+
+    fn root() -> bool {
+        // SAFETY: geteuid has no preconditions.
+        let r = unsafe { libc::geteuid() } == 0;
+        if !r {
+            eprintln!("skipped: BPF programs need root");
+        }
+        r
+    }
+
+    #[test]
+    fn counts_this_threads_calls_exactly() {
+        if !root() {
+            return;
+        }
+        let mut c = BpfCounter::new().unwrap();
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        c.add_pids(&[tid]).unwrap();
+        c.start().unwrap();
+        for _ in 0..1000 {
+            // SAFETY: getppid has no preconditions.
+            unsafe { libc::syscall(libc::SYS_getppid) };
+        }
+        let first = c.take_interval().unwrap();
+        for _ in 0..234 {
+            // SAFETY: as above; an invalid fd makes each close fail with EBADF.
+            unsafe { libc::close(-1) };
+        }
+        c.stop();
+        let second = c.take_interval().unwrap();
+        let total = c.total_period().unwrap();
+        let g = syscall_nr("getppid").unwrap();
+        let cl = syscall_nr("close").unwrap();
+        assert_eq!(first.syscalls[g].calls, 1000);
+        assert_eq!(first.syscalls[g].timed, 1000);
+        assert!(first.syscalls[g].max_ns > 0);
+        assert_eq!(second.syscalls[g].calls, 0);
+        // Reading the maps closes files of its own on this (tracked) thread;
+        // only the failed closes are ours alone.
+        assert!(second.syscalls[cl].calls >= 234);
+        assert_eq!(second.syscalls[cl].errors, 234);
+        assert_eq!(total.syscalls[g].calls, 1000);
+        assert_eq!(total.syscalls[cl].errors, 234);
+        assert!(total.syscalls[g].total_ns >= total.syscalls[g].max_ns);
+        let me = &total.threads[&tid];
+        assert!(me.syscalls >= 1234, "{me:?}");
+        assert_eq!(total.threads.len(), 1, "only this thread is tracked");
+        c.require_no_loss().unwrap();
+    }
+}

@@ -1,0 +1,411 @@
+//! The bpf(2) and perf_event_open(2) calls observe needs, on raw `libc::syscall`:
+//! maps, program load with the verifier's log on failure, raw tracepoint and perf
+//! tracepoint attachment. Every object is an `OwnedFd`, so dropping it detaches
+//! and frees it in the kernel.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+use anyhow::{Context, Result, bail};
+
+use super::insn::Insn;
+
+const BPF_MAP_CREATE: libc::c_long = 0;
+const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
+const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
+const BPF_PROG_LOAD: libc::c_long = 5;
+const BPF_OBJ_GET_INFO_BY_FD: libc::c_long = 15;
+const BPF_RAW_TRACEPOINT_OPEN: libc::c_long = 17;
+const BPF_MAP_LOOKUP_BATCH: libc::c_long = 24;
+
+pub const MAP_HASH: u32 = 1;
+pub const MAP_ARRAY: u32 = 2;
+pub const MAP_PERCPU_ARRAY: u32 = 6;
+pub const PROG_TRACEPOINT: u32 = 5;
+pub const PROG_RAW_TRACEPOINT: u32 = 17;
+/// Update flag: create or replace.
+pub const BPF_ANY: u64 = 0;
+
+const PERF_TYPE_TRACEPOINT: u32 = 2;
+const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 8;
+/// _IOW('$', 8, __u32)
+const PERF_EVENT_IOC_SET_BPF: libc::c_ulong = 0x4004_2408;
+/// _IO('$', 0)
+const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
+
+fn bpf<T>(cmd: libc::c_long, attr: &mut T) -> io::Result<i64> {
+    // SAFETY: attr is a repr(C) prefix of union bpf_attr of the given size; the
+    // kernel zero-extends shorter attrs and writes only inside them.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            cmd,
+            attr as *mut T,
+            std::mem::size_of::<T>() as libc::c_uint,
+        )
+    };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r as i64)
+    }
+}
+
+fn fd_of(r: i64) -> OwnedFd {
+    // SAFETY: the kernel just returned a new descriptor that nothing else owns.
+    unsafe { OwnedFd::from_raw_fd(r as i32) }
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct MapCreateAttr {
+    map_type: u32,
+    key_size: u32,
+    value_size: u32,
+    max_entries: u32,
+    map_flags: u32,
+    inner_map_fd: u32,
+    numa_node: u32,
+    map_name: [u8; 16],
+}
+
+#[repr(C)]
+struct ElemAttr {
+    map_fd: u32,
+    _pad: u32,
+    key: u64,
+    value: u64,
+    flags: u64,
+}
+
+#[repr(C)]
+#[derive(Default)]
+struct ProgLoadAttr {
+    prog_type: u32,
+    insn_cnt: u32,
+    insns: u64,
+    license: u64,
+    log_level: u32,
+    log_size: u32,
+    log_buf: u64,
+    kern_version: u32,
+    prog_flags: u32,
+    prog_name: [u8; 16],
+}
+
+#[repr(C)]
+struct BatchAttr {
+    in_batch: u64,
+    out_batch: u64,
+    keys: u64,
+    values: u64,
+    count: u32,
+    map_fd: u32,
+    elem_flags: u64,
+    flags: u64,
+}
+
+#[repr(C)]
+struct InfoAttr {
+    bpf_fd: u32,
+    info_len: u32,
+    info: u64,
+}
+
+#[repr(C)]
+struct RawTpAttr {
+    name: u64,
+    prog_fd: u32,
+    _pad: u32,
+}
+
+fn name16(name: &str) -> [u8; 16] {
+    let mut n = [0u8; 16];
+    for (d, s) in n.iter_mut().zip(name.bytes().take(15)) {
+        *d = s;
+    }
+    n
+}
+
+/// A map: its descriptor and shape.
+pub struct Map {
+    pub fd: OwnedFd,
+    pub name: &'static str,
+    pub key_size: usize,
+    pub value_size: usize,
+    pub max_entries: u32,
+}
+
+impl Map {
+    pub fn create(
+        map_type: u32,
+        name: &'static str,
+        key_size: usize,
+        value_size: usize,
+        max_entries: u32,
+    ) -> Result<Map> {
+        let mut a = MapCreateAttr {
+            map_type,
+            key_size: key_size as u32,
+            value_size: value_size as u32,
+            max_entries,
+            map_name: name16(name),
+            ..Default::default()
+        };
+        let fd = bpf(BPF_MAP_CREATE, &mut a)
+            .with_context(|| format!("creating BPF map {name} ({max_entries} entries)"))?;
+        Ok(Map {
+            fd: fd_of(fd),
+            name,
+            key_size,
+            value_size,
+            max_entries,
+        })
+    }
+
+    pub fn raw_fd(&self) -> i32 {
+        self.fd.as_raw_fd()
+    }
+
+    /// Look up `key`; `value` receives value_size bytes (value_size times the
+    /// possible CPUs, each rounded up to 8, for a per-CPU map). Ok(false) if absent.
+    pub fn lookup(&self, key: &[u8], value: &mut [u8]) -> Result<bool> {
+        debug_assert_eq!(key.len(), self.key_size);
+        let mut a = ElemAttr {
+            map_fd: self.raw_fd() as u32,
+            _pad: 0,
+            key: key.as_ptr() as u64,
+            value: value.as_mut_ptr() as u64,
+            flags: 0,
+        };
+        match bpf(BPF_MAP_LOOKUP_ELEM, &mut a) {
+            Ok(_) => Ok(true),
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
+            Err(e) => Err(e).with_context(|| format!("reading BPF map {}", self.name)),
+        }
+    }
+
+    pub fn update(&self, key: &[u8], value: &[u8], flags: u64) -> Result<()> {
+        let mut a = ElemAttr {
+            map_fd: self.raw_fd() as u32,
+            _pad: 0,
+            key: key.as_ptr() as u64,
+            value: value.as_ptr() as u64,
+            flags,
+        };
+        bpf(BPF_MAP_UPDATE_ELEM, &mut a)
+            .map(|_| ())
+            .with_context(|| format!("writing BPF map {}", self.name))
+    }
+}
+
+impl Map {
+    /// Every entry: (keys, values) concatenated, `value_len` bytes per value
+    /// (per-CPU maps: all CPUs' copies). One syscall per `chunk` entries instead
+    /// of one per entry.
+    pub fn lookup_all(&self, value_len: usize) -> Result<(Vec<u8>, Vec<u8>)> {
+        let chunk: u32 = 4096;
+        let mut keys = Vec::new();
+        let mut values = Vec::new();
+        let mut kbuf = vec![0u8; chunk as usize * self.key_size];
+        let mut vbuf = vec![0u8; chunk as usize * value_len];
+        // Batch positions are opaque u32 tokens for arrays and hash maps.
+        let mut token_in = 0u32;
+        let mut token_out = 0u32;
+        let mut first = true;
+        loop {
+            let mut a = BatchAttr {
+                in_batch: if first {
+                    0
+                } else {
+                    &mut token_in as *mut u32 as u64
+                },
+                out_batch: &mut token_out as *mut u32 as u64,
+                keys: kbuf.as_mut_ptr() as u64,
+                values: vbuf.as_mut_ptr() as u64,
+                count: chunk,
+                map_fd: self.raw_fd() as u32,
+                elem_flags: 0,
+                flags: 0,
+            };
+            let r = bpf(BPF_MAP_LOOKUP_BATCH, &mut a);
+            let n = a.count as usize;
+            keys.extend_from_slice(&kbuf[..n * self.key_size]);
+            values.extend_from_slice(&vbuf[..n * value_len]);
+            match r {
+                Ok(_) => {}
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => break,
+                Err(e) => {
+                    return Err(e).with_context(|| format!("reading BPF map {}", self.name));
+                }
+            }
+            first = false;
+            token_in = token_out;
+        }
+        Ok((keys, values))
+    }
+}
+
+/// Runs of a program the kernel skipped because it was already running on that
+/// CPU (bpf_prog_info.recursion_misses): events observe did not count.
+pub fn prog_recursion_misses(prog: &OwnedFd) -> Result<u64> {
+    // struct bpf_prog_info up to and including recursion_misses (offset 208).
+    let mut info = [0u64; 27];
+    let mut a = InfoAttr {
+        bpf_fd: prog.as_raw_fd() as u32,
+        info_len: std::mem::size_of_val(&info) as u32,
+        info: info.as_mut_ptr() as u64,
+    };
+    bpf(BPF_OBJ_GET_INFO_BY_FD, &mut a).context("reading BPF program info")?;
+    if (a.info_len as usize) < 216 {
+        bail!("this kernel does not report BPF recursion misses (Linux >= 5.12 does)");
+    }
+    Ok(info[26])
+}
+
+/// Load a program. Failure carries the verifier's log, which says which
+/// instruction it refused and why.
+pub fn prog_load(prog_type: u32, name: &str, insns: &[Insn]) -> Result<OwnedFd> {
+    let license = CString::new("GPL").expect("no NUL");
+    let mut a = ProgLoadAttr {
+        prog_type,
+        insn_cnt: insns.len() as u32,
+        insns: insns.as_ptr() as u64,
+        license: license.as_ptr() as u64,
+        prog_name: name16(name),
+        ..Default::default()
+    };
+    // Without a log first: asking for one makes every load slower.
+    match bpf(BPF_PROG_LOAD, &mut a) {
+        Ok(fd) => return Ok(fd_of(fd)),
+        Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
+            return Err(e).with_context(|| {
+                format!("loading BPF program {name}: needs CAP_BPF and CAP_PERFMON (or root)")
+            });
+        }
+        Err(_) => {}
+    }
+    let mut log = vec![0u8; 1 << 20];
+    a.log_level = 1;
+    a.log_size = log.len() as u32;
+    a.log_buf = log.as_mut_ptr() as u64;
+    match bpf(BPF_PROG_LOAD, &mut a) {
+        Ok(fd) => Ok(fd_of(fd)),
+        Err(e) => {
+            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+            let text = String::from_utf8_lossy(&log[..end]);
+            // The refusal is at the end of the log.
+            let tail: Vec<&str> = text.lines().rev().take(12).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            bail!(
+                "the kernel's verifier refused BPF program {name}: {e}\n  {}",
+                tail.join("\n  ")
+            )
+        }
+    }
+}
+
+/// Attach a raw-tracepoint program (`sys_enter`, `sched_switch`...). Detached
+/// when the returned descriptor is closed.
+pub fn raw_tracepoint_open(tp: &str, prog: &OwnedFd) -> Result<OwnedFd> {
+    let name = CString::new(tp).expect("tracepoint names have no NUL");
+    let mut a = RawTpAttr {
+        name: name.as_ptr() as u64,
+        prog_fd: prog.as_raw_fd() as u32,
+        _pad: 0,
+    };
+    let fd = bpf(BPF_RAW_TRACEPOINT_OPEN, &mut a)
+        .with_context(|| format!("attaching BPF program to raw tracepoint {tp}"))?;
+    Ok(fd_of(fd))
+}
+
+/// Attach a tracepoint program to perf tracepoint `id` through a perf event on
+/// `cpu` (perf needs a CPU for a task-less event; the program then runs for
+/// hits on every CPU). Detached on close.
+pub fn perf_tracepoint_attach(id: u16, cpu: i32, prog: &OwnedFd) -> Result<OwnedFd> {
+    // struct perf_event_attr: type, size, config, sample_period, ... The rest
+    // stays zero; PERF_ATTR_SIZE_VER0 (64) is accepted by every kernel.
+    let mut attr = [0u8; 64];
+    attr[0..4].copy_from_slice(&PERF_TYPE_TRACEPOINT.to_le_bytes());
+    attr[4..8].copy_from_slice(&64u32.to_le_bytes());
+    attr[8..16].copy_from_slice(&(id as u64).to_le_bytes());
+    attr[16..24].copy_from_slice(&1u64.to_le_bytes());
+    // SAFETY: attr is a valid perf_event_attr of the size it declares.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            attr.as_ptr(),
+            -1 as libc::pid_t,
+            cpu,
+            -1 as libc::c_int,
+            PERF_FLAG_FD_CLOEXEC,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error())
+            .with_context(|| format!("perf_event_open of tracepoint {id} on CPU {cpu}"));
+    }
+    let ev = fd_of(r);
+    // SAFETY: ioctls on the perf event we own, with an int argument.
+    if unsafe { libc::ioctl(ev.as_raw_fd(), PERF_EVENT_IOC_SET_BPF, prog.as_raw_fd()) } != 0 {
+        return Err(io::Error::last_os_error())
+            .with_context(|| format!("attaching BPF program to tracepoint {id} on CPU {cpu}"));
+    }
+    // SAFETY: as above.
+    if unsafe { libc::ioctl(ev.as_raw_fd(), PERF_EVENT_IOC_ENABLE, 0) } != 0 {
+        return Err(io::Error::last_os_error())
+            .with_context(|| format!("enabling tracepoint {id} on CPU {cpu}"));
+    }
+    Ok(ev)
+}
+
+/// CPUs the kernel may ever run per-CPU map slots for ("0-1" in
+/// /sys/devices/system/cpu/possible).
+pub fn possible_cpus() -> Result<usize> {
+    cpu_list_len(&std::fs::read_to_string(
+        "/sys/devices/system/cpu/possible",
+    )?)
+}
+
+/// Online CPU numbers (for per-CPU perf events).
+pub fn online_cpus() -> Result<Vec<i32>> {
+    cpu_list(&std::fs::read_to_string("/sys/devices/system/cpu/online")?)
+}
+
+fn cpu_list(s: &str) -> Result<Vec<i32>> {
+    let mut v = Vec::new();
+    for part in s.trim().split(',').filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let (a, b): (i32, i32) = (a.parse()?, b.parse()?);
+        v.extend(a..=b);
+    }
+    Ok(v)
+}
+
+fn cpu_list_len(s: &str) -> Result<usize> {
+    // Per-CPU maps size their values by the highest possible CPU number + 1.
+    Ok(cpu_list(s)?.into_iter().max().map_or(1, |m| m as usize + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(cpu_list("0-1\n").unwrap(), vec![0, 1]);
+        assert_eq!(cpu_list("0,2-3").unwrap(), vec![0, 2, 3]);
+        assert_eq!(cpu_list_len("0-3,7").unwrap(), 8);
+        assert!(cpu_list("x").is_err());
+    }
+
+    #[test]
+    fn attr_layouts_match_the_uapi() {
+        // union bpf_attr members, from include/uapi/linux/bpf.h.
+        assert_eq!(std::mem::size_of::<MapCreateAttr>(), 44);
+        assert_eq!(std::mem::size_of::<ElemAttr>(), 32);
+        assert_eq!(std::mem::offset_of!(ProgLoadAttr, prog_name), 48);
+        assert_eq!(std::mem::size_of::<RawTpAttr>(), 16);
+    }
+}
