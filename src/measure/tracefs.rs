@@ -1,9 +1,9 @@
 //! Kernel tracepoints through tracefs, in an instance of our own.
 //!
 //! An [`Instance`] is a private ring buffer under `tracefs/instances/iolab-<pid>-<n>`:
-//! enabling events there leaves the global buffer (and other tools) alone. Its clock
-//! is set to `mono`, so event timestamps are CLOCK_MONOTONIC nanoseconds and compare
-//! directly with [`crate::measure::clock::now_ns`]. Events are read in binary from
+//! enabling events there leaves the global buffer (and other tools) alone. Its owner
+//! picks the clock: `mono` stamps CLOCK_MONOTONIC ns, `x86-tsc` the raw TSC (which
+//! [`crate::measure::clock::tsc_scale`] puts on the engine clock). Events are read in binary from
 //! the per-CPU `trace_pipe_raw` files: the kernel copies ring-buffer pages out without
 //! formatting text, which keeps the reader cheap enough for exact syscall counts.
 //!
@@ -101,6 +101,14 @@ impl Tracefs {
             .join(name)
             .join("format")
             .exists()
+    }
+
+    /// Whether this kernel offers trace clock `name` (e.g. `x86-tsc`).
+    pub fn offers_clock(&self, name: &str) -> bool {
+        read_text(&self.root.join("trace_clock")).is_ok_and(|t| {
+            t.split_whitespace()
+                .any(|c| c.trim_matches(|c| c == '[' || c == ']') == name)
+        })
     }
 
     /// Create a fresh instance `iolab-<pid>-<n>` (after removing stale ones).
@@ -435,6 +443,48 @@ const TS_SHIFT: u32 = 27;
 const MISSED_EVENTS: u64 = 1 << 31;
 const MISSED_STORED: u64 = 1 << 30;
 
+/// A page's base timestamp, the end of its data, and its lost-events flags,
+/// without walking its events.
+fn page_header(page: &[u8], layout: PageLayout) -> Result<(u64, usize, PageInfo)> {
+    if page.len() < layout.data_offset || page.len() < 8 {
+        bail!(
+            "ring-buffer page of {} bytes is shorter than its header",
+            page.len()
+        );
+    }
+    let ts = u64::from_le_bytes(page[0..8].try_into().expect("8 bytes"));
+    let commit = match layout.commit_size {
+        8 | 4 => {
+            let b = page
+                .get(layout.commit_offset..layout.commit_offset + layout.commit_size)
+                .ok_or_else(|| anyhow!("ring-buffer page header truncated"))?;
+            let mut w = [0u8; 8];
+            w[..b.len()].copy_from_slice(b);
+            u64::from_le_bytes(w)
+        }
+        n => bail!("unsupported ring-buffer commit field size {n}"),
+    };
+    let len = (commit & !(MISSED_EVENTS | MISSED_STORED) & 0xffff_ffff) as usize;
+    let mut info = PageInfo {
+        missed: commit & MISSED_EVENTS != 0,
+        ..PageInfo::default()
+    };
+    let end = layout.data_offset + len;
+    if end > page.len() {
+        bail!(
+            "ring-buffer page says {len} bytes of data but only {} were read",
+            page.len() - layout.data_offset
+        );
+    }
+    if commit & MISSED_STORED != 0 {
+        // The count of lost events sits right after the data.
+        if let Some(b) = page.get(end..end + 8) {
+            info.missed_count = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+        }
+    }
+    Ok((ts, end, info))
+}
+
 /// Walk the events of one ring-buffer page (as read from `trace_pipe_raw`), calling
 /// `f(ts, record)` for each data event. Malformed pages give an error naming the
 /// byte offset rather than a panic.
@@ -448,41 +498,8 @@ pub fn parse_page(
             .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
             .ok_or_else(|| anyhow!("ring-buffer page truncated at byte {off}"))
     };
-    if page.len() < layout.data_offset {
-        bail!(
-            "ring-buffer page of {} bytes is shorter than its header",
-            page.len()
-        );
-    }
-    let mut ts = u64::from_le_bytes(page[0..8].try_into().expect("8 bytes"));
-    let commit = match layout.commit_size {
-        8 => u64::from_le_bytes(
-            page[layout.commit_offset..layout.commit_offset + 8]
-                .try_into()
-                .expect("8 bytes"),
-        ),
-        4 => rd_u32(layout.commit_offset)? as u64,
-        n => bail!("unsupported ring-buffer commit field size {n}"),
-    };
-    let len = (commit & !(MISSED_EVENTS | MISSED_STORED) & 0xffff_ffff) as usize;
-    let mut info = PageInfo {
-        missed: commit & MISSED_EVENTS != 0,
-        ..PageInfo::default()
-    };
+    let (mut ts, end, mut info) = page_header(page, layout)?;
     let data = layout.data_offset;
-    let end = data + len;
-    if end > page.len() {
-        bail!(
-            "ring-buffer page says {len} bytes of data but only {} were read",
-            page.len() - data
-        );
-    }
-    if commit & MISSED_STORED != 0 {
-        // The count of lost events sits right after the data.
-        if let Some(b) = page.get(end..end + 8) {
-            info.missed_count = u64::from_le_bytes(b.try_into().expect("8 bytes"));
-        }
-    }
     let mut off = data;
     while off + 4 <= end {
         let hdr = rd_u32(off)?;
@@ -722,6 +739,15 @@ impl Instance {
         self.write("trace_clock", clock)
     }
 
+    /// The trace clocks this kernel offers (`trace_clock`).
+    pub fn clocks(&self) -> Result<Vec<String>> {
+        Ok(self
+            .read("trace_clock")?
+            .split_whitespace()
+            .map(|c| c.trim_matches(|c| c == '[' || c == ']').to_string())
+            .collect())
+    }
+
     pub fn clock(&self) -> Result<String> {
         let avail = self.read("trace_clock")?;
         avail
@@ -892,6 +918,43 @@ impl Instance {
             });
         }
         Ok(())
+    }
+
+    /// The ring-buffer page layout, for [`parse_page`] on pages kept from
+    /// [`Instance::drain_pages`].
+    pub fn page_layout(&mut self) -> Result<PageLayout> {
+        self.layout()
+    }
+
+    /// Read every CPU's buffer until it is empty, handing `f(cpu, page)` each raw
+    /// page undecoded: lets a collector keep pages during a run and decode them
+    /// after it. Lost-event flags are still counted here, for [`Self::loss_report`].
+    pub fn drain_pages(&mut self, mut f: impl FnMut(u32, &[u8])) -> Result<DrainStats> {
+        let layout = self.layout()?;
+        let mut st = DrainStats::default();
+        for r in &mut self.readers {
+            loop {
+                let n = match r.file.read(&mut r.page) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => {
+                        return Err(e)
+                            .with_context(|| format!("reading cpu{} trace_pipe_raw", r.cpu));
+                    }
+                };
+                let (_, _, info) = page_header(&r.page[..n], layout)
+                    .with_context(|| format!("a cpu{} ring-buffer page", r.cpu))?;
+                st.pages += 1;
+                if info.missed {
+                    self.missed_pages += 1;
+                    self.missed_events += info.missed_count;
+                }
+                f(r.cpu, &r.page[..n]);
+            }
+        }
+        Ok(st)
     }
 
     /// Read every CPU's buffer until it is empty, calling `f` for each event.
