@@ -321,10 +321,7 @@ mod tests {
             ..sc
         };
         assert_eq!(half.to_ns(3_000), 6_000);
-        let early = TscScale {
-            ns_base: 10,
-            ..sc
-        };
+        let early = TscScale { ns_base: 10, ..sc };
         assert_eq!(early.to_ns(0), 0, "clamped, not wrapped");
     }
 
