@@ -1,6 +1,7 @@
-//! `iolab observe` end to end: exact syscall counts across threads and children,
-//! interval totals, exit codes, and removal of the tracefs instance after success,
-//! error and SIGINT. Needs root, tracefs and a C compiler; skips with a reason.
+//! `iolab observe` end to end, with both backends (bpf and tracefs): exact
+//! syscall counts across threads and children, interval totals, exit codes, and
+//! removal of the tracefs instance after success, error and SIGINT. Needs root,
+//! tracefs and a C compiler; skips with a reason.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -51,6 +52,23 @@ fn instances_of(pid: u32) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Both collectors; each test runs with each.
+const BACKENDS: [&str; 2] = ["bpf", "tracefs"];
+
+/// Whether the observing process `pid` has its collector in place.
+fn attached(pid: u32, backend: &str) -> bool {
+    if backend == "tracefs" {
+        return !instances_of(pid).is_empty();
+    }
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|rd| {
+            rd.flatten().any(|e| {
+                std::fs::read_link(e.path()).is_ok_and(|l| l.to_string_lossy().contains("bpf_link"))
+            })
+        })
+        .unwrap_or(false)
+}
+
 fn run(args: &[&str]) -> (Output, u32) {
     let child = Command::new(IOLAB)
         .args(args)
@@ -84,41 +102,49 @@ fn counts_exact_syscalls_of_threads_and_children() {
     let Some(h) = helper() else { return };
     let bin = h.bin.to_str().unwrap();
     let (n, m, k) = (50_000u64, 7_001u64, 3_333u64);
-    let (out, pid) = run(&[
-        "observe",
-        "--json",
-        "--",
-        bin,
-        &n.to_string(),
-        &m.to_string(),
-        &k.to_string(),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let reports = json_lines(&out);
-    let total = reports.last().unwrap();
-    assert_eq!(total["kind"], "total");
-    assert_eq!(calls(total, "getppid"), n + m + k);
-    assert_eq!(total["lost_events"], 0);
-    // main thread, the pthread, the forked child
-    let threads = total["threads"].as_array().unwrap();
-    let with_calls: Vec<u64> = threads
-        .iter()
-        .map(|t| t["syscalls"].as_u64().unwrap())
-        .collect();
-    assert_eq!(threads.len(), 3, "{threads:?}");
-    assert!(with_calls.iter().any(|&c| c >= n), "{with_calls:?}");
-    assert!(
-        with_calls.iter().any(|&c| c >= k && c < n),
-        "{with_calls:?}"
-    );
-    // One execve for the helper itself, and a clone for the fork.
-    assert_eq!(calls(total, "execve"), 1);
-    assert!(calls(total, "clone") + calls(total, "clone3") >= 2);
-    assert!(instances_of(pid).is_empty(), "instance left behind");
+    for backend in BACKENDS {
+        let (out, pid) = run(&[
+            "observe",
+            "--json",
+            "--backend",
+            backend,
+            "--",
+            bin,
+            &n.to_string(),
+            &m.to_string(),
+            &k.to_string(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{backend}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let reports = json_lines(&out);
+        let total = reports.last().unwrap();
+        assert_eq!(total["kind"], "total");
+        assert_eq!(total["backend"], backend);
+        assert_eq!(calls(total, "getppid"), n + m + k, "{backend}");
+        assert_eq!(total["lost_events"], 0);
+        // main thread, the pthread, the forked child
+        let threads = total["threads"].as_array().unwrap();
+        let with_calls: Vec<u64> = threads
+            .iter()
+            .map(|t| t["syscalls"].as_u64().unwrap())
+            .collect();
+        assert_eq!(threads.len(), 3, "{backend}: {threads:?}");
+        assert!(with_calls.iter().any(|&c| c >= n), "{with_calls:?}");
+        assert!(
+            with_calls.iter().any(|&c| c >= k && c < n),
+            "{with_calls:?}"
+        );
+        // One execve for the helper itself, and a clone for the fork.
+        assert_eq!(calls(total, "execve"), 1, "{backend}");
+        assert!(calls(total, "clone") + calls(total, "clone3") >= 2);
+        // Three exits (main thread, pthread, child), two forks (pthread, child).
+        assert_eq!(total["exits"], 3, "{backend}");
+        assert_eq!(total["forks"], 2, "{backend}");
+        assert!(instances_of(pid).is_empty(), "instance left behind");
+    }
 }
 
 #[test]
@@ -126,34 +152,50 @@ fn interval_reports_add_up_to_the_total() {
     let Some(h) = helper() else { return };
     let bin = h.bin.to_str().unwrap();
     let n = 400_000u64;
-    let (out, _) = run(&[
-        "observe",
-        "--json",
-        "--interval",
-        "0.05",
-        "--",
-        bin,
-        &n.to_string(),
-        "0",
-        "0",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let reports = json_lines(&out);
-    let (intervals, total): (Vec<&Value>, Vec<&Value>) =
-        reports.iter().partition(|r| r["kind"] == "interval");
-    assert_eq!(total.len(), 1);
-    assert!(
-        intervals.len() >= 2,
-        "expected several intervals: {}",
-        intervals.len()
-    );
-    let sum: u64 = intervals.iter().map(|r| calls(r, "getppid")).sum();
-    assert_eq!(sum, n);
-    assert_eq!(calls(total[0], "getppid"), n);
+    for backend in BACKENDS {
+        let (out, _) = run(&[
+            "observe",
+            "--json",
+            "--backend",
+            backend,
+            "--interval",
+            "0.05",
+            "--",
+            bin,
+            &n.to_string(),
+            "0",
+            "0",
+        ]);
+        assert!(
+            out.status.success(),
+            "{backend}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let reports = json_lines(&out);
+        let (intervals, total): (Vec<&Value>, Vec<&Value>) =
+            reports.iter().partition(|r| r["kind"] == "interval");
+        assert_eq!(total.len(), 1);
+        assert!(
+            intervals.len() >= 2,
+            "{backend}: expected several intervals: {}",
+            intervals.len()
+        );
+        let sum: u64 = intervals.iter().map(|r| calls(r, "getppid")).sum();
+        assert_eq!(sum, n, "{backend}");
+        assert_eq!(calls(total[0], "getppid"), n, "{backend}");
+        // The total's longest call is the longest of some interval.
+        let max_of = |r: &Value| {
+            r["syscalls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["name"] == "getppid")
+                .map_or(0, |s| s["max_ns"].as_u64().unwrap())
+        };
+        let interval_max = intervals.iter().map(|r| max_of(r)).max().unwrap();
+        assert!(interval_max > 0, "{backend}");
+        assert_eq!(max_of(total[0]), interval_max, "{backend}");
+    }
 }
 
 #[test]
@@ -184,55 +226,87 @@ fn attaches_to_a_running_pid() {
         .spawn()
         .unwrap();
     let sp = spinner.id().to_string();
-    let (out, pid) = run(&["observe", "--json", "--pid", &sp, "--duration", "0.3"]);
+    let mut results = Vec::new();
+    for backend in BACKENDS {
+        results.push((
+            backend,
+            run(&[
+                "observe",
+                "--json",
+                "--backend",
+                backend,
+                "--pid",
+                &sp,
+                "--duration",
+                "0.3",
+            ]),
+        ));
+    }
     let _ = spinner.kill();
     let _ = spinner.wait();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let total = json_lines(&out).pop().unwrap();
-    assert!(calls(&total, "getppid") > 1000, "{total}");
-    let tids: Vec<i64> = total["threads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["tid"].as_i64().unwrap())
-        .collect();
-    assert_eq!(tids, vec![spinner.id() as i64]);
-    assert!(instances_of(pid).is_empty());
+    for (backend, (out, pid)) in results {
+        assert!(
+            out.status.success(),
+            "{backend}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let total = json_lines(&out).pop().unwrap();
+        assert!(calls(&total, "getppid") > 1000, "{backend}: {total}");
+        let tids: Vec<i64> = total["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["tid"].as_i64().unwrap())
+            .collect();
+        assert_eq!(tids, vec![spinner.id() as i64], "{backend}");
+        assert!(instances_of(pid).is_empty());
+    }
 }
 
 #[test]
 fn sigint_stops_observing_and_removes_the_instance() {
     let Some(_h) = helper() else { return };
-    let child = Command::new(IOLAB)
-        .args(["observe", "--json", "--", "sleep", "5"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while instances_of(pid).is_empty() {
-        assert!(Instant::now() < deadline, "instance never appeared");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    std::thread::sleep(Duration::from_millis(100));
-    // SAFETY: signalling the child we spawned.
-    unsafe { libc::kill(pid as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    assert!(instances_of(pid).is_empty(), "instance left after SIGINT");
-    let total = json_lines(&out).pop().expect("a total report after SIGINT");
-    assert_eq!(total["kind"], "total");
-    // sleep is still inside nanosleep/clock_nanosleep: reported, not timed.
-    assert!(
-        !total["in_flight"].as_array().unwrap().is_empty(),
-        "{total}"
-    );
-    for t in total["threads"].as_array().unwrap() {
-        // SAFETY: the orphaned `sleep` we started through observe.
-        unsafe { libc::kill(t["tid"].as_i64().unwrap() as i32, libc::SIGKILL) };
+    for backend in BACKENDS {
+        let child = Command::new(IOLAB)
+            .args([
+                "observe",
+                "--json",
+                "--backend",
+                backend,
+                "--",
+                "sleep",
+                "5",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !attached(pid, backend) {
+            assert!(Instant::now() < deadline, "{backend}: never attached");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        // SAFETY: signalling the child we spawned.
+        unsafe { libc::kill(pid as i32, libc::SIGINT) };
+        let out = child.wait_with_output().unwrap();
+        assert!(instances_of(pid).is_empty(), "instance left after SIGINT");
+        let total = json_lines(&out)
+            .pop()
+            .unwrap_or_else(|| panic!("{backend}: a total report after SIGINT"));
+        assert_eq!(total["kind"], "total");
+        // sleep is still inside nanosleep/clock_nanosleep: reported, not timed.
+        let in_flight = total["in_flight"].as_array().expect("in_flight listed");
+        assert!(
+            in_flight
+                .iter()
+                .any(|f| f["syscall"].as_str().unwrap().contains("nanosleep")),
+            "{backend}: {total}"
+        );
+        for t in total["threads"].as_array().unwrap() {
+            // SAFETY: the orphaned `sleep` we started through observe.
+            unsafe { libc::kill(t["tid"].as_i64().unwrap() as i32, libc::SIGKILL) };
+        }
     }
 }

@@ -8,6 +8,7 @@
 //! the kernel drops makes the run fail loudly, since exact counts are the promise.
 
 pub mod bpf;
+pub mod collector;
 pub mod syscall_table;
 pub mod tracer;
 
@@ -22,7 +23,8 @@ use serde::Serialize;
 use crate::measure::clock::now_ns;
 use crate::measure::cpu::{CpuPercent, Interrupts, ProcStat};
 use crate::sys::cleanup;
-use tracer::{Period, ThreadStat, Tracer, TracerOptions, require_no_loss, syscall_name};
+use collector::{Backend, Collector};
+use tracer::{Period, ThreadStat, syscall_name};
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -43,7 +45,11 @@ pub struct ObserveArgs {
     /// Stop after SECS seconds (default: when the process exits, or on Ctrl-C).
     #[arg(long, value_name = "SECS")]
     pub duration: Option<f64>,
-    /// Kernel trace buffer per CPU, in KiB.
+    /// How to count: `bpf` (in-kernel counters; the default where eBPF works)
+    /// or `tracefs` (a trace instance streaming events to iolab).
+    #[arg(long, value_enum, value_name = "BACKEND")]
+    pub backend: Option<Backend>,
+    /// Kernel trace buffer per CPU, in KiB (tracefs backend).
     #[arg(long, value_name = "KIB", default_value_t = 65536)]
     pub buffer_kb: u64,
     /// Command to run and observe (after `--`).
@@ -97,6 +103,8 @@ pub struct ObserveReport {
     pub kind: &'static str,
     pub index: u64,
     pub target: String,
+    /// Collector that counted: "bpf" or "tracefs".
+    pub backend: &'static str,
     pub elapsed_s: f64,
     /// System-wide /proc/stat split over the period.
     pub cpu: CpuPercent,
@@ -132,7 +140,9 @@ impl Snapshot {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn build_report(
+    backend: Backend,
     kind: &'static str,
     index: u64,
     target: &str,
@@ -168,6 +178,7 @@ fn build_report(
         kind,
         index,
         target: target.to_string(),
+        backend: backend.name(),
         elapsed_s: secs,
         cpu: st.total.percent(),
         system_ctxt_per_s: rate(st.ctxt),
@@ -277,8 +288,13 @@ pub fn render_text(r: &ObserveReport) -> String {
         }
         s.push('\n');
     }
+    let how = if r.backend == "bpf" {
+        "counted in the kernel (bpf)"
+    } else {
+        "read (tracefs)"
+    };
     s.push_str(&format!(
-        "trace events: {} read, {} lost; forks {}, exits {}\n",
+        "events: {} {how}, {} lost; forks {}, exits {}\n",
         r.trace_events, r.lost_events, r.forks, r.exits
     ));
     s
@@ -437,10 +453,7 @@ pub fn main(args: ObserveArgs) -> Result<u8> {
         ));
     }
     cleanup::install_signal_handlers()?;
-    let mut tracer = Tracer::new(TracerOptions {
-        buffer_kb: args.buffer_kb,
-        clock: "local",
-    })?;
+    let mut tracer = Collector::open(args.backend, args.buffer_kb)?;
     let (mut target, label) = match args.pid {
         Some(p) => (Target::Existing { pid: p }, format!("pid {p}")),
         None => (spawn_held(&args.cmd)?, format!("`{}`", args.cmd.join(" "))),
@@ -458,7 +471,7 @@ pub fn main(args: ObserveArgs) -> Result<u8> {
 }
 
 fn observe(
-    tracer: &mut Tracer,
+    tracer: &mut Collector,
     target: &mut Target,
     label: &str,
     args: &ObserveArgs,
@@ -505,7 +518,7 @@ fn observe(
     let poll_every = Duration::from_millis(50);
     loop {
         std::thread::sleep(poll_every);
-        tracer.poll(false)?;
+        tracer.poll()?;
         let now = now_ns();
         let gone = match target {
             Target::Child { pid, .. } => {
@@ -533,21 +546,21 @@ fn observe(
             && now >= nr
         {
             let snap = Snapshot::take()?;
-            // Loss is checked every interval so a long run fails early.
-            let loss = tracer.loss()?;
-            require_no_loss(&loss, args.buffer_kb)?;
             index += 1;
-            let p = tracer.take_interval();
+            let p = tracer.take_interval()?;
+            // Loss is checked every interval so a long run fails early.
+            tracer.require_no_loss()?;
             let r = build_report(
+                tracer.backend(),
                 "interval",
                 index,
                 label,
                 &p,
                 &last,
                 &snap,
-                (tracer.events - events_at_last, 0),
+                (tracer.events() - events_at_last, 0),
             );
-            events_at_last = tracer.events;
+            events_at_last = tracer.events();
             emit(&r, args.json)?;
             last = snap;
             next_report = Some(nr + interval.expect("set").as_nanos() as u64);
@@ -555,31 +568,33 @@ fn observe(
     }
     tracer.stop()?;
     let end = Snapshot::take()?;
-    tracer.poll(true)?;
-    let loss = tracer.loss()?;
-    let lost = loss.lost_events();
     if interval.is_some() && end.t > last.t {
         index += 1;
-        let p = tracer.take_interval();
+        let p = tracer.take_interval()?;
+        let lost = tracer.lost_events()?;
         let r = build_report(
+            tracer.backend(),
             "interval",
             index,
             label,
             &p,
             &last,
             &end,
-            (tracer.events - events_at_last, lost),
+            (tracer.events() - events_at_last, lost),
         );
         emit(&r, args.json)?;
     }
+    let p = tracer.total_period()?;
+    let lost = tracer.lost_events()?;
     let mut total = build_report(
+        tracer.backend(),
         "total",
         0,
         label,
-        &tracer.total_period(),
+        &p,
         &start,
         &end,
-        (tracer.events, lost),
+        (tracer.events(), lost),
     );
     total.in_flight = tracer
         .in_flight()
@@ -590,7 +605,7 @@ fn observe(
         })
         .collect();
     emit(&total, args.json)?;
-    require_no_loss(&loss, args.buffer_kb)?;
+    tracer.require_no_loss()?;
     Ok(exit_code.unwrap_or(0))
 }
 

@@ -1,0 +1,172 @@
+//! One face over the two ways `iolab observe` counts: the eBPF counter
+//! (aggregates in the kernel; the default where BPF works) and the tracefs
+//! tracer (streams events and pairs them here; works wherever tracefs does).
+
+use anyhow::Result;
+use serde::Serialize;
+
+use super::bpf::BpfCounter;
+use super::tracer::{Period, Tracer, TracerOptions, require_no_loss};
+
+/// Which collector counts (`--backend`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// eBPF programs on raw_syscalls and sched tracepoints, counting in the kernel.
+    Bpf,
+    /// A tracefs instance streaming raw_syscalls and sched events to iolab.
+    Tracefs,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Bpf => "bpf",
+            Backend::Tracefs => "tracefs",
+        }
+    }
+}
+
+/// A live collector of one process tree.
+pub enum Collector {
+    Bpf(Box<BpfCounter>),
+    Tracefs { tracer: Tracer, buffer_kb: u64 },
+}
+
+impl Collector {
+    /// The requested backend; with none, BPF where it works, else tracefs after
+    /// saying once on stderr why BPF could not be used.
+    pub fn open(requested: Option<Backend>, buffer_kb: u64) -> Result<Collector> {
+        let tracefs = || -> Result<Collector> {
+            Ok(Collector::Tracefs {
+                tracer: Tracer::new(TracerOptions {
+                    buffer_kb,
+                    clock: "local",
+                })?,
+                buffer_kb,
+            })
+        };
+        match requested {
+            Some(Backend::Tracefs) => tracefs(),
+            Some(Backend::Bpf) => Ok(Collector::Bpf(Box::new(BpfCounter::new().map_err(
+                |e| {
+                    e.context(
+                        "--backend=bpf: the eBPF counter cannot run here (try --backend=tracefs)",
+                    )
+                },
+            )?))),
+            None => match BpfCounter::new() {
+                Ok(b) => Ok(Collector::Bpf(Box::new(b))),
+                Err(e) => {
+                    eprintln!(
+                        "iolab observe: eBPF unavailable ({:#}); using the tracefs tracer \
+                         (costlier per system call; --backend=tracefs selects it quietly)",
+                        e
+                    );
+                    tracefs()
+                }
+            },
+        }
+    }
+
+    pub fn backend(&self) -> Backend {
+        match self {
+            Collector::Bpf(_) => Backend::Bpf,
+            Collector::Tracefs { .. } => Backend::Tracefs,
+        }
+    }
+
+    pub fn add_pids(&mut self, tids: &[i32]) -> Result<()> {
+        match self {
+            Collector::Bpf(b) => b.add_pids(tids),
+            Collector::Tracefs { tracer, .. } => tracer.add_pids(tids),
+        }
+    }
+
+    pub fn start(&mut self) -> Result<()> {
+        match self {
+            Collector::Bpf(b) => b.start(),
+            Collector::Tracefs { tracer, .. } => tracer.start(),
+        }
+    }
+
+    /// Periodic work while observing: the tracer drains its buffers; the BPF
+    /// counter has nothing to do until a report.
+    pub fn poll(&mut self) -> Result<()> {
+        match self {
+            Collector::Bpf(_) => Ok(()),
+            Collector::Tracefs { tracer, .. } => tracer.poll(false).map(|_| ()),
+        }
+    }
+
+    /// What happened since the previous interval (reads the kernel's counters).
+    pub fn take_interval(&mut self) -> Result<Period> {
+        match self {
+            Collector::Bpf(b) => b.take_interval(),
+            Collector::Tracefs { tracer, .. } => Ok(tracer.take_interval()),
+        }
+    }
+
+    /// Fail if any event was lost so far.
+    pub fn require_no_loss(&self) -> Result<()> {
+        match self {
+            Collector::Bpf(b) => b.require_no_loss(),
+            Collector::Tracefs { tracer, buffer_kb } => {
+                require_no_loss(&tracer.loss()?, *buffer_kb)
+            }
+        }
+    }
+
+    /// Stop counting, and collect everything counted until then.
+    pub fn stop(&mut self) -> Result<()> {
+        match self {
+            Collector::Bpf(b) => {
+                b.stop();
+                b.read()
+            }
+            Collector::Tracefs { tracer, .. } => {
+                tracer.stop()?;
+                tracer.poll(true).map(|_| ())
+            }
+        }
+    }
+
+    pub fn total_period(&mut self) -> Result<Period> {
+        match self {
+            Collector::Bpf(b) => b.total_period(),
+            Collector::Tracefs { tracer, .. } => Ok(tracer.total_period()),
+        }
+    }
+
+    /// Calls entered and not returned: (tid, syscall nr).
+    pub fn in_flight(&self) -> Vec<(i32, usize)> {
+        match self {
+            Collector::Bpf(b) => b.in_flight(),
+            Collector::Tracefs { tracer, .. } => tracer.in_flight(),
+        }
+    }
+
+    /// Events handled so far (tracefs: read from the buffers; bpf: handled by
+    /// the programs for observed tasks, as of the latest read).
+    pub fn events(&self) -> u64 {
+        match self {
+            Collector::Bpf(b) => b.events(),
+            Collector::Tracefs { tracer, .. } => tracer.events,
+        }
+    }
+
+    pub fn lost_events(&self) -> Result<u64> {
+        match self {
+            Collector::Bpf(b) => Ok(b.lost()),
+            Collector::Tracefs { tracer, .. } => Ok(tracer.loss()?.lost_events()),
+        }
+    }
+
+    /// Detach and free everything in the kernel (also done on drop).
+    pub fn remove(self) -> Result<()> {
+        match self {
+            Collector::Bpf(_) => Ok(()),
+            Collector::Tracefs { tracer, .. } => tracer.remove(),
+        }
+    }
+}
