@@ -222,9 +222,9 @@ pub struct Tracer {
 }
 
 /// Arm the workers' hooks the run options ask for, and start block tracing when
-/// `--trace` is on (then the engine clock becomes CLOCK_MONOTONIC, the clock the
-/// trace instance stamps events with). Call after every worker is prepared and
-/// before any starts.
+/// `--trace` is on. The engine keeps its clock; the trace instance stamps events
+/// on a clock convertible to it (see `blktrace::joinable_trace_clock`). Call after
+/// every worker is prepared and before any starts.
 pub fn arm(
     opts: &EngineOptions,
     jobs: &[JobSpec],
@@ -325,7 +325,13 @@ pub fn arm(
                 .insert(pl.job, (di, mapping.clone(), jobs[pl.job].direct));
         }
     }
-    clock::use_monotonic();
+    // Kernel stamps are put on the engine clock (TSC ticks scaled with the
+    // engine's own calibration); only a kernel without the x86-tsc trace clock
+    // makes the engine fall back to CLOCK_MONOTONIC, the trace's `mono`.
+    let tfs = crate::measure::tracefs::Tracefs::open().context("--trace")?;
+    if blktrace::joinable_trace_clock(&tfs).is_none() {
+        clock::use_monotonic();
+    }
     for d in &mut t.devices {
         d.trace = Some(
             BlockTrace::start_dev(d.major, d.minor, BlockTraceOptions::default())
@@ -364,6 +370,7 @@ impl Tracer {
                 }
             };
             let (reqs, st, btt) = res.analyse();
+            let trace_clock = res.clock;
             let mut done: Vec<usize> = Vec::new();
             for &i in &mine {
                 let j = runs[i].job;
@@ -386,7 +393,16 @@ impl Tracer {
                 }
                 let b = blktrace::join(&users, &reqs, 0);
                 let v = job_trace_json(
-                    &d.name, mapping, *direct, &btt, &st, &b, dropped, unmapped, &jobs[j],
+                    &d.name,
+                    trace_clock,
+                    mapping,
+                    *direct,
+                    &btt,
+                    &st,
+                    &b,
+                    dropped,
+                    unmapped,
+                    &jobs[j],
                 );
                 for r in runs.iter_mut().filter(|r| r.job == j) {
                     r.trace = Some(v.clone());
@@ -501,6 +517,7 @@ fn split_json(b: &Breakdown, op: Option<Op>) -> Value {
 #[allow(clippy::too_many_arguments)]
 fn job_trace_json(
     dev: &str,
+    trace_clock: &str,
     mapping: &Mapping,
     direct: bool,
     btt: &BttTable,
@@ -547,7 +564,8 @@ fn job_trace_json(
     json!({
         "device": format!("/dev/{dev}"),
         "job": job.name,
-        "clock": "mono",
+        "clock": trace_clock,
+        "engine_clock": clock::source(),
         "btt": {
             "q2g": stage_json(&btt.q2g),
             "g2i": stage_json(&btt.g2i),
@@ -807,6 +825,7 @@ mod tests {
         btt.q2c_hist.add_ns(3_000);
         let v = job_trace_json(
             "zram9",
+            "mono",
             &Mapping::Device,
             true,
             &btt,

@@ -20,9 +20,10 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use serde::Serialize;
 
+use crate::measure::clock;
 use crate::measure::tracefs::{
     EventFormat, Field, Instance, LossReport, RawEvent, Tracefs, block_dev_numbers, field_i64,
-    field_str, field_u64, kernel_dev,
+    field_str, field_u64, kernel_dev, parse_page,
 };
 use crate::request::Op;
 
@@ -521,7 +522,7 @@ pub fn render_btt(t: &BttTable) -> String {
     s
 }
 
-/// iolab's own timestamps of one request (engine clock = CLOCK_MONOTONIC ns).
+/// iolab's own timestamps of one request (engine-clock ns, like the events').
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct UserIo {
     /// Byte offset on the traced block device.
@@ -685,6 +686,9 @@ pub fn render_breakdown(b: &Breakdown) -> String {
 #[derive(Clone, Debug, Serialize)]
 pub struct BlockTraceResult {
     pub device: String,
+    /// Event stamps are engine-clock ns; this names the trace clock they came
+    /// from (`x86-tsc` converted with the engine's TSC scale, or `mono`).
+    pub clock: &'static str,
     pub events: Vec<BlockEvent>,
     pub loss: LossReport,
 }
@@ -699,12 +703,74 @@ impl BlockTraceResult {
 
 type Collected = (Vec<BlockEvent>, LossReport);
 
+/// How the instance stamps events, and so how a stamp becomes engine-clock ns.
+#[derive(Clone, Copy, Debug)]
+enum StampClock {
+    /// CLOCK_MONOTONIC ns: already the engine clock when it is monotonic.
+    Mono,
+    /// Raw TSC ticks, scaled with the engine clock's own calibration: the engine
+    /// keeps its cheaper TSC clock and both sides share one factor and anchor.
+    Tsc(clock::TscScale),
+}
+
+impl StampClock {
+    fn name(self) -> &'static str {
+        match self {
+            StampClock::Mono => "mono",
+            StampClock::Tsc(_) => "x86-tsc",
+        }
+    }
+
+    #[inline]
+    fn to_engine_ns(self, ts: u64) -> u64 {
+        match self {
+            StampClock::Mono => ts,
+            StampClock::Tsc(sc) => sc.to_ns(ts),
+        }
+    }
+}
+
+/// The trace clock that puts kernel stamps on the engine clock: `x86-tsc` when
+/// the engine reads the TSC, else `mono`. None when the engine reads the TSC and
+/// the kernel has no `x86-tsc` clock: then only switching the engine to
+/// CLOCK_MONOTONIC (`clock::use_monotonic`, before any timestamp of the run) makes
+/// the two comparable, since a calibrated rate drifts microseconds over a run.
+pub fn joinable_trace_clock(tfs: &Tracefs) -> Option<&'static str> {
+    match clock::tsc_scale() {
+        None => Some("mono"),
+        Some(_) if tfs.offers_clock("x86-tsc") => Some("x86-tsc"),
+        Some(_) => None,
+    }
+}
+
+/// The block events a device can produce. Bio-based drivers (zram, brd, most
+/// device-mapper targets) have no blk-mq queue (`/sys/dev/block/M:m/mq`), so no
+/// request is allocated, inserted, issued or merged: only Q and the bio's
+/// completion fire. Request-based devices complete requests (C); their bios'
+/// own completion event fires only for remapped or throttled bios, which the
+/// matcher ignores anyway. An event left disabled costs nothing per I/O.
+fn events_for(major: u32, minor: u32) -> Vec<(&'static str, Action)> {
+    let rq_based = Path::new(&format!("/sys/dev/block/{major}:{minor}/mq")).is_dir();
+    EVENTS
+        .iter()
+        .copied()
+        .filter(|&(_, a)| {
+            if rq_based {
+                a != Action::Cb
+            } else {
+                matches!(a, Action::Q | Action::Cb)
+            }
+        })
+        .collect()
+}
+
 /// Live block tracing of one device in a tracefs instance, drained by a collector
 /// thread so the traced workload's threads are never involved.
 pub struct BlockTrace {
     stop: Arc<AtomicBool>,
     worker: Option<JoinHandle<Result<Collected>>>,
     device: String,
+    clock: &'static str,
 }
 
 /// Options for [`BlockTrace::start`].
@@ -733,17 +799,28 @@ impl BlockTrace {
             .with_context(|| format!("block tracing of {}", dev_path.display()))
     }
 
+    /// Trace device `major:minor`. Event stamps come back on the engine clock
+    /// (see [`joinable_trace_clock`]); fails when they cannot.
     pub fn start_dev(major: u32, minor: u32, opts: BlockTraceOptions) -> Result<BlockTrace> {
         let tfs = Tracefs::open()?;
+        let stamp = match (joinable_trace_clock(&tfs), clock::tsc_scale()) {
+            (Some("x86-tsc"), Some(sc)) => StampClock::Tsc(sc),
+            (Some(_), _) => StampClock::Mono,
+            (None, _) => bail!(
+                "the engine clock reads the TSC but this kernel's trace_clock has no \
+                 x86-tsc, so kernel stamps cannot be put on it exactly; switch the engine \
+                 to CLOCK_MONOTONIC first (IOLAB_CLOCK=monotonic, or clock::use_monotonic)"
+            ),
+        };
         let mut inst = tfs.new_instance()?;
-        inst.set_clock("mono")?;
+        inst.set_clock(stamp.name())?;
         inst.set_buffer_size_kb(opts.buffer_kb)?;
         // Keep the oldest events when full, and count the refused ones: a breakdown
         // must not silently lose the start of a run.
         inst.set_option("overwrite", false)?;
         let kdev = kernel_dev(major, minor);
         let mut formats = Vec::new();
-        for (name, _) in EVENTS {
+        for (name, _) in events_for(major, minor) {
             formats.push(inst.enable_event("block", name)?);
             inst.set_filter("block", name, &format!("dev == {kdev}"))?;
         }
@@ -754,12 +831,13 @@ impl BlockTrace {
         let stop2 = stop.clone();
         let worker = std::thread::Builder::new()
             .name("iolab-blktrace".into())
-            .spawn(move || collect(inst, decoder, stop2, opts.drain_every))
+            .spawn(move || collect(inst, decoder, stamp, stop2, opts.drain_every))
             .context("spawning the block-trace collector")?;
         Ok(BlockTrace {
             stop,
             worker: Some(worker),
             device: format!("{major}:{minor}"),
+            clock: stamp.name(),
         })
     }
 
@@ -772,6 +850,7 @@ impl BlockTrace {
             .map_err(|_| anyhow!("block-trace collector panicked"))??;
         Ok(BlockTraceResult {
             device: self.device.clone(),
+            clock: self.clock,
             events,
             loss,
         })
@@ -787,31 +866,50 @@ impl Drop for BlockTrace {
     }
 }
 
+/// Keep raw pages while the run goes (a copy per page, no decoding: the cheapest
+/// way to keep the ring buffer from filling), then decode them all after it.
 fn collect(
     mut inst: Instance,
     decoder: BlockDecoder,
+    stamp: StampClock,
     stop: Arc<AtomicBool>,
     every: Duration,
 ) -> Result<Collected> {
-    let mut events = Vec::new();
-    let mut push = |ev: &RawEvent| {
-        if let Some(b) = decoder.decode(ev) {
-            events.push(b);
-        }
-    };
+    let mut pages: Vec<(u32, Vec<u8>)> = Vec::new();
+    let mut keep = |cpu: u32, page: &[u8]| pages.push((cpu, page.to_vec()));
     while !stop.load(Ordering::Acquire) {
-        inst.drain(&mut push)?;
+        inst.drain_pages(&mut keep)?;
         std::thread::sleep(every);
     }
     inst.set_tracing_on(false)?;
-    inst.drain(&mut push)?;
+    inst.drain_pages(&mut keep)?;
     let loss = inst.loss_report()?;
+    let layout = inst.page_layout()?;
     inst.remove()?;
     if loss.any_loss() {
         bail!(
             "block trace lost events ({}); raise the buffer (BlockTraceOptions::buffer_kb)",
             loss.describe()
         );
+    }
+    let mut events = Vec::new();
+    for (cpu, page) in &pages {
+        parse_page(page, layout, |ts, rec| {
+            if rec.len() < 8 {
+                return;
+            }
+            let ev = RawEvent {
+                cpu: *cpu,
+                ts: stamp.to_engine_ns(ts),
+                id: u16::from_le_bytes([rec[0], rec[1]]),
+                pid: i32::from_le_bytes(rec[4..8].try_into().expect("4 bytes")),
+                payload: rec,
+            };
+            if let Some(b) = decoder.decode(&ev) {
+                events.push(b);
+            }
+        })
+        .with_context(|| format!("parsing a cpu{cpu} ring-buffer page"))?;
     }
     Ok((events, loss))
 }
