@@ -446,11 +446,74 @@ mod tests {
         r
     }
 
+    /// Tests here count this process's BPF descriptors: one at a time.
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    /// This process's descriptors that are BPF maps, programs or links, or perf events.
+    fn bpf_fds() -> usize {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                std::fs::read_link(e.path()).is_ok_and(|l| {
+                    let l = l.to_string_lossy();
+                    l.contains("bpf") || l.contains("perf_event")
+                })
+            })
+            .count()
+    }
+
+    fn getppid_n(n: usize) {
+        for _ in 0..n {
+            // SAFETY: getppid has no preconditions.
+            unsafe { libc::syscall(libc::SYS_getppid) };
+        }
+    }
+
+    #[test]
+    fn detaches_on_stop_and_frees_everything_on_drop_and_error() {
+        if !root() {
+            return;
+        }
+        let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let before = bpf_fds();
+        let mut c = BpfCounter::new().unwrap();
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        c.add_pids(&[tid]).unwrap();
+        c.start().unwrap();
+        // 5 maps, 5 programs, 4 raw tracepoint links, 1 perf event.
+        assert_eq!(bpf_fds(), before + 15);
+        getppid_n(100);
+        c.stop();
+        assert_eq!(bpf_fds(), before + 10, "links closed by stop");
+        let g = syscall_nr("getppid").unwrap();
+        let counted = c.take_interval().unwrap().syscalls[g].calls;
+        assert_eq!(counted, 100);
+        getppid_n(100);
+        assert_eq!(
+            c.take_interval().unwrap().syscalls[g].calls,
+            0,
+            "nothing counted after stop"
+        );
+        drop(c);
+        assert_eq!(bpf_fds(), before, "maps and programs closed on drop");
+        // The error path: a failing call, then the value goes out of scope.
+        let r = (|| -> Result<()> {
+            let mut c = BpfCounter::new()?;
+            c.start()?;
+            c.add_pids(&[-5])
+        })();
+        assert!(r.unwrap_err().to_string().contains("-5"));
+        assert_eq!(bpf_fds(), before, "nothing left after an error");
+    }
+
     #[test]
     fn counts_this_threads_calls_exactly() {
         if !root() {
             return;
         }
+        let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let mut c = BpfCounter::new().unwrap();
         // SAFETY: gettid has no preconditions.
         let tid = unsafe { libc::gettid() };

@@ -30,7 +30,7 @@ impl Backend {
 /// A live collector of one process tree.
 pub enum Collector {
     Bpf(Box<BpfCounter>),
-    Tracefs { tracer: Tracer, buffer_kb: u64 },
+    Tracefs { tracer: Box<Tracer>, buffer_kb: u64 },
 }
 
 impl Collector {
@@ -39,10 +39,10 @@ impl Collector {
     pub fn open(requested: Option<Backend>, buffer_kb: u64) -> Result<Collector> {
         let tracefs = || -> Result<Collector> {
             Ok(Collector::Tracefs {
-                tracer: Tracer::new(TracerOptions {
+                tracer: Box::new(Tracer::new(TracerOptions {
                     buffer_kb,
                     clock: "local",
-                })?,
+                })?),
                 buffer_kb,
             })
         };
