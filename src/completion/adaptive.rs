@@ -15,6 +15,17 @@
 //!   thread wakes before almost every completion and gives most of the wait
 //!   back to other tasks.
 //!
+//! Where the backend can also perform a request synchronously in the caller's
+//! context (io_uring: pread on the ring's descriptor) and the worker runs one
+//! request at a time, a third measurement decides the submission path: after the
+//! class is calibrated through the queue, the next requests go inline, and the
+//! class keeps whichever path had the lower p50. On a target that punts every
+//! queued request to an io-wq worker (zram: no NOWAIT) the inline path skips two
+//! cross-thread handoffs; on a real device the queued path wins, since an inline
+//! call sleeps for the device and pays the wakeup. Every `RECHECK` requests the
+//! losing path is sampled again, so a change of regime is followed. At depth > 1
+//! inline submission would serialise the queue, so it is not tried there.
+//!
 //! Every decision is kept with its numbers so a run can say why.
 
 use std::sync::OnceLock;
@@ -38,6 +49,21 @@ const BASE_SHIFT: u32 = 6;
 const REDECIDE: u64 = 32;
 /// Halve the histogram every this many samples so it follows a changing device.
 const DECAY: u64 = 4096;
+/// Re-sample the submission path not taken every this many requests of a class.
+const RECHECK: u64 = 16_384;
+/// Requests per path when both paths are re-sampled.
+const PROBE: u32 = 32;
+/// How much faster (fraction of p50) the other path must be to replace the one in force.
+const SWITCH_MARGIN: f64 = 0.10;
+
+/// What a probe sends where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Probe {
+    /// Every request inline (the first look at the inline path).
+    Inline,
+    /// Alternate inline and queued (rechecks).
+    Both,
+}
 
 fn bucket_of(ns: u64) -> usize {
     let v = ns.max(1 << BASE_SHIFT);
@@ -54,41 +80,56 @@ fn bucket_value(b: usize) -> f64 {
     2f64.powi(oct as i32) * (1.0 + (sub as f64 + 0.5) / SUB as f64)
 }
 
-/// Latency statistics of one size class.
+/// A decaying log-bucket latency histogram.
 #[derive(Clone, Debug)]
-struct ClassStats {
+struct Hist {
+    /// Samples ever recorded.
     n: u64,
-    hist: [u32; BUCKETS],
-    in_hist: u64,
-    /// Cached decision: (model, nap ns), and the percentiles behind it.
-    model: CompletionModel,
-    nap: u64,
-    p: [f64; 3],
+    counts: [u32; BUCKETS],
+    /// Samples currently in `counts` (after decay).
+    held: u64,
 }
 
-impl Default for ClassStats {
+impl Default for Hist {
     fn default() -> Self {
-        ClassStats {
+        Hist {
             n: 0,
-            hist: [0; BUCKETS],
-            in_hist: 0,
-            model: CompletionModel::Poll,
-            nap: 0,
-            p: [0.0; 3],
+            counts: [0; BUCKETS],
+            held: 0,
         }
     }
 }
 
-impl ClassStats {
+impl Hist {
+    #[inline]
+    fn record(&mut self, ns: u64) {
+        self.n += 1;
+        self.counts[bucket_of(ns)] += 1;
+        self.held += 1;
+        if self.n.is_multiple_of(DECAY) {
+            self.held = 0;
+            for h in self.counts.iter_mut() {
+                *h /= 2;
+                self.held += *h as u64;
+            }
+        }
+    }
+
+    /// Forget the shape (not the count): the next samples describe the path anew.
+    fn clear(&mut self) {
+        self.counts = [0; BUCKETS];
+        self.held = 0;
+    }
+
     fn percentiles(&self) -> [f64; 3] {
         let mut out = [0.0; 3];
-        if self.in_hist == 0 {
+        if self.held == 0 {
             return out;
         }
-        let targets = [0.10, 0.50, 0.90].map(|q| (q * self.in_hist as f64).ceil().max(1.0) as u64);
+        let targets = [0.10, 0.50, 0.90].map(|q| (q * self.held as f64).ceil().max(1.0) as u64);
         let mut acc = 0u64;
         let mut k = 0;
-        for (b, &c) in self.hist.iter().enumerate() {
+        for (b, &c) in self.counts.iter().enumerate() {
             acc += c as u64;
             while k < 3 && acc >= targets[k] {
                 out[k] = bucket_value(b);
@@ -99,6 +140,49 @@ impl ClassStats {
             }
         }
         out
+    }
+}
+
+/// Latency statistics and decisions of one size class.
+#[derive(Clone, Debug)]
+struct ClassStats {
+    /// Requests that went through the queue (the completion model's samples).
+    queued: Hist,
+    /// Requests performed inline, in the caller's context.
+    inline: Hist,
+    /// Cached decision: (model, nap ns), and the percentiles behind it.
+    model: CompletionModel,
+    nap: u64,
+    p: [f64; 3],
+    /// Submission path in force: inline (synchronous) rather than queued.
+    go_inline: bool,
+    /// Requests still to send as the probe says (calibration or recheck).
+    probe: u32,
+    probe_kind: Probe,
+    /// Samples of each path that complete the current probe.
+    probe_target: u64,
+    /// Requests since the paths were last compared.
+    since: u64,
+    /// p50s of (queued, inline) at the last comparison, ns.
+    compared: Option<(f64, f64)>,
+}
+
+impl Default for ClassStats {
+    fn default() -> Self {
+        ClassStats {
+            queued: Hist::default(),
+            inline: Hist::default(),
+            // Poll while calibrating: it adds no wakeup noise to the samples.
+            model: CompletionModel::Poll,
+            nap: 0,
+            p: [0.0; 3],
+            go_inline: false,
+            probe: 0,
+            probe_kind: Probe::Inline,
+            probe_target: 0,
+            since: 0,
+            compared: None,
+        }
     }
 }
 
@@ -113,12 +197,17 @@ pub struct Decision {
     pub wakeup_ns: u64,
     pub nap_ns: u64,
     pub samples: u64,
+    /// p50 of requests performed inline (synchronously in the caller's context),
+    /// where that path was measured.
+    pub inline_latency_ns: Option<u64>,
     pub why: String,
 }
 
 #[derive(Clone, Debug)]
 pub struct Adaptive {
     wakeup_ns: u64,
+    /// The backend can perform a request inline and the worker runs one at a time.
+    inline_ok: bool,
     /// One entry per size class, allocated once.
     classes: Vec<ClassStats>,
 }
@@ -146,6 +235,18 @@ pub fn measure_wakeup_cost(samples: usize) -> u64 {
     late[late.len() / 2].max(1)
 }
 
+/// `samples` values spread evenly over `p50 +- spread` (synthetic calibrations).
+fn spread(p50_ns: u64, spread_ns: u64, samples: u64) -> impl Iterator<Item = u64> {
+    (0..samples).map(move |i| {
+        let f = if samples > 1 {
+            i as f64 / (samples - 1) as f64 * 2.0 - 1.0
+        } else {
+            0.0
+        };
+        (p50_ns as f64 + f * spread_ns as f64).max(1.0) as u64
+    })
+}
+
 fn class_of(len: u32) -> usize {
     let shift = 32 - len.max(1).saturating_sub(1).leading_zeros();
     (shift.saturating_sub(MIN_SHIFT) as usize).min(CLASSES - 1)
@@ -155,8 +256,15 @@ impl Adaptive {
     pub fn new(wakeup_ns: u64) -> Adaptive {
         Adaptive {
             wakeup_ns,
+            inline_ok: false,
             classes: vec![ClassStats::default(); CLASSES],
         }
+    }
+
+    /// Let the submission path be chosen too: the backend can perform a request
+    /// synchronously ([`crate::device::Caps::inline`]) and the worker's depth is 1.
+    pub fn allow_inline(&mut self) {
+        self.inline_ok = true;
     }
 
     /// Seed a class with a known latency distribution (synthetic calibrations,
@@ -164,36 +272,91 @@ impl Adaptive {
     pub fn calibrate(&mut self, len: u32, p50_ns: u64, spread_ns: u64, samples: u64) {
         let c = &mut self.classes[class_of(len)];
         *c = ClassStats::default();
-        for i in 0..samples {
-            let f = if samples > 1 {
-                i as f64 / (samples - 1) as f64 * 2.0 - 1.0
-            } else {
-                0.0
-            };
-            let v = (p50_ns as f64 + f * spread_ns as f64).max(1.0) as u64;
-            c.hist[bucket_of(v)] += 1;
-            c.in_hist += 1;
+        for v in spread(p50_ns, spread_ns, samples) {
+            c.queued.record(v);
         }
-        c.n = samples;
         Self::redecide(c, self.wakeup_ns);
     }
 
-    #[inline]
-    pub fn observe(&mut self, len: u32, clat_ns: u64) {
-        let w = self.wakeup_ns;
+    /// Seed a class's inline path the same way, and compare the two paths.
+    pub fn calibrate_inline(&mut self, len: u32, p50_ns: u64, spread_ns: u64, samples: u64) {
         let c = &mut self.classes[class_of(len)];
-        c.n += 1;
-        c.hist[bucket_of(clat_ns)] += 1;
-        c.in_hist += 1;
-        if c.n.is_multiple_of(DECAY) {
-            c.in_hist = 0;
-            for h in c.hist.iter_mut() {
-                *h /= 2;
-                c.in_hist += *h as u64;
+        c.inline = Hist::default();
+        for v in spread(p50_ns, spread_ns, samples) {
+            c.inline.record(v);
+        }
+        c.probe = 0;
+        Self::compare(c);
+    }
+
+    /// Whether the next request of `len` bytes is to be performed inline. Called
+    /// once per request, before submission, when inline is allowed.
+    #[inline]
+    pub fn take_inline(&mut self, len: u32) -> bool {
+        let c = &mut self.classes[class_of(len)];
+        c.since += 1;
+        if c.probe > 0 {
+            c.probe -= 1;
+            return match c.probe_kind {
+                Probe::Inline => true,
+                // Alternate request by request: both paths see the same moment
+                // of a noisy machine, so their medians compare fairly.
+                Probe::Both => c.probe & 1 == 1,
+            };
+        }
+        if c.since >= RECHECK && c.compared.is_some() {
+            c.since = 0;
+            c.queued.clear();
+            c.inline.clear();
+            c.probe = 2 * PROBE;
+            c.probe_kind = Probe::Both;
+            c.probe_target = PROBE as u64;
+        }
+        c.go_inline
+    }
+
+    /// Learn from one completed request: its issue-to-completion latency and the
+    /// path it took.
+    #[inline]
+    pub fn observe(&mut self, len: u32, clat_ns: u64, inline: bool) {
+        let w = self.wakeup_ns;
+        let inline_ok = self.inline_ok;
+        let c = &mut self.classes[class_of(len)];
+        if inline {
+            c.inline.record(clat_ns);
+        } else {
+            c.queued.record(clat_ns);
+            if c.queued.n.is_multiple_of(REDECIDE) {
+                Self::redecide(c, w);
+            }
+            if inline_ok && c.queued.n == CALIBRATION_SAMPLES && c.compared.is_none() {
+                // The queued path is calibrated (polled: its best case); now
+                // measure the inline one.
+                c.probe = CALIBRATION_SAMPLES as u32;
+                c.probe_kind = Probe::Inline;
+                c.probe_target = CALIBRATION_SAMPLES;
             }
         }
-        if c.n.is_multiple_of(REDECIDE) {
-            Self::redecide(c, w);
+        if c.probe == 0 && c.probe_target > 0 && c.queued.held.min(c.inline.held) >= c.probe_target
+        {
+            c.probe_target = 0;
+            Self::compare(c);
+        }
+    }
+
+    /// Keep the submission path with the lower median latency. Once a path is in
+    /// force the other must beat it by `SWITCH_MARGIN`, so noise does not flip it.
+    fn compare(c: &mut ClassStats) {
+        let q = c.queued.percentiles()[1];
+        let i = c.inline.percentiles()[1];
+        if q > 0.0 && i > 0.0 {
+            c.go_inline = match c.compared {
+                None => i < q,
+                Some(_) if c.go_inline => i <= q * (1.0 + SWITCH_MARGIN),
+                Some(_) => i * (1.0 + SWITCH_MARGIN) < q,
+            };
+            c.compared = Some((q, i));
+            c.since = 0;
         }
     }
 
@@ -210,10 +373,10 @@ impl Adaptive {
     }
 
     fn redecide(c: &mut ClassStats, wakeup_ns: u64) {
-        c.p = c.percentiles();
+        c.p = c.queued.percentiles();
         let [p10, p50, p90] = c.p;
         let w = wakeup_ns as f64;
-        (c.model, c.nap) = if c.n < CALIBRATION_SAMPLES || p50 < 2.0 * w {
+        (c.model, c.nap) = if c.queued.n < CALIBRATION_SAMPLES || p50 < 2.0 * w {
             (CompletionModel::Poll, 0)
         } else if p90 - p10 > p50 / 2.0 {
             (CompletionModel::Interrupt, 0)
@@ -225,13 +388,37 @@ impl Adaptive {
     /// The decisions for every size class that has seen requests, with reasons.
     pub fn decisions(&self) -> Vec<Decision> {
         (0..CLASSES)
-            .filter(|&i| self.classes[i].n > 0)
+            .filter(|&i| self.classes[i].queued.n + self.classes[i].inline.n > 0)
             .map(|i| {
                 let c = &self.classes[i];
-                let [p10, p50, p90] = c.percentiles();
+                let [p10, p50, p90] = c.queued.percentiles();
                 let w = self.wakeup_ns as f64;
-                let why = if c.n < CALIBRATION_SAMPLES {
-                    format!("calibrating: {} of {CALIBRATION_SAMPLES} samples, polling meanwhile", c.n)
+                let n = c.queued.n + c.inline.n;
+                let path = match c.compared {
+                    Some((q, i)) if c.go_inline => Some(format!(
+                        "inline in the caller's context p50 {:.1} us < queued p50 {:.1} us: performing requests inline",
+                        i / 1e3,
+                        q / 1e3
+                    )),
+                    Some((q, i)) => Some(format!(
+                        "queued p50 {:.1} us <= inline p50 {:.1} us: keeping the queue; ",
+                        q / 1e3,
+                        i / 1e3
+                    )),
+                    None => None,
+                };
+                let why = if c.queued.n < CALIBRATION_SAMPLES {
+                    format!(
+                        "calibrating: {} of {CALIBRATION_SAMPLES} samples, polling meanwhile",
+                        c.queued.n
+                    )
+                } else if c.go_inline {
+                    path.clone().unwrap_or_default()
+                } else if self.inline_ok && c.compared.is_none() {
+                    format!(
+                        "calibrating the inline path: {} of {CALIBRATION_SAMPLES} samples",
+                        c.inline.n
+                    )
                 } else {
                     match c.model {
                         CompletionModel::Poll => format!(
@@ -252,14 +439,24 @@ impl Adaptive {
                         ),
                     }
                 };
+                let why = match (&path, c.go_inline) {
+                    (Some(p), false) => format!("{p}{why}"),
+                    _ => why,
+                };
                 Decision {
                     size_class: 1u64 << (i as u32 + MIN_SHIFT),
-                    model: c.model,
+                    model: if c.go_inline {
+                        CompletionModel::Sync
+                    } else {
+                        c.model
+                    },
                     device_latency_ns: p50 as u64,
                     latency_sd_ns: (p90 - p10).max(0.0) as u64,
                     wakeup_ns: self.wakeup_ns,
                     nap_ns: c.nap,
-                    samples: c.n,
+                    samples: n,
+                    inline_latency_ns: (c.inline.held > 0)
+                        .then(|| c.inline.percentiles()[1] as u64),
                     why,
                 }
             })
@@ -318,7 +515,7 @@ mod tests {
         // mean-based rule would call it erratic; the percentiles do not.
         let mut a = Adaptive::new(10_000);
         for i in 0..2000 {
-            a.observe(4096, if i % 33 == 0 { 5_000_000 } else { 100_000 });
+            a.observe(4096, if i % 33 == 0 { 5_000_000 } else { 100_000 }, false);
         }
         assert_eq!(a.choose(4096), CompletionModel::Hybrid);
         let d = &a.decisions()[0];
@@ -326,6 +523,67 @@ mod tests {
             (d.device_latency_ns as f64 - 100_000.0).abs() < 7_000.0,
             "{d:?}"
         );
+    }
+
+    /// Drive a class the way the worker does: ask for the path, then report a
+    /// latency for it. Returns how many of `n` requests went inline.
+    fn drive(a: &mut Adaptive, n: u64, queued_ns: u64, inline_ns: u64) -> u64 {
+        let mut inline = 0;
+        for _ in 0..n {
+            let go = a.take_inline(4096);
+            inline += go as u64;
+            a.observe(4096, if go { inline_ns } else { queued_ns }, go);
+        }
+        inline
+    }
+
+    #[test]
+    fn inline_path_wins_where_the_queue_detours() {
+        // zram-like: 12 us through io-wq, 3 us in the caller's context.
+        let mut a = Adaptive::new(15_000);
+        a.allow_inline();
+        assert_eq!(drive(&mut a, CALIBRATION_SAMPLES, 12_000, 3_000), 0);
+        // Then the inline path is sampled and wins.
+        assert_eq!(
+            drive(&mut a, CALIBRATION_SAMPLES, 12_000, 3_000),
+            CALIBRATION_SAMPLES
+        );
+        assert_eq!(drive(&mut a, 1000, 12_000, 3_000), 1000);
+        let d = &a.decisions()[0];
+        assert_eq!(d.model, CompletionModel::Sync);
+        assert!(d.why.contains("performing requests inline"), "{d:?}");
+        assert!(d.inline_latency_ns.is_some_and(|v| v < 4_000), "{d:?}");
+    }
+
+    #[test]
+    fn queue_kept_where_inline_waits_longer() {
+        // A real device: polled queue 80 us, inline pread sleeps and pays the wakeup.
+        let mut a = Adaptive::new(15_000);
+        a.allow_inline();
+        drive(&mut a, 2 * CALIBRATION_SAMPLES, 80_000, 100_000);
+        assert_eq!(drive(&mut a, 1000, 80_000, 100_000), 0);
+        let d = &a.decisions()[0];
+        assert_ne!(d.model, CompletionModel::Sync);
+        assert!(d.why.contains("keeping the queue"), "{d:?}");
+    }
+
+    #[test]
+    fn rechecks_follow_a_change_but_not_noise() {
+        let mut a = Adaptive::new(15_000);
+        a.allow_inline();
+        drive(&mut a, 2 * CALIBRATION_SAMPLES, 12_000, 3_000);
+        // The queue gets slightly faster than inline (within the margin): stay.
+        let n = RECHECK + 2 * PROBE as u64;
+        assert_eq!(drive(&mut a, n, 2_900, 3_000), n - PROBE as u64);
+        // Then much faster: the recheck switches to the queue.
+        drive(&mut a, n, 1_000, 3_000);
+        assert_eq!(drive(&mut a, 1000, 1_000, 3_000), 0);
+    }
+
+    #[test]
+    fn inline_never_chosen_unless_allowed() {
+        let mut a = Adaptive::new(15_000);
+        assert_eq!(drive(&mut a, 5000, 12_000, 3_000), 0);
     }
 
     #[test]

@@ -36,6 +36,8 @@ pub struct CompletionStats {
     pub adaptive_poll: u64,
     pub adaptive_hybrid: u64,
     pub adaptive_interrupt: u64,
+    /// Requests adaptive performed inline, in the caller's context (no wait).
+    pub adaptive_sync: u64,
 }
 
 impl CompletionStats {
@@ -49,6 +51,7 @@ impl CompletionStats {
         self.adaptive_poll += o.adaptive_poll;
         self.adaptive_hybrid += o.adaptive_hybrid;
         self.adaptive_interrupt += o.adaptive_interrupt;
+        self.adaptive_sync += o.adaptive_sync;
     }
 
     /// A one-line, honest account of how completions were seen.
@@ -63,6 +66,9 @@ impl CompletionStats {
             self.spin_ns as f64 / 1e6,
             self.sleep_ns as f64 / 1e6
         );
+        if self.adaptive_sync > 0 {
+            s.push_str(&format!(", {} performed inline", self.adaptive_sync));
+        }
         if asked == CompletionModel::Poll && self.sleeps > 0 {
             s.push_str(" — WARNING: asked to poll but slept");
         }
@@ -124,6 +130,8 @@ pub struct Completer {
     mean_ns: f64,
     samples: u64,
     adaptive: adaptive::Adaptive,
+    /// Adaptive may choose the inline path (see [`adaptive::Adaptive::allow_inline`]).
+    inline_ok: bool,
 }
 
 impl Completer {
@@ -134,7 +142,15 @@ impl Completer {
             mean_ns: 0.0,
             samples: 0,
             adaptive,
+            inline_ok: false,
         }
+    }
+
+    /// Let adaptive perform requests inline: the backend can
+    /// ([`crate::device::Caps::inline`]) and the worker runs one request at a time.
+    pub fn allow_inline(&mut self) {
+        self.inline_ok = true;
+        self.adaptive.allow_inline();
     }
 
     pub fn model(&self) -> CompletionModel {
@@ -147,15 +163,17 @@ impl Completer {
 
     /// Feed one observed issue-to-completion latency (hybrid and adaptive learn
     /// from it; issue rather than submit-return, because some backends finish
-    /// the I/O inside the submit call). An exponentially weighted mean follows drift without a window.
+    /// the I/O inside the submit call). `inline`: the request was performed in the
+    /// caller's context ([`Completer::take_inline`]).
     #[inline]
-    pub fn observe(&mut self, len: u32, clat_ns: u64) {
-        if !matches!(
-            self.model,
-            CompletionModel::Hybrid | CompletionModel::Adaptive
-        ) {
-            return;
+    pub fn observe(&mut self, len: u32, clat_ns: u64, inline: bool) {
+        match self.model {
+            // Adaptive keeps percentiles, which outliers do not move.
+            CompletionModel::Adaptive => return self.adaptive.observe(len, clat_ns, inline),
+            CompletionModel::Hybrid => {}
+            _ => return,
         }
+        // An exponentially weighted mean follows drift without a window.
         self.samples += 1;
         // A preempted request can take milliseconds on a busy machine; clamping
         // it keeps hybrid's nap tied to the device rather than to the scheduler.
@@ -170,9 +188,22 @@ impl Completer {
             1.0 / 16.0
         };
         self.mean_ns += (clat_ns as f64 - self.mean_ns) * w;
-        if self.model == CompletionModel::Adaptive {
-            self.adaptive.observe(len, clat_ns);
+    }
+
+    /// Whether the next request of `len` bytes should be performed inline, in
+    /// the caller's context, instead of queued (adaptive, where allowed). Counts
+    /// it: an inline request is a completion observed without any wait.
+    #[inline]
+    pub fn take_inline(&mut self, len: u32) -> bool {
+        if self.model != CompletionModel::Adaptive || !self.inline_ok {
+            return false;
         }
+        let go = self.adaptive.take_inline(len);
+        if go {
+            self.stats.adaptive_sync += 1;
+            self.stats.completions += 1;
+        }
+        go
     }
 
     /// Wait until at least one in-flight request completes and move completions to
@@ -313,6 +344,7 @@ mod tests {
         can_sleep: true,
         device_poll: false,
         predicts_completion: false,
+        inline: false,
     };
     const SYNC: Caps = Caps {
         sync: true,
@@ -320,6 +352,7 @@ mod tests {
         can_sleep: false,
         device_poll: false,
         predicts_completion: false,
+        inline: false,
     };
 
     #[test]

@@ -27,6 +27,10 @@ pub struct Caps {
     pub device_poll: bool,
     /// The backend can predict when the next completion becomes visible (null device).
     pub predicts_completion: bool,
+    /// An asynchronous backend that can also perform one command synchronously in
+    /// the caller's context on request ([`Queue::perform`]): `adaptive` uses it
+    /// where waiting for the asynchronous path costs more than doing the I/O.
+    pub inline: bool,
 }
 
 /// How `reap` may wait.
@@ -125,6 +129,14 @@ pub trait Queue: Send {
     /// one of them was seen by the engine.
     fn injected_faults(&self) -> Option<null::FaultCounts> {
         None
+    }
+    /// Perform one command now, in the caller's context, bypassing the queue
+    /// (only where [`Caps::inline`]); its completion is returned, not reaped.
+    fn perform(&mut self, _cmd: &IoCmd) -> DevResult<Completion> {
+        Err(DeviceError::Unsupported(format!(
+            "backend {} cannot perform a command synchronously",
+            self.name()
+        )))
     }
     /// Commands accepted and not yet reaped, where the backend counts them.
     fn commands_in_flight(&self) -> Option<u32> {

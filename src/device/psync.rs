@@ -66,7 +66,31 @@ impl Psync {
         })
     }
 
-    fn perform(&self, cmd: &IoCmd) -> isize {
+    fn call(&self) -> SyncCall {
+        SyncCall {
+            fd: self.fd,
+            vectored: self.vectored,
+            rwf: self.rwf,
+            datasync: self.datasync,
+        }
+    }
+}
+
+/// One synchronous I/O call on a descriptor: what psync does for every request,
+/// and what io_uring does for a request `adaptive` sends down the synchronous
+/// path (see [`Queue::perform`](super::Queue::perform)).
+#[derive(Clone, Copy, Debug)]
+pub struct SyncCall {
+    pub fd: RawFd,
+    /// preadv2/pwritev2 with `rwf` instead of pread/pwrite.
+    pub vectored: bool,
+    pub rwf: libc::c_int,
+    /// `Op::Fsync` runs fdatasync.
+    pub datasync: bool,
+}
+
+impl SyncCall {
+    fn once(&self, cmd: &IoCmd) -> isize {
         let fd = self.fd;
         let off = cmd.offset as libc::off_t;
         let len = cmd.len as usize;
@@ -99,6 +123,26 @@ impl Psync {
             }
         }
     }
+
+    /// Perform `cmd` in the caller's context; `calls` counts the system calls made.
+    /// Returns bytes moved or a negative errno, like a completion's result.
+    #[inline]
+    pub fn perform(&self, cmd: &IoCmd, calls: &mut u64) -> i64 {
+        loop {
+            *calls += 1;
+            let rc = self.once(cmd);
+            if rc >= 0 {
+                return rc as i64;
+            }
+            let errno = std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO);
+            // A signal before any byte moved is not the I/O's fault: issue it again.
+            if errno != libc::EINTR {
+                return -(errno as i64);
+            }
+        }
+    }
 }
 
 impl Queue for Psync {
@@ -114,20 +158,7 @@ impl Queue for Psync {
     }
 
     fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
-        let result = loop {
-            self.stats.submit_calls += 1;
-            let rc = self.perform(cmd);
-            if rc >= 0 {
-                break rc as i64;
-            }
-            let errno = std::io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EIO);
-            // A signal before any byte moved is not the I/O's fault: issue it again.
-            if errno != libc::EINTR {
-                break -(errno as i64);
-            }
-        };
+        let result = self.call().perform(cmd, &mut self.stats.submit_calls);
         Ok(Queued::Done(Completion {
             slot: cmd.slot,
             result,

@@ -257,7 +257,12 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
     } else {
         0
     });
-    let completer = Completer::new(model, adaptive);
+    let mut completer = Completer::new(model, adaptive);
+    // Inline submission runs one request at a time: only where that is the
+    // worker's whole depth, or it would serialise a deeper queue.
+    if model == CompletionModel::Adaptive && caps.inline && nslots == 1 {
+        completer.allow_inline();
+    }
     let sched =
         Scheduler::for_job(first, nslots as usize).map_err(|e| anyhow!("{}: {e}", label(first)))?;
 

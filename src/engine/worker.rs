@@ -38,6 +38,8 @@ struct Slot {
     /// Handed out and not yet completed: a completion for a slot that is not
     /// in flight is counted as spurious, never processed twice.
     in_flight: bool,
+    /// Performed inline by adaptive (synchronously, in this thread).
+    inline: bool,
     /// io_timeout expired and the backend was asked to abort it.
     abort_tried: bool,
     aborted: bool,
@@ -425,6 +427,7 @@ impl Worker {
                     t_submit: 0,
                     seq: 0,
                     in_flight: true,
+                    inline: false,
                     abort_tried: false,
                     aborted: false,
                 };
@@ -489,11 +492,18 @@ impl Worker {
                 ioprio: self.streams[slot.stream as usize].ioprio,
                 class: r.class,
             };
-            if self.sync_backend && t_call == 0 {
+            let inline = self.completer.take_inline(cmd.len);
+            self.slots[r.slot as usize].inline = inline;
+            if (self.sync_backend || inline) && t_call == 0 {
                 t_call = clock::now_ns();
             }
             self.trace.dispatched(r.slot);
-            match self.queue.queue(&cmd)? {
+            let queued = if inline {
+                Queued::Done(self.queue.perform(&cmd)?)
+            } else {
+                self.queue.queue(&cmd)?
+            };
+            match queued {
                 Queued::Pending => {
                     self.streams[slot.stream as usize].acct.submitted += 1;
                     self.inflight += 1;
@@ -660,7 +670,7 @@ impl Worker {
         let slat = slot.t_submit.saturating_sub(slot.t_issue);
         let clat = t_seen.saturating_sub(slot.t_submit);
         let lat = t_seen.saturating_sub(slot.t_issue);
-        self.completer.observe(slot.len, lat);
+        self.completer.observe(slot.len, lat, slot.inline);
         if measuring {
             if op != Op::Fsync && (c.result as u64) < slot.len as u64 {
                 s.short_ios += 1;

@@ -284,6 +284,23 @@ pub fn job_block(out: &mut String, j: &JobResult, time: &str, precision: usize) 
     if let Some(summary) = e.get("completion_summary").and_then(|v| v.as_str()) {
         let _ = writeln!(out, "  iolab completion: {summary}");
     }
+    // Adaptive's choice per size class, with the numbers it was made from.
+    for d in e
+        .get("adaptive_decisions")
+        .and_then(|v| v.as_array())
+        .into_iter()
+        .flatten()
+    {
+        let size = d.get("size_class").and_then(|v| v.as_u64()).unwrap_or(0);
+        let model = d.get("model").and_then(|v| v.as_str()).unwrap_or("?");
+        let samples = d.get("samples").and_then(|v| v.as_u64()).unwrap_or(0);
+        let why = d.get("why").and_then(|v| v.as_str()).unwrap_or("");
+        let _ = writeln!(
+            out,
+            "  iolab adaptive  : <= {}: {model} ({samples} samples): {why}",
+            crate::device::target::human(size)
+        );
+    }
     if let Some(b) = e.get("backend").and_then(|v| v.as_str()) {
         let stat = |k: &str| {
             e.get("backend_stats")

@@ -523,6 +523,9 @@ impl Queue for NullDevice {
             can_sleep: true,
             device_poll: true,
             predicts_completion: true,
+            // Device time is emulated on the queue's clock: there is no
+            // caller-context path to take instead.
+            inline: false,
         }
     }
 

@@ -17,6 +17,7 @@ pub use punt::PuntCount;
 use punt::PuntTrace;
 
 use super::probe::{self, BlockQueue};
+use super::psync;
 use super::{BackendStats, Caps, Completion, DevResult, DeviceError, Queue, Queued, Wait};
 use crate::request::{IoCmd, Op};
 
@@ -372,7 +373,27 @@ impl Queue for Uring {
             can_sleep: !self.iopoll,
             device_poll: self.iopoll,
             predicts_completion: false,
+            inline: true,
         }
+    }
+
+    /// pread/pwrite on the ring's own descriptor: for targets where the ring's
+    /// path is slow (zram has no NOWAIT, so every request detours through an
+    /// io-wq worker), `adaptive` does the I/O here instead.
+    fn perform(&mut self, cmd: &IoCmd) -> DevResult<Completion> {
+        let call = psync::SyncCall {
+            fd: self.fd,
+            vectored: false,
+            rwf: 0,
+            datasync: self.datasync,
+        };
+        let result = call.perform(cmd, &mut self.stats.submit_calls);
+        Ok(Completion {
+            slot: cmd.slot,
+            result,
+            dev_start: 0,
+            dev_done: 0,
+        })
     }
 
     fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
