@@ -640,10 +640,11 @@ pub fn render_job_text(job: &str, t: &Value) -> String {
             .unwrap_or_default(),
     };
     let mut s = format!(
-        "\n{job}: block trace of {} ({} events, {} requests completed)\n",
+        "\n{job}: block trace of {} ({} events, {} requests completed, trace clock {})\n",
         t["device"].as_str().unwrap_or("?"),
         t["events"]["total"],
-        t["requests"]["completed"]
+        t["requests"]["completed"],
+        t["clock"].as_str().unwrap_or("?")
     );
     s += &blktrace::render_btt(&table);
     if table.d2c_hist.total() > 0 {
@@ -837,6 +838,7 @@ mod tests {
         );
         let t = render_job_text("j", &v);
         assert!(t.contains("Q2C") && t.contains("3.000"), "{t}");
+        assert!(t.contains("trace clock mono"), "{t}");
         assert!(
             t.contains("user (submit -> Q)") && t.contains("4.50"),
             "{t}"

@@ -771,6 +771,7 @@ pub struct BlockTrace {
     worker: Option<JoinHandle<Result<Collected>>>,
     device: String,
     clock: &'static str,
+    events: Vec<&'static str>,
 }
 
 /// Options for [`BlockTrace::start`].
@@ -820,7 +821,8 @@ impl BlockTrace {
         inst.set_option("overwrite", false)?;
         let kdev = kernel_dev(major, minor);
         let mut formats = Vec::new();
-        for (name, _) in events_for(major, minor) {
+        let events = events_for(major, minor);
+        for &(name, _) in &events {
             formats.push(inst.enable_event("block", name)?);
             inst.set_filter("block", name, &format!("dev == {kdev}"))?;
         }
@@ -838,7 +840,19 @@ impl BlockTrace {
             worker: Some(worker),
             device: format!("{major}:{minor}"),
             clock: stamp.name(),
+            events: events.iter().map(|(n, _)| *n).collect(),
         })
+    }
+
+    /// The `block:*` events enabled for this device (what its kind can fire).
+    pub fn events(&self) -> &[&'static str] {
+        &self.events
+    }
+
+    /// The trace clock events are stamped with (`x86-tsc` or `mono`); either way
+    /// [`BlockTraceResult::events`] carry engine-clock ns.
+    pub fn clock(&self) -> &'static str {
+        self.clock
     }
 
     /// Stop tracing, drain what is left, remove the instance.
