@@ -407,3 +407,77 @@ fn direct_file_on_vda_punts_only_allocating_writes() {
         assert_eq!(second, PuntCount::Counted(8));
     }
 }
+
+/// A sleep with a deadline returns at the deadline even though nothing completes
+/// (a read on an empty pipe never does by itself), then the request still
+/// completes normally: paced streams under completion=interrupt rely on this.
+#[test]
+fn sleep_until_returns_at_the_deadline() {
+    let mut fds = [0; 2];
+    // SAFETY: plain pipe(2) into a two-element array.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    let (rd, wr) = (fds[0], fds[1]);
+    let buf = AlignedBuf::new(4096);
+    let mut q = Uring::new(rd, &opts(4)).unwrap();
+    let mut c = cmd(Op::Read, 0, &buf, 0);
+    c.len = 8;
+    // A pipe has no offset: -1 means "current position" to io_uring.
+    c.offset = u64::MAX;
+    assert_eq!(q.queue(&c).unwrap(), Queued::Pending);
+    assert_eq!(q.commit().unwrap(), 1);
+    let mut out = [Completion::default(); 4];
+    let t0 = Instant::now();
+    let deadline = iolab::measure::clock::now_ns() + 20_000_000;
+    let (tx, rx) = std::sync::mpsc::channel();
+    // Run the wait on a thread so a wait that ignores the deadline fails the
+    // test instead of hanging it.
+    let h = std::thread::spawn(move || {
+        let n = q.sleep_until(1, deadline, &mut out).unwrap();
+        tx.send(n).unwrap();
+        q
+    });
+    let n = rx
+        .recv_timeout(Duration::from_secs(5))
+        .expect("sleep_until ignored its deadline");
+    let waited = t0.elapsed();
+    assert_eq!(n, 0);
+    assert!(
+        waited >= Duration::from_millis(19),
+        "woke early: {waited:?}"
+    );
+    let mut q = h.join().unwrap();
+    // SAFETY: writing 8 bytes from a valid array to our own pipe.
+    assert_eq!(unsafe { libc::write(wr, [7u8; 8].as_ptr().cast(), 8) }, 8);
+    let mut out = [Completion::default(); 4];
+    assert_eq!(q.reap(Wait::Sleep { min: 1 }, &mut out).unwrap(), 1);
+    assert_eq!(out[0].result, 8);
+    drop(q);
+    // SAFETY: closing the pipe we opened.
+    unsafe {
+        libc::close(rd);
+        libc::close(wr);
+    }
+}
+
+/// `perform` (adaptive's inline path) moves the same bytes as the queued path,
+/// on the ring's own descriptor, and reports errors as completions do.
+#[test]
+fn perform_is_a_synchronous_request_on_the_same_fd() {
+    let f = tempfile::NamedTempFile::new_in(std::env::temp_dir()).unwrap();
+    f.as_file().set_len(1 << 20).unwrap();
+    let mut q = Uring::new(f.as_file().as_raw_fd(), &opts(4)).unwrap();
+    assert!(q.caps().inline);
+    let mut w = AlignedBuf::new(4096);
+    w.fill(42);
+    let c = q.perform(&cmd(Op::Write, 8192, &w, 3)).unwrap();
+    assert_eq!((c.slot, c.result), (3, 4096));
+    let r = AlignedBuf::new(4096);
+    let got = run_all(&mut q, &[cmd(Op::Read, 8192, &r, 1)]);
+    assert_eq!(got[0].result, 4096);
+    assert_eq!(r.as_slice(), w.as_slice());
+    // Past the end of a read-only descriptor: an error result, not a panic.
+    let ro = std::fs::File::open(f.path()).unwrap();
+    let mut q = Uring::new(ro.as_raw_fd(), &opts(4)).unwrap();
+    let c = q.perform(&cmd(Op::Write, 0, &w, 0)).unwrap();
+    assert_eq!(c.result, -(libc::EBADF as i64));
+}

@@ -325,6 +325,9 @@ impl Completer {
             // timer to the deadline instead of in the device's interrupt path.
             clock::sleep_until(deadline_ns);
             q.reap(Wait::Peek, out)?
+        } else if deadline_ns != 0 {
+            // Bounded: a paced stream falls due at the deadline.
+            q.sleep_until(1, deadline_ns, out)?
         } else {
             q.reap(Wait::Sleep { min: 1 }, out)?
         };

@@ -104,6 +104,17 @@ pub trait Queue: Send {
     fn commit(&mut self) -> DevResult<u32>;
     /// Move completions into `out` (at most `out.len()`); returns how many.
     fn reap(&mut self, wait: Wait, out: &mut [Completion]) -> DevResult<usize>;
+    /// Sleep like `reap(Wait::Sleep { min })`, but return by `deadline_ns` (engine
+    /// clock) even with nothing complete. Backends that cannot bound the sleep
+    /// wait as `reap` does (the null device predicts completions instead).
+    fn sleep_until(
+        &mut self,
+        min: u32,
+        _deadline_ns: u64,
+        out: &mut [Completion],
+    ) -> DevResult<usize> {
+        self.reap(Wait::Sleep { min }, out)
+    }
     /// Engine-clock time (ns) at which the earliest in-flight command completes,
     /// if the backend can know it (see [`Caps::predicts_completion`]).
     fn next_completion_at(&self) -> Option<u64> {

@@ -25,6 +25,7 @@ use crate::request::{IoCmd, Op};
 // copies private.
 const ENTER_GETEVENTS: u32 = 1 << 0;
 const ENTER_SQ_WAKEUP: u32 = 1 << 1;
+const ENTER_EXT_ARG: u32 = 1 << 3;
 
 /// Ring setup, from the job's io_uring options.
 #[derive(Clone, Copy, Debug)]
@@ -89,6 +90,8 @@ pub struct Uring {
     /// Thread whose io-wq serves this ring: the one that submits (or the SQ thread).
     submitter_tid: i32,
     submitter_checked: bool,
+    /// The kernel takes a timeout on io_uring_enter (IORING_FEAT_EXT_ARG).
+    ext_arg: bool,
 }
 
 // SAFETY: the ring and the registered buffers are used only by the thread that owns
@@ -183,6 +186,7 @@ impl Uring {
         } else {
             Err("punt detection was not asked for".into())
         };
+        let ext_arg = ring.params().is_feature_ext_arg();
         Ok(Uring {
             ring,
             fd,
@@ -199,6 +203,7 @@ impl Uring {
             punts,
             submitter_tid: owner,
             submitter_checked: false,
+            ext_arg,
         })
     }
 
@@ -273,6 +278,49 @@ impl Uring {
             rw!(types::Fd(self.fd))
         };
         e.user_data(cmd.slot as u64)
+    }
+
+    /// Enter the kernel to wait for at least `min` completions (bounded by what
+    /// can arrive and by `room` in the caller's array), for at most `timeout_ns`.
+    fn sleep(&mut self, min: u32, room: usize, timeout_ns: Option<u64>) -> DevResult<()> {
+        let ready = self.ring.completion().len() as u32;
+        // Never wait for more than can arrive: only reaped-not-yet requests
+        // can complete, and `out` bounds what one call may take.
+        let want = min
+            .min(self.in_flight)
+            .min(room.min(u32::MAX as usize) as u32);
+        if ready >= want {
+            return Ok(());
+        }
+        self.stats.wait_calls += 1;
+        let mut flags = ENTER_GETEVENTS;
+        if self.sqpoll && self.pending > 0 && self.ring.submission().need_wakeup() {
+            flags |= ENTER_SQ_WAKEUP;
+        }
+        let r = match timeout_ns {
+            None => self.enter(0, want, flags),
+            Some(ns) => {
+                let ts = types::Timespec::new()
+                    .sec(ns / 1_000_000_000)
+                    .nsec((ns % 1_000_000_000) as u32);
+                let args = types::SubmitArgs::new().timespec(&ts);
+                // SAFETY: `args` (and the timespec it points to) outlive the call;
+                // SubmitArgs is the kernel's io_uring_getevents_arg, as EXT_ARG wants.
+                let r = unsafe {
+                    self.ring
+                        .submitter()
+                        .enter(0, want, flags | ENTER_EXT_ARG, Some(&args))
+                };
+                match r {
+                    // The deadline came first, or a signal: either way the caller
+                    // takes what is there and decides.
+                    Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR)) => Ok(0),
+                    r => r,
+                }
+            }
+        };
+        r.map_err(|e| DeviceError::io("io_uring_enter(wait)", e))?;
+        Ok(())
     }
 
     /// io_uring_enter, retried on EINTR (a signal is not an I/O error).
@@ -452,24 +500,27 @@ impl Queue for Uring {
                         .map_err(|e| DeviceError::io("io_uring_enter(IOPOLL getevents)", e))?;
                 }
             }
-            Wait::Sleep { min } => {
-                let ready = self.ring.completion().len() as u32;
-                // Never wait for more than can arrive: only reaped-not-yet requests
-                // can complete, and `out` bounds what one call may take.
-                let want = min
-                    .min(self.in_flight)
-                    .min(out.len().min(u32::MAX as usize) as u32);
-                if ready < want {
-                    self.stats.wait_calls += 1;
-                    let mut flags = ENTER_GETEVENTS;
-                    if self.sqpoll && self.pending > 0 && self.ring.submission().need_wakeup() {
-                        flags |= ENTER_SQ_WAKEUP;
-                    }
-                    self.enter(0, want, flags)
-                        .map_err(|e| DeviceError::io("io_uring_enter(wait)", e))?;
-                }
-            }
+            Wait::Sleep { min } => self.sleep(min, out.len(), None)?,
         }
+        self.drain(out)
+    }
+
+    /// Sleep for completions, but wake at `deadline_ns` (engine clock) whatever
+    /// happened: a paced stream falling due must not wait for the device. Uses
+    /// io_uring_enter's extended argument (a timeout, Linux 5.11+); without it
+    /// the wait cannot be bounded and is plain.
+    fn sleep_until(
+        &mut self,
+        min: u32,
+        deadline_ns: u64,
+        out: &mut [Completion],
+    ) -> DevResult<usize> {
+        let now = crate::measure::clock::now_ns();
+        if now >= deadline_ns {
+            return self.drain(out);
+        }
+        let timeout = self.ext_arg.then_some(deadline_ns - now);
+        self.sleep(min, out.len(), timeout)?;
         self.drain(out)
     }
 

@@ -550,3 +550,50 @@ mod tests {
         c.require_no_loss().unwrap();
     }
 }
+
+#[cfg(test)]
+mod cost_probe {
+    use super::insn::*;
+    use super::*;
+
+    fn time_getppid(n: usize) -> f64 {
+        let t = std::time::Instant::now();
+        for _ in 0..n {
+            unsafe { libc::syscall(libc::SYS_getppid) };
+        }
+        t.elapsed().as_nanos() as f64 / n as f64
+    }
+
+    #[test]
+    #[ignore]
+    fn probe_costs() {
+        let n = 2_000_000;
+        eprintln!("plain: {:.0} ns/call", time_getppid(n));
+        let mut a = Asm::new();
+        a.mov_imm(R0, 0).exit();
+        let triv = a.finish().unwrap();
+        let p = sys::prog_load(sys::PROG_RAW_TRACEPOINT, "triv", &triv).unwrap();
+        {
+            let _l1 = sys::raw_tracepoint_open("sys_enter", &p).unwrap();
+            let _l2 = sys::raw_tracepoint_open("sys_exit", &p).unwrap();
+            eprintln!("trivial enter+exit: {:.0} ns/call", time_getppid(n));
+        }
+        let mut a = Asm::new();
+        a.call(Helper::KtimeGetNs).mov_imm(R0, 0).exit();
+        let kt = a.finish().unwrap();
+        let p = sys::prog_load(sys::PROG_RAW_TRACEPOINT, "kt", &kt).unwrap();
+        {
+            let _l1 = sys::raw_tracepoint_open("sys_enter", &p).unwrap();
+            let _l2 = sys::raw_tracepoint_open("sys_exit", &p).unwrap();
+            eprintln!("ktime enter+exit: {:.0} ns/call", time_getppid(n));
+        }
+        let mut c = BpfCounter::new().unwrap();
+        c.start().unwrap();
+        eprintln!("full, untracked: {:.0} ns/call", time_getppid(n));
+        let tid = unsafe { libc::gettid() };
+        c.add_pids(&[tid]).unwrap();
+        eprintln!("full, tracked: {:.0} ns/call", time_getppid(n));
+        c.stop();
+        eprintln!("after stop: {:.0} ns/call", time_getppid(n));
+    }
+}
