@@ -572,19 +572,30 @@ pub struct Breakdown {
 /// Join user I/Os with requests: same start sector (offset/512 + `sector_base`),
 /// same direction, and Q (or first seen stage) inside the user I/O's window, C too.
 pub fn join(user: &[UserIo], reqs: &[BlockRequest], sector_base: u64) -> Breakdown {
-    let mut by_sector: HashMap<u64, Vec<usize>> = HashMap::new();
+    // Per sector, the requests in time order (`reqs` is sorted by first stamp) and a
+    // cursor past those no later user I/O can claim: taken, or queued before the
+    // I/O being joined began. Users go in start order, so each list is walked once.
+    let mut by_sector: HashMap<u64, (usize, Vec<usize>)> = HashMap::new();
     for (i, r) in reqs.iter().enumerate() {
         if r.c.is_some() && r.first_ts().is_some() {
-            by_sector.entry(r.sector).or_default().push(i);
+            by_sector.entry(r.sector).or_default().1.push(i);
         }
     }
+    let mut order: Vec<usize> = (0..user.len()).collect();
+    order.sort_by_key(|&k| user[k].t_submit_start);
     let mut taken = vec![false; reqs.len()];
     let mut b = Breakdown::default();
-    for u in user {
+    for u in order.into_iter().map(|k| &user[k]) {
         let sector = u.offset / 512 + sector_base;
         let want_write = u.op != Op::Read;
-        let hit = by_sector.get(&sector).and_then(|v| {
-            v.iter().copied().find(|&i| {
+        let hit = by_sector.get_mut(&sector).and_then(|(cur, v)| {
+            while *cur < v.len() && {
+                let i = v[*cur];
+                taken[i] || reqs[i].first_ts().unwrap_or(0) < u.t_submit_start
+            } {
+                *cur += 1;
+            }
+            v[*cur..].iter().copied().find(|&i| {
                 let r = &reqs[i];
                 let q = r.first_ts().unwrap_or(0);
                 let c = r.c.unwrap_or(0);
@@ -1070,6 +1081,38 @@ mod tests {
         assert_eq!(b.unclaimed_requests, 1);
         let txt = render_breakdown(&b);
         assert!(txt.contains("driver+device (D -> C)"), "{txt}");
+    }
+
+    #[test]
+    fn join_takes_users_of_several_streams_in_any_order() {
+        use Action::*;
+        // Two streams hit the same sector; their logs arrive one after the other,
+        // the later stream first.
+        let evs = [
+            ev(150, Q, 8),
+            ev(400, Cb, 8),
+            ev(1_100, Q, 8),
+            ev(1_900, Cb, 8),
+            ev(2_100, Q, 8),
+            ev(2_300, Cb, 8),
+        ];
+        let (reqs, _) = match_requests(&evs);
+        let u = |s, e| UserIo {
+            offset: 4096,
+            len: 4096,
+            op: Op::Read,
+            t_submit_start: s,
+            t_submit_end: e,
+            t_complete_seen: e,
+        };
+        let user = [u(1_000, 2_000), u(2_050, 2_400), u(100, 500), u(600, 700)];
+        let b = join(&user, &reqs, 0);
+        assert_eq!(b.joined.len(), 3);
+        assert_eq!(b.unmatched_user, 1, "600..700 saw no request");
+        assert_eq!(b.unclaimed_requests, 0);
+        let mut totals: Vec<u64> = b.joined.iter().map(|j| j.total_ns).collect();
+        totals.sort_unstable();
+        assert_eq!(totals, [350, 400, 1_000]);
     }
 
     #[test]
