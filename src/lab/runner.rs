@@ -34,6 +34,9 @@ pub struct Measured {
     pub runtime_s: f64,
     pub model: String,
     pub adaptive: Vec<String>,
+    /// The model adaptive settled on for the run's most frequent size class
+    /// ("sync" when it performed requests inline); empty for other models.
+    pub adaptive_choice: String,
 }
 
 impl Measured {
@@ -91,6 +94,12 @@ impl Measured {
                 .filter(|d| d.samples > 0)
                 .map(|d| format!("{} B: {} ({})", d.size_class, d.model.name(), d.why))
                 .collect(),
+            adaptive_choice: r
+                .adaptive
+                .iter()
+                .max_by_key(|d| d.samples)
+                .map(|d| d.model.name().to_string())
+                .unwrap_or_default(),
         }
     }
 }
