@@ -420,6 +420,37 @@ fn process_gone(pid: i32) -> bool {
     }
 }
 
+/// A pidfd: readable once the process has exited, so the observer wakes at once
+/// instead of at its next poll.
+struct PidFd(std::os::fd::OwnedFd);
+
+impl PidFd {
+    /// None where pidfd_open is missing (Linux < 5.3); callers then sleep.
+    fn open(pid: i32) -> Option<PidFd> {
+        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: a fresh descriptor nothing else owns.
+        Some(PidFd(unsafe {
+            <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd as i32)
+        }))
+    }
+
+    /// Wait until the process exits, `d` passes, or a signal arrives.
+    fn wait(&self, d: Duration) {
+        let mut p = libc::pollfd {
+            fd: std::os::fd::AsRawFd::as_raw_fd(&self.0),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = d.as_millis().min(i32::MAX as u128) as i32;
+        // SAFETY: one valid pollfd; EINTR (Ctrl-C) just ends the wait early.
+        unsafe { libc::poll(&mut p, 1, ms) };
+    }
+}
+
 fn positive_secs(name: &str, v: Option<f64>) -> Result<Option<Duration>> {
     match v {
         None => Ok(None),
@@ -515,9 +546,19 @@ fn observe(
     let mut index = 0u64;
     let mut events_at_last = 0u64;
     let mut exit_code: Option<u8> = None;
+    // The tracefs tracer drains its buffers at this pace; the BPF counter has
+    // nothing to drain. Either way the process's exit ends the wait at once.
     let poll_every = Duration::from_millis(50);
+    let exited = PidFd::open(pid);
     loop {
-        std::thread::sleep(poll_every);
+        let mut wait = poll_every;
+        for t in [next_report, t_end].into_iter().flatten() {
+            wait = wait.min(Duration::from_nanos(t.saturating_sub(now_ns())));
+        }
+        match &exited {
+            Some(fd) => fd.wait(wait),
+            None => std::thread::sleep(wait),
+        }
         tracer.poll()?;
         let now = now_ns();
         let gone = match target {

@@ -551,14 +551,17 @@ mod tests {
     }
 }
 
+/// Where the per-call cost goes (a measurement, not a check):
+/// `cargo test --release --lib hook_costs -- --ignored --nocapture` (root).
 #[cfg(test)]
-mod cost_probe {
+mod hook_costs {
     use super::insn::*;
     use super::*;
 
     fn time_getppid(n: usize) -> f64 {
         let t = std::time::Instant::now();
         for _ in 0..n {
+            // SAFETY: getppid has no preconditions.
             unsafe { libc::syscall(libc::SYS_getppid) };
         }
         t.elapsed().as_nanos() as f64 / n as f64
@@ -566,7 +569,7 @@ mod cost_probe {
 
     #[test]
     #[ignore]
-    fn probe_costs() {
+    fn per_call_costs() {
         let n = 2_000_000;
         eprintln!("plain: {:.0} ns/call", time_getppid(n));
         let mut a = Asm::new();
@@ -590,6 +593,7 @@ mod cost_probe {
         let mut c = BpfCounter::new().unwrap();
         c.start().unwrap();
         eprintln!("full, untracked: {:.0} ns/call", time_getppid(n));
+        // SAFETY: gettid has no preconditions.
         let tid = unsafe { libc::gettid() };
         c.add_pids(&[tid]).unwrap();
         eprintln!("full, tracked: {:.0} ns/call", time_getppid(n));
