@@ -611,3 +611,27 @@ fn a_typical_job_file_from_disk() {
     assert_eq!(p.jobs[1].origin, Origin(format!("{}:16", path.display())));
     assert_eq!(p.output_format, OutputFormat::Json);
 }
+
+/// fio's JSON `job options` / `global options`: each section's options as written,
+/// in order, a repeated key keeping its last value.
+#[test]
+fn options_are_kept_as_written_for_the_report() {
+    let p = parse(
+        "[global]\nioengine=null\nsize=64m\n[a]\nrw=randread\nbs=4k\nbs=8k\n[b]\nrw=write\ntime_based\n",
+    )
+    .unwrap();
+    let own = |v: &[(&str, &str)]| {
+        v.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        p.global_options,
+        own(&[("ioengine", "null"), ("size", "64m")])
+    );
+    assert_eq!(p.jobs[0].options, own(&[("rw", "randread"), ("bs", "8k")]));
+    assert_eq!(
+        p.jobs[1].options,
+        own(&[("rw", "write"), ("time_based", "")])
+    );
+}

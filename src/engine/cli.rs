@@ -170,7 +170,9 @@ pub fn execute(plan: &RunPlan, opts: &EngineOptions) -> Result<(RunResult, bool)
         system: Some(system),
         ..Default::default()
     };
-    Ok((RunResult::new(jobs, disk_util, extras), failed))
+    let mut run = RunResult::new(jobs, disk_util, extras);
+    run.global_options = crate::report::model::OrderedMap(plan.global_options.clone());
+    Ok((run, failed))
 }
 
 /// fio reports each clone on its own, or one entry per job with group_reporting.
@@ -208,7 +210,7 @@ fn group_results(specs: &[JobSpec], g: &GroupRun) -> Vec<JobResult> {
             jobnum: first.jobnum,
             workers: members.len() as u32,
             pid: std::process::id(),
-            options: Vec::new(),
+            options: spec.options.clone(),
             iodepth: spec.iodepth,
             percentile_list: spec.percentile_list.clone(),
             runtime_ns: runtime,

@@ -34,6 +34,8 @@ pub struct RunPlan {
     pub parse_only: bool,
     /// Things the user should see that are not errors (e.g. unset `${VAR}`s).
     pub warnings: Vec<String>,
+    /// Options of the [global] sections as written (fio's `global options`).
+    pub global_options: Vec<(String, String)>,
 }
 
 /// Parses everything after `iolab run`: job file paths and `--key[=value]`
@@ -81,6 +83,7 @@ pub fn parse_run_args_with(args: &[String], ctx: &ParseCtx) -> Result<RunPlan, J
         output: cl.output,
         parse_only: cl.parse_only,
         warnings: b.warnings,
+        global_options: b.global_raw,
     })
 }
 
@@ -108,12 +111,15 @@ pub fn parse_job_file_str(
         output: None,
         parse_only: false,
         warnings: b.warnings,
+        global_options: b.global_raw,
     })
 }
 
 /// Applies sections in order to the global defaults and the job list.
 struct Builder {
     global: Draft,
+    /// [global] options as written, in order (a later value replaces an earlier one).
+    global_raw: Vec<(String, String)>,
     jobs: Vec<JobSpec>,
     warnings: Vec<String>,
     /// `--section=`: only these job sections run (fio keeps every [global]).
@@ -126,6 +132,7 @@ impl Builder {
         let hits = vec![false; filter.len()];
         Builder {
             global: Draft::default(),
+            global_raw: Vec::new(),
             jobs: Vec::new(),
             warnings: Vec::new(),
             filter,
@@ -166,6 +173,10 @@ impl Builder {
         if s.is_global() {
             for o in kb.into_iter().chain(rest) {
                 self.global.apply(o)?;
+                // fio lists global options only for a job file's [global].
+                if s.at != COMMAND_LINE {
+                    set_raw(&mut self.global_raw, o);
+                }
             }
             return Ok(false);
         }
@@ -175,10 +186,19 @@ impl Builder {
         if stonewall {
             d.spec.stonewall = true;
         }
+        // fio names a command-line job among its options (`--name` is one there).
+        let mut raw = if s.at == COMMAND_LINE {
+            vec![("name".to_string(), s.name.clone())]
+        } else {
+            Vec::new()
+        };
         for o in kb.into_iter().chain(rest) {
             d.apply(o)?;
+            set_raw(&mut raw, o);
         }
-        self.jobs.push(d.finish(&s.at)?);
+        let mut spec = d.finish(&s.at)?;
+        spec.options = raw;
+        self.jobs.push(spec);
         Ok(true)
     }
 
@@ -192,6 +212,17 @@ impl Builder {
             });
         }
         Ok(())
+    }
+}
+
+/// Keep an option as written for the report (fio's `job options`: key -> value,
+/// "" for a flag), a repeated key taking its last value in its first place.
+fn set_raw(raw: &mut Vec<(String, String)>, o: &RawOpt) {
+    let key = o.key.trim().to_string();
+    let value = o.value.as_deref().unwrap_or("").trim().to_string();
+    match raw.iter_mut().find(|(k, _)| *k == key) {
+        Some(slot) => slot.1 = value,
+        None => raw.push((key, value)),
     }
 }
 

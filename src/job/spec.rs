@@ -348,6 +348,8 @@ pub struct Origin(pub String);
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct JobSpec {
     pub name: String,
+    /// The job section's own options as written (fio's `job options` in JSON).
+    pub options: Vec<(String, String)>,
     /// Where the section started (`file:line`), for messages.
     pub origin: Origin,
     /// Target path; `None` means fio's default `name.jobnum.0` in `directory`.
@@ -417,6 +419,7 @@ pub struct JobSpec {
 impl Default for JobSpec {
     fn default() -> Self {
         JobSpec {
+            options: Vec::new(),
             name: String::from("job"),
             origin: Origin::default(),
             filename: None,
