@@ -3,7 +3,8 @@
 //! Checks on a live trace of a zram this test creates that every request's kernel
 //! stamps fall inside the engine-clock window of the read that caused it (the
 //! per-request join is exact) and agree with CLOCK_MONOTONIC within a bound; and
-//! that only the events a device kind can fire are enabled.
+//! that only the events a device kind can fire are enabled; and that a run larger
+//! than half the ring buffer is read while it goes, without losing events.
 //! Own test binary: `clock::init()` picks the TSC for the whole process.
 //! Root only (zram, loop, tracefs); otherwise each test says why it skipped.
 
@@ -204,4 +205,40 @@ fn only_events_the_device_kind_fires_are_enabled() {
     assert_eq!(st.by_action[Action::Cb as usize], 0);
     let b = join(&user, &reqs, 0);
     assert_eq!(b.joined.len(), 50, "{}", render_breakdown(&b));
+}
+
+#[test]
+fn collector_reads_a_half_full_buffer_during_the_run() {
+    if !root() {
+        return;
+    }
+    let z = match iolab::sys::zram::Zram::create(16 << 20) {
+        Ok(z) => z,
+        Err(e) => {
+            eprintln!("skipped: no zram: {e:#}");
+            return;
+        }
+    };
+    // 1 MiB per CPU holds ~18000 events: 30000 reads (60000 events) only fit if
+    // the collector reads each half-full buffer while the reads go on. Pauses
+    // give it room on a busy machine, where it can wait ~50 ms for a CPU.
+    let t = BlockTrace::start(
+        &z.path(),
+        BlockTraceOptions {
+            buffer_kb: 1024,
+            drain_every: Duration::from_millis(5),
+        },
+    )
+    .unwrap();
+    let mut user = Vec::new();
+    for _ in 0..60 {
+        user.extend(direct_reads(&z.path(), 500).0);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let res = t.stop().unwrap_or_else(|e| panic!("{e:#}"));
+    assert!(!res.loss.any_loss(), "{}", res.loss.describe());
+    let (reqs, st) = match_requests(&res.events);
+    assert_eq!(st.by_action[Action::Q as usize], 30_000);
+    let b = join(&user, &reqs, 0);
+    assert_eq!(b.joined.len(), 30_000, "{}", render_breakdown(&b));
 }

@@ -790,17 +790,38 @@ pub struct BlockTrace {
 pub struct BlockTraceOptions {
     /// Per-CPU ring buffer in KiB.
     pub buffer_kb: u64,
-    /// How often the collector drains the buffers.
+    /// How often the collector looks at the buffers' fill; it reads a CPU's
+    /// buffer only once that is half full, and every buffer at the end.
     pub drain_every: Duration,
 }
 
 impl Default for BlockTraceOptions {
     fn default() -> Self {
         BlockTraceOptions {
-            buffer_kb: 8192,
+            buffer_kb: default_buffer_kb(),
             drain_every: Duration::from_millis(50),
         }
     }
+}
+
+/// Per-CPU buffer: big enough that a run of a few seconds at a few hundred
+/// thousand I/Os per second on one CPU (~57 bytes per event, two events per I/O)
+/// is read only after it ends, so the reader takes no CPU from the run; a 16th of
+/// available memory at most, split across CPUs; never under 8 MiB.
+fn default_buffer_kb() -> u64 {
+    const MIN_KB: u64 = 8 << 10;
+    const MAX_KB: u64 = 128 << 10;
+    // SAFETY: sysconf has no preconditions.
+    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as u64;
+    let avail_kb = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("MemAvailable:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .unwrap_or(0);
+    (avail_kb / 16 / cpus).clamp(MIN_KB, MAX_KB)
 }
 
 impl BlockTrace {
@@ -844,7 +865,16 @@ impl BlockTrace {
         let stop2 = stop.clone();
         let worker = std::thread::Builder::new()
             .name("iolab-blktrace".into())
-            .spawn(move || collect(inst, decoder, stamp, stop2, opts.drain_every))
+            .spawn(move || {
+                collect(
+                    inst,
+                    decoder,
+                    stamp,
+                    stop2,
+                    opts.drain_every,
+                    opts.buffer_kb,
+                )
+            })
             .context("spawning the block-trace collector")?;
         Ok(BlockTrace {
             stop,
@@ -891,20 +921,34 @@ impl Drop for BlockTrace {
     }
 }
 
-/// Keep raw pages while the run goes (a copy per page, no decoding: the cheapest
-/// way to keep the ring buffer from filling), then decode them all after it.
+/// Leave the ring buffers alone while they have room; read a CPU's raw pages
+/// (a copy per page, no decoding) once its buffer is half full, and decode
+/// everything after the run.
 fn collect(
     mut inst: Instance,
     decoder: BlockDecoder,
     stamp: StampClock,
     stop: Arc<AtomicBool>,
     every: Duration,
+    buffer_kb: u64,
 ) -> Result<Collected> {
     let mut pages: Vec<(u32, Vec<u8>)> = Vec::new();
     let mut keep = |cpu: u32, page: &[u8]| pages.push((cpu, page.to_vec()));
+    let half = buffer_kb * 1024 / 2;
+    let cpus = inst.reader_cpus();
     while !stop.load(Ordering::Acquire) {
-        inst.drain_pages(&mut keep)?;
         std::thread::sleep(every);
+        // One small stats read per CPU instead of reading pages: while the run
+        // fits in half the buffer, nothing else happens until it ends.
+        let mut full = Vec::new();
+        for &cpu in &cpus {
+            if inst.unread_bytes(cpu)? >= half {
+                full.push(cpu);
+            }
+        }
+        if !full.is_empty() {
+            inst.drain_pages_of(|c| full.contains(&c), &mut keep)?;
+        }
     }
     inst.set_tracing_on(false)?;
     inst.drain_pages(&mut keep)?;

@@ -929,10 +929,19 @@ impl Instance {
     /// Read every CPU's buffer until it is empty, handing `f(cpu, page)` each raw
     /// page undecoded: lets a collector keep pages during a run and decode them
     /// after it. Lost-event flags are still counted here, for [`Self::loss_report`].
-    pub fn drain_pages(&mut self, mut f: impl FnMut(u32, &[u8])) -> Result<DrainStats> {
+    pub fn drain_pages(&mut self, f: impl FnMut(u32, &[u8])) -> Result<DrainStats> {
+        self.drain_pages_of(|_| true, f)
+    }
+
+    /// [`Self::drain_pages`] for the CPUs `which` selects.
+    pub fn drain_pages_of(
+        &mut self,
+        which: impl Fn(u32) -> bool,
+        mut f: impl FnMut(u32, &[u8]),
+    ) -> Result<DrainStats> {
         let layout = self.layout()?;
         let mut st = DrainStats::default();
-        for r in &mut self.readers {
+        for r in self.readers.iter_mut().filter(|r| which(r.cpu)) {
             loop {
                 let n = match r.file.read(&mut r.page) {
                     Ok(0) => break,
@@ -1017,6 +1026,21 @@ impl Instance {
             ns *= 10;
         }
         Ok(sec * 1_000_000_000 + ns)
+    }
+
+    /// Bytes of events waiting to be read in one CPU's buffer (`bytes:` of its
+    /// stats): lets a collector leave a buffer alone until it is worth reading.
+    pub fn unread_bytes(&self, cpu: u32) -> Result<u64> {
+        let text = self.read(&format!("per_cpu/cpu{cpu}/stats"))?;
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix("bytes:"))
+            .and_then(|v| v.trim().parse().ok())
+            .ok_or_else(|| anyhow!("per_cpu/cpu{cpu}/stats has no `bytes` line"))
+    }
+
+    /// The CPUs whose buffers [`Self::open_readers`] opened.
+    pub fn reader_cpus(&self) -> Vec<u32> {
+        self.readers.iter().map(|r| r.cpu).collect()
     }
 
     /// Read `per_cpu/cpu*/stats` and the page flags seen so far.
