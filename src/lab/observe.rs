@@ -26,7 +26,8 @@ use anyhow::{Context, Result, anyhow, bail};
 
 use super::model::{Cell, Chart, ChartKind, Comparison, Series, Skipped, StudyResult, Table};
 use crate::measure::cpu::{CpuTimes, ProcStat, ThreadUsage};
-use crate::measure::observe::tracer::{Tracer, TracerOptions, require_no_loss, syscall_name};
+use crate::measure::observe::collector::Collector;
+use crate::measure::observe::tracer::syscall_name;
 use crate::sys::cleanup::{self, CleanupId};
 use crate::sys::loopdev::LoopDev;
 use crate::sys::zram::Zram;
@@ -785,13 +786,12 @@ fn pgbench_run(
 ) -> Result<Run> {
     let mut tracer = None;
     if observe {
-        let mut t = Tracer::new(TracerOptions {
-            buffer_kb: TRACE_BUFFER_KB,
-            clock: "local",
-        })?;
-        // An empty pid filter would trace everyone: fill it before tracing starts,
-        // then re-list until no thread appeared in between (event-fork covers
-        // every fork after a parent is listed).
+        // iolab observe's backend choice: eBPF counters where they work, else
+        // the tracefs tracer (said once on stderr).
+        let mut t = Collector::open(None, TRACE_BUFFER_KB)?;
+        // An empty tracefs pid filter would trace everyone: fill it before
+        // tracing starts, then re-list until no thread appeared in between (forks
+        // after a parent is listed are followed in the kernel).
         let mut known = tree_threads(srv.pid)?;
         t.add_pids(&known)?;
         t.start()?;
@@ -834,7 +834,7 @@ fn pgbench_run(
     loop {
         std::thread::sleep(Duration::from_millis(50));
         if let Some(t) = tracer.as_mut() {
-            t.poll(false)?;
+            t.poll()?;
         }
         let c = reap.0.as_mut().expect("child present until taken");
         if c.try_wait()?.is_some() {
@@ -857,11 +857,9 @@ fn pgbench_run(
     let obs = match tracer.take() {
         Some(mut t) => {
             t.stop()?;
-            t.poll(true)?;
-            let loss = t.loss()?;
-            require_no_loss(&loss, TRACE_BUFFER_KB)?;
+            t.require_no_loss()?;
             let u = ThreadUsage::delta(&u0, &ThreadUsage::now());
-            let p = t.total_period();
+            let p = t.total_period()?;
             let o = Observed {
                 syscalls: p
                     .syscall_rows()
@@ -876,7 +874,7 @@ fn pgbench_run(
                 voluntary: p.voluntary(),
                 involuntary: p.involuntary(),
                 threads: p.threads.len(),
-                events: t.events,
+                events: t.events(),
                 reader_cpu_ns: u.user_ns + u.sys_ns,
             };
             t.remove()?;

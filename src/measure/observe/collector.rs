@@ -58,11 +58,15 @@ impl Collector {
             None => match BpfCounter::new() {
                 Ok(b) => Ok(Collector::Bpf(Box::new(b))),
                 Err(e) => {
-                    eprintln!(
-                        "iolab observe: eBPF unavailable ({:#}); using the tracefs tracer \
+                    // Once per process: a study opens a collector per run.
+                    static SAID: std::sync::Once = std::sync::Once::new();
+                    SAID.call_once(|| {
+                        eprintln!(
+                            "iolab observe: eBPF unavailable ({:#}); using the tracefs tracer \
                          (costlier per system call; --backend=tracefs selects it quietly)",
-                        e
-                    );
+                            e
+                        )
+                    });
                     tracefs()
                 }
             },
