@@ -1178,9 +1178,10 @@ pub fn run(opts: &ObserveStudyOpts) -> Result<StudyResult> {
         ),
         (
             "measurement".into(),
-            "iolab observe's tracer on the postmaster and every process it forks \
-             (raw_syscalls + sched_switch, exact counts, syscall time includes blocking like \
-             strace's); /proc/stat and /sys/block/DEV/stat deltas around each run"
+            "iolab observe's collector on the postmaster and every process it forks \
+             (eBPF counters in the kernel, or tracefs raw_syscalls + sched_switch where BPF \
+             is unavailable; exact counts, syscall time includes blocking like strace's); \
+             /proc/stat and /sys/block/DEV/stat deltas around each run"
                 .into(),
         ),
         (
@@ -1450,7 +1451,7 @@ fn build(r: &mut StudyResult, devs: &[DeviceResult]) {
         rows.push(row("median".into(), &m, pct));
         r.tables.push(Table {
             title: format!(
-                "(v) cost of observing: pgbench TPS on {} without and with the tracer attached \
+                "(v) cost of observing: pgbench TPS on {} without and with observe attached \
                  (alternating runs)",
                 f.kind.label()
             ),
