@@ -2,66 +2,13 @@
 //! device on a temp file), joined with user-side timestamps taken around pread.
 //! Needs root; skips with a reason otherwise.
 
-use std::fs::OpenOptions;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::Path;
-use std::time::Duration;
-
 use iolab::measure::blktrace::{
-    Action, BlockTrace, BlockTraceOptions, UserIo, btt_table, join, match_requests,
-    render_breakdown, render_btt,
+    Action, BlockTrace, btt_table, join, match_requests, render_breakdown, render_btt,
 };
-use iolab::measure::clock::now_ns;
-use iolab::request::Op;
 
-fn root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let r = unsafe { libc::geteuid() } == 0;
-    if !r {
-        eprintln!("skipped: block tracing needs root");
-    }
-    r
-}
+mod trace_common;
 
-/// O_DIRECT 4 KiB reads at known offsets, timed like the engine does.
-fn direct_reads(dev: &Path, n: u64) -> Vec<UserIo> {
-    let f = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(dev)
-        .unwrap();
-    let layout = std::alloc::Layout::from_size_align(4096, 4096).unwrap();
-    // SAFETY: non-zero size; freed below.
-    let p = unsafe { std::alloc::alloc_zeroed(layout) };
-    // SAFETY: p is valid for 4096 bytes until dealloc.
-    let buf = unsafe { std::slice::from_raw_parts_mut(p, 4096) };
-    let mut v = Vec::new();
-    for i in 0..n {
-        let offset = (i * 7 % 256) * 4096;
-        let t0 = now_ns();
-        let r = f.read_at(buf, offset).unwrap();
-        let t1 = now_ns();
-        assert_eq!(r, 4096);
-        v.push(UserIo {
-            offset,
-            len: 4096,
-            op: Op::Read,
-            t_submit_start: t0,
-            t_submit_end: t1,
-            t_complete_seen: t1,
-        });
-    }
-    // SAFETY: allocated above with this layout.
-    unsafe { std::alloc::dealloc(p, layout) };
-    v
-}
-
-fn opts() -> BlockTraceOptions {
-    BlockTraceOptions {
-        buffer_kb: 2048,
-        drain_every: Duration::from_millis(20),
-    }
-}
+use trace_common::*;
 
 #[test]
 fn zram_is_bio_based_and_reports_only_q2c() {
@@ -76,7 +23,7 @@ fn zram_is_bio_based_and_reports_only_q2c() {
         }
     };
     let trace = BlockTrace::start(&z.path(), opts()).unwrap();
-    let user = direct_reads(&z.path(), 200);
+    let (user, _) = direct_reads(&z.path(), 200);
     let res = trace.stop().unwrap();
     let (reqs, st) = match_requests(&res.events);
     let t = btt_table(&reqs, &st);
@@ -117,7 +64,7 @@ fn loop_device_has_request_stages_and_joins() {
         }
     };
     let trace = BlockTrace::start(&lo.path(), opts()).unwrap();
-    let user = direct_reads(&lo.path(), 100);
+    let (user, _) = direct_reads(&lo.path(), 100);
     let res = trace.stop().unwrap();
     assert!(!res.loss.any_loss());
     let (reqs, st) = match_requests(&res.events);

@@ -8,79 +8,17 @@
 //! Own test binary: `clock::init()` picks the TSC for the whole process.
 //! Root only (zram, loop, tracefs); otherwise each test says why it skipped.
 
-use std::fs::OpenOptions;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::Path;
 use std::time::Duration;
 
 use iolab::measure::blktrace::{
-    Action, BlockTrace, BlockTraceOptions, UserIo, join, match_requests, render_breakdown,
+    Action, BlockTrace, BlockTraceOptions, join, match_requests, render_breakdown,
 };
 use iolab::measure::clock;
 use iolab::measure::tracefs::Tracefs;
-use iolab::request::Op;
 
-fn root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let r = unsafe { libc::geteuid() } == 0;
-    if !r {
-        eprintln!("skipped: block tracing needs root");
-    }
-    r
-}
+mod trace_common;
 
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid timespec pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-fn opts() -> BlockTraceOptions {
-    BlockTraceOptions {
-        buffer_kb: 2048,
-        drain_every: Duration::from_millis(20),
-    }
-}
-
-/// O_DIRECT 4 KiB reads, each stamped on the engine clock and on CLOCK_MONOTONIC.
-fn direct_reads(dev: &Path, n: u64) -> (Vec<UserIo>, Vec<(u64, u64)>) {
-    let f = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(dev)
-        .unwrap();
-    let layout = std::alloc::Layout::from_size_align(4096, 4096).unwrap();
-    // SAFETY: non-zero size; freed below.
-    let p = unsafe { std::alloc::alloc_zeroed(layout) };
-    // SAFETY: p is valid for 4096 bytes until dealloc.
-    let buf = unsafe { std::slice::from_raw_parts_mut(p, 4096) };
-    let (mut user, mut mono) = (Vec::new(), Vec::new());
-    for i in 0..n {
-        let offset = (i * 13 % 1024) * 4096;
-        let m0 = monotonic_ns();
-        let t0 = clock::now_ns();
-        let r = f.read_at(buf, offset).unwrap();
-        let t1 = clock::now_ns();
-        let m1 = monotonic_ns();
-        assert_eq!(r, 4096);
-        user.push(UserIo {
-            offset,
-            len: 4096,
-            op: Op::Read,
-            t_submit_start: t0,
-            t_submit_end: t1,
-            t_complete_seen: t1,
-        });
-        mono.push((m0, m1));
-    }
-    // SAFETY: allocated above with this layout.
-    unsafe { std::alloc::dealloc(p, layout) };
-    (user, mono)
-}
+use trace_common::*;
 
 #[test]
 fn tsc_trace_clock_joins_exactly_and_agrees_with_monotonic() {

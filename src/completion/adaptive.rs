@@ -293,6 +293,9 @@ impl Adaptive {
     /// once per request, before submission, when inline is allowed.
     #[inline]
     pub fn take_inline(&mut self, len: u32) -> bool {
+        if !self.inline_ok {
+            return false;
+        }
         let c = &mut self.classes[class_of(len)];
         c.since += 1;
         if c.probe > 0 {

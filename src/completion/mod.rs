@@ -130,8 +130,6 @@ pub struct Completer {
     mean_ns: f64,
     samples: u64,
     adaptive: adaptive::Adaptive,
-    /// Adaptive may choose the inline path (see [`adaptive::Adaptive::allow_inline`]).
-    inline_ok: bool,
 }
 
 impl Completer {
@@ -142,14 +140,12 @@ impl Completer {
             mean_ns: 0.0,
             samples: 0,
             adaptive,
-            inline_ok: false,
         }
     }
 
     /// Let adaptive perform requests inline: the backend can
     /// ([`crate::device::Caps::inline`]) and the worker runs one request at a time.
     pub fn allow_inline(&mut self) {
-        self.inline_ok = true;
         self.adaptive.allow_inline();
     }
 
@@ -195,7 +191,7 @@ impl Completer {
     /// it: an inline request is a completion observed without any wait.
     #[inline]
     pub fn take_inline(&mut self, len: u32) -> bool {
-        if self.model != CompletionModel::Adaptive || !self.inline_ok {
+        if self.model != CompletionModel::Adaptive {
             return false;
         }
         let go = self.adaptive.take_inline(len);

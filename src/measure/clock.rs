@@ -28,8 +28,9 @@ static TSC_BASE: AtomicU64 = AtomicU64::new(0);
 static NS_BASE: AtomicU64 = AtomicU64::new(0);
 static INIT: Once = Once::new();
 
+/// CLOCK_MONOTONIC in ns (the engine clock's reference).
 #[inline(always)]
-fn monotonic_ns() -> u64 {
+pub fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

@@ -970,43 +970,35 @@ impl Instance {
     /// Events of one CPU come in time order; CPUs are not merged.
     pub fn drain(&mut self, mut f: impl FnMut(&RawEvent)) -> Result<DrainStats> {
         let layout = self.layout()?;
-        let mut st = DrainStats::default();
-        for r in &mut self.readers {
-            loop {
-                let n = match r.file.read(&mut r.page) {
-                    Ok(0) => break,
-                    Ok(n) => n,
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => {
-                        return Err(e)
-                            .with_context(|| format!("reading cpu{} trace_pipe_raw", r.cpu));
-                    }
-                };
-                let cpu = r.cpu;
-                let info = parse_page(&r.page[..n], layout, |ts, rec| {
-                    if rec.len() < 8 {
-                        return;
-                    }
-                    let id = u16::from_le_bytes([rec[0], rec[1]]);
-                    let pid = i32::from_le_bytes(rec[4..8].try_into().expect("4 bytes"));
-                    f(&RawEvent {
-                        cpu,
-                        ts,
-                        id,
-                        pid,
-                        payload: rec,
-                    });
-                })
-                .with_context(|| format!("parsing a cpu{} ring-buffer page", r.cpu))?;
-                st.pages += 1;
-                st.events += info.events;
-                if info.missed {
-                    self.missed_pages += 1;
-                    self.missed_events += info.missed_count;
-                }
+        let mut events = 0;
+        let mut bad = None;
+        let mut st = self.drain_pages(|cpu, page| {
+            if bad.is_some() {
+                return;
             }
+            let parsed = parse_page(page, layout, |ts, rec| {
+                if rec.len() < 8 {
+                    return;
+                }
+                let id = u16::from_le_bytes([rec[0], rec[1]]);
+                let pid = i32::from_le_bytes(rec[4..8].try_into().expect("4 bytes"));
+                f(&RawEvent {
+                    cpu,
+                    ts,
+                    id,
+                    pid,
+                    payload: rec,
+                });
+            });
+            match parsed {
+                Ok(info) => events += info.events,
+                Err(e) => bad = Some(e.context(format!("parsing a cpu{cpu} ring-buffer page"))),
+            }
+        })?;
+        if let Some(e) = bad {
+            return Err(e);
         }
+        st.events = events;
         Ok(st)
     }
 
