@@ -15,12 +15,8 @@ fn zram_is_bio_based_and_reports_only_q2c() {
     if !root() {
         return;
     }
-    let z = match iolab::sys::zram::Zram::create(16 << 20) {
-        Ok(z) => z,
-        Err(e) => {
-            eprintln!("skipped: no zram: {e:#}");
-            return;
-        }
+    let Some(z) = zram_16m() else {
+        return;
     };
     let trace = BlockTrace::start(&z.path(), opts()).unwrap();
     let (user, _) = direct_reads(&z.path(), 200);
@@ -56,12 +52,8 @@ fn loop_device_has_request_stages_and_joins() {
         .unwrap()
         .set_len(16 << 20)
         .unwrap();
-    let lo = match iolab::sys::loopdev::LoopDev::attach(&file, true) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("skipped: no loop device: {e:#}");
-            return;
-        }
+    let Some(lo) = loop_on(&file) else {
+        return;
     };
     let trace = BlockTrace::start(&lo.path(), opts()).unwrap();
     let (user, _) = direct_reads(&lo.path(), 100);

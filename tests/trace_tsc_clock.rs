@@ -38,12 +38,8 @@ fn tsc_trace_clock_joins_exactly_and_agrees_with_monotonic() {
         eprintln!("skipped: this kernel's trace_clock has no x86-tsc");
         return;
     }
-    let z = match iolab::sys::zram::Zram::create(16 << 20) {
-        Ok(z) => z,
-        Err(e) => {
-            eprintln!("skipped: no zram: {e:#}");
-            return;
-        }
+    let Some(z) = zram_16m() else {
+        return;
     };
     let trace = BlockTrace::start(&z.path(), opts()).unwrap();
     assert_eq!(trace.clock(), "x86-tsc");
@@ -102,12 +98,8 @@ fn only_events_the_device_kind_fires_are_enabled() {
     if !root() {
         return;
     }
-    let z = match iolab::sys::zram::Zram::create(16 << 20) {
-        Ok(z) => z,
-        Err(e) => {
-            eprintln!("skipped: no zram: {e:#}");
-            return;
-        }
+    let Some(z) = zram_16m() else {
+        return;
     };
     let t = BlockTrace::start(&z.path(), opts()).unwrap();
     assert_eq!(t.events(), ["block_bio_queue", "block_bio_complete"]);
@@ -119,12 +111,8 @@ fn only_events_the_device_kind_fires_are_enabled() {
         .unwrap()
         .set_len(16 << 20)
         .unwrap();
-    let lo = match iolab::sys::loopdev::LoopDev::attach(&file, true) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("skipped: no loop device: {e:#}");
-            return;
-        }
+    let Some(lo) = loop_on(&file) else {
+        return;
     };
     let t = BlockTrace::start(&lo.path(), opts()).unwrap();
     let ev = t.events().to_vec();
@@ -150,12 +138,8 @@ fn collector_reads_a_half_full_buffer_during_the_run() {
     if !root() {
         return;
     }
-    let z = match iolab::sys::zram::Zram::create(16 << 20) {
-        Ok(z) => z,
-        Err(e) => {
-            eprintln!("skipped: no zram: {e:#}");
-            return;
-        }
+    let Some(z) = zram_16m() else {
+        return;
     };
     // 1 MiB per CPU holds ~18000 events: 30000 reads (60000 events) only fit if
     // the collector reads each half-full buffer while the reads go on. Pauses

@@ -61,3 +61,17 @@ pub fn direct_reads(dev: &Path, n: u64) -> (Vec<UserIo>, Vec<(u64, u64)>) {
     unsafe { std::alloc::dealloc(p, layout) };
     (user, mono)
 }
+
+/// A hot-added 16 MiB zram, or None after saying why the test skips.
+pub fn zram_16m() -> Option<iolab::sys::zram::Zram> {
+    iolab::sys::zram::Zram::create(16 << 20)
+        .map_err(|e| eprintln!("skipped: no zram: {e:#}"))
+        .ok()
+}
+
+/// A direct-I/O loop device over `file`, or None after saying why the test skips.
+pub fn loop_on(file: &Path) -> Option<iolab::sys::loopdev::LoopDev> {
+    iolab::sys::loopdev::LoopDev::attach(file, true)
+        .map_err(|e| eprintln!("skipped: no loop device: {e:#}"))
+        .ok()
+}
