@@ -11,8 +11,10 @@
 # which time taken by other processes on this shared machine does not inflate.
 # Checks that every traced run joined its requests (the trace is not empty).
 #   usage: bench/trace_overhead.sh [PAIRS] [RUNTIME]    (root; builds iolab --release)
+# A fourth series runs --trace-sample=SAMPLE (default 20): events on for that
+# percent of every 100 ms, the sampled trace's cost.
 #   env:   IOLAB=path/to/iolab (skip the build), EXTRA="--opt=v ..." (all runs),
-#          EVENTS=0 (skip the kernel-only series)
+#          EVENTS=0 (skip the kernel-only series), SAMPLE=PCT (0: skip the sampled one)
 set -euo pipefail
 PAIRS=${1:-5}
 RUNTIME=${2:-2s}
@@ -78,8 +80,10 @@ cpu_per_io() { jq '.jobs[0] | (.usr_cpu + .sys_cpu) / 100 * .read.runtime * 1e6 
 
 series="plain trace"
 [ "${EVENTS:-1}" = 1 ] && series="plain events trace"
-for s in $series; do : > "$TMP/$s.iops"; : > "$TMP/$s.cpu"; done
-printf '%-5s %12s %12s %12s %14s\n' pair "plain IOPS" "events IOPS" "trace IOPS" "trace joined"
+SAMPLE=${SAMPLE:-20}
+[ "$SAMPLE" != 0 ] && series="$series sampled"
+for s in $series; do : > "$TMP/$s.iops"; : > "$TMP/$s.cpu"; echo '{}' > "$TMP/$s.json"; done
+printf '%-5s %12s %12s %12s %14s %13s\n' pair "plain IOPS" "events IOPS" "trace IOPS" "trace joined" "sampled IOPS"
 for i in $(seq "$PAIRS"); do
     "$IOLAB" run "${J[@]}" > "$TMP/plain.json"
     if [ "${EVENTS:-1}" = 1 ]; then
@@ -88,6 +92,9 @@ for i in $(seq "$PAIRS"); do
         events_off
     fi
     "$IOLAB" run --trace "${J[@]}" > "$TMP/trace.json"
+    if [ "$SAMPLE" != 0 ]; then
+        "$IOLAB" run --trace-sample="$SAMPLE" "${J[@]}" > "$TMP/sampled.json"
+    fi
     for s in $series; do
         iops "$TMP/$s.json" >> "$TMP/$s.iops"
         cpu_per_io "$TMP/$s.json" >> "$TMP/$s.cpu"
@@ -95,8 +102,15 @@ for i in $(seq "$PAIRS"); do
     joined=$(jq '.jobs[0].iolab.engine.trace.joined // 0' "$TMP/trace.json")
     ios=$(jq '.jobs[0].read.total_ios' "$TMP/trace.json")
     ev=-; [ "${EVENTS:-1}" = 1 ] && ev=$(iops "$TMP/events.json")
-    printf '%-5s %12.0f %12s %12.0f %14s\n' "$i" "$(iops "$TMP/plain.json")" \
-        "$(printf '%.0f' "$ev" 2> /dev/null || echo -)" "$(iops "$TMP/trace.json")" "$joined/$ios"
+    sm=-; [ "$SAMPLE" != 0 ] && sm=$(iops "$TMP/sampled.json")
+    printf '%-5s %12.0f %12s %12.0f %14s %13s\n' "$i" "$(iops "$TMP/plain.json")" \
+        "$(printf '%.0f' "$ev" 2> /dev/null || echo -)" "$(iops "$TMP/trace.json")" "$joined/$ios" \
+        "$(printf '%.0f' "$sm" 2> /dev/null || echo -)"
+    if [ "$SAMPLE" != 0 ] && [ "$(jq '.jobs[0].iolab.engine.trace.joined // 0' "$TMP/sampled.json")" = 0 ]; then
+        echo "trace_overhead: sampled run $i joined no request:" >&2
+        jq '.jobs[0].iolab.engine.trace' "$TMP/sampled.json" >&2
+        exit 1
+    fi
     if [ "$joined" = 0 ]; then
         echo "trace_overhead: traced run $i joined no request:" >&2
         jq '.jobs[0].iolab.engine.trace' "$TMP/trace.json" >&2
@@ -114,6 +128,7 @@ for s in $series; do
         plain) name="plain" ;;
         events) name="block events on, no reader" ;;
         trace) name="iolab run --trace" ;;
+        sampled) name="iolab run --trace-sample=$SAMPLE" ;;
     esac
     printf '%-32s %10.0f %7.1f%% %14.0f %10.0f\n' "$name" "$m" \
         "$(echo "($mp - $m) * 100 / $mp" | bc -l)" "$c" "$(echo "$c - $cp" | bc -l)"

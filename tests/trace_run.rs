@@ -122,6 +122,48 @@ fn trace_on_zram_reports_q2c_and_the_split() {
 }
 
 #[test]
+fn sampled_trace_joins_requests_inside_its_windows_only() {
+    if !root() {
+        return;
+    }
+    let z = Zram::create(64 << 20).expect("zram");
+    let dev = z.path().display().to_string();
+    let mut a = job(&dev, &["--ioengine=psync", "--trace-sample=30/100ms"]);
+    a.retain(|s| s != "--trace" && !s.starts_with("--runtime"));
+    a.push("--runtime=600ms".into());
+    let t = trace_json(&a);
+    let sm = &t["sampling"];
+    assert_eq!(sm["percent"].as_f64(), Some(30.0), "{sm}");
+    let windows = sm["windows"].as_u64().unwrap();
+    assert!((4..=8).contains(&windows), "600 ms in 100 ms periods: {sm}");
+    // Windows are stamped as they really were: 30 ms each as scheduled, longer
+    // when the collector thread wakes late (the other tests of this binary keep
+    // both CPUs busy), but never the whole run.
+    let traced = sm["traced_ms"].as_f64().unwrap();
+    assert!(traced > 0.0 && traced <= 0.75 * 600.0, "{sm}");
+    assert!(sm["ios_outside_windows"].as_u64().unwrap() > 0, "{sm}");
+    assert!(t["joined"].as_u64().unwrap() > 100, "{t}");
+    check_split_sums(&t, "read");
+    check_split_sums(&t, "write");
+    // A request cut by a gap is never stretched over it into one long Q2C.
+    let max_us = t["btt"]["q2c"]["max_ns"].as_f64().unwrap() / 1e3;
+    assert!(max_us < 20_000.0, "Q2C max {max_us} us spans a gap");
+
+    let (code, out, err) = iolab(&a);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("sampled: 30% of every 100 ms"), "{out}");
+
+    let mut bad = job(&dev, &["--ioengine=psync", "--trace-sample=100"]);
+    bad.retain(|s| s != "--trace");
+    let (code, _, err) = iolab(&bad);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("--trace-sample") && err.contains("1-99"),
+        "{err}"
+    );
+}
+
+#[test]
 fn trace_on_loop_device_has_every_stage() {
     if !root() {
         return;

@@ -149,6 +149,7 @@ fn collector_reads_a_half_full_buffer_during_the_run() {
         BlockTraceOptions {
             buffer_kb: 1024,
             drain_every: Duration::from_millis(5),
+            sampling: None,
         },
     )
     .unwrap();

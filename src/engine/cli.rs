@@ -31,6 +31,9 @@ pub struct RunArgs {
     /// Trace the block device under each job (root, tracefs) and add btt's stage table, a latency histogram and the user / block / driver+device / completion split.
     #[arg(long)]
     pub trace: bool,
+    /// --trace for only PCT percent (1-99) of every PERIOD (default 1s), so tracing costs about that share of its full cost; the table covers the requests inside the windows.
+    #[arg(long, value_name = "PCT[/PERIOD]")]
+    pub trace_sample: Option<String>,
     /// Job files and fio options, as for fio.
     #[arg(
         trailing_var_arg = true,
@@ -60,7 +63,15 @@ pub fn main(mut a: RunArgs) -> Result<u8> {
     crate::sys::cleanup::install_signal_handlers()?;
     let opts = EngineOptions {
         allow_destructive: a.allow_destructive,
-        trace: a.trace,
+        trace: a.trace || a.trace_sample.is_some(),
+        trace_sampling: a
+            .trace_sample
+            .as_deref()
+            .map(|v| {
+                crate::measure::blktrace::Sampling::parse(v)
+                    .with_context(|| format!("--trace-sample={v}"))
+            })
+            .transpose()?,
         ..Default::default()
     };
     let planned = plan
@@ -123,6 +134,14 @@ fn take_own_flags(a: &mut RunArgs) -> Result<()> {
             a.allow_destructive = true;
         } else if arg == "--trace" {
             a.trace = true;
+        } else if arg == "--trace-sample" || arg.starts_with("--trace-sample=") {
+            a.trace_sample = Some(match arg.strip_prefix("--trace-sample=") {
+                Some(v) => v.to_string(),
+                None => it.next().context(
+                    "--trace-sample needs a percentage: --trace-sample=PCT[/PERIOD] \
+                     (1-99, e.g. 20 or 10/500ms)",
+                )?,
+            });
         } else if let Some(dir) = arg.strip_prefix("--report=") {
             a.report = Some(dir.into());
         } else if arg == "--report" {

@@ -34,6 +34,8 @@ pub struct EngineOptions {
     /// `--trace`: block-trace the targets' devices and join with per-request
     /// timestamps (see `trace`).
     pub trace: bool,
+    /// `--trace-sample=PCT[/PERIOD]`: trace only that share of every period.
+    pub trace_sampling: Option<crate::measure::blktrace::Sampling>,
     /// Bytes to allocate and free per request on the hot path (0 = never): only
     /// for study 002's preallocation comparison.
     pub alloc_per_request: usize,

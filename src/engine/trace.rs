@@ -334,8 +334,15 @@ pub fn arm(
     }
     for d in &mut t.devices {
         d.trace = Some(
-            BlockTrace::start_dev(d.major, d.minor, BlockTraceOptions::default())
-                .with_context(|| format!("--trace: block tracing of /dev/{}", d.name))?,
+            BlockTrace::start_dev(
+                d.major,
+                d.minor,
+                BlockTraceOptions {
+                    sampling: opts.trace_sampling,
+                    ..BlockTraceOptions::default()
+                },
+            )
+            .with_context(|| format!("--trace: block tracing of /dev/{}", d.name))?,
         );
     }
     Ok(Some(t))
@@ -382,9 +389,14 @@ impl Tracer {
                 let mut users = Vec::new();
                 let mut dropped = 0;
                 let mut unmapped = 0;
+                let mut unsampled = 0;
                 for r in runs.iter().filter(|r| r.job == j) {
                     dropped += r.trace_log.dropped;
                     for u in &r.trace_log.ios {
+                        if !in_windows(&res.windows, u.t_submit_start, u.t_complete_seen) {
+                            unsampled += 1;
+                            continue;
+                        }
                         match mapping.map(u.offset) {
                             Some(off) => users.push(UserIo { offset: off, ..*u }),
                             None => unmapped += 1,
@@ -392,7 +404,7 @@ impl Tracer {
                     }
                 }
                 let b = blktrace::join(&users, &reqs, 0);
-                let v = job_trace_json(
+                let mut v = job_trace_json(
                     &d.name,
                     trace_clock,
                     mapping,
@@ -404,12 +416,37 @@ impl Tracer {
                     unmapped,
                     &jobs[j],
                 );
+                v["sampling"] = sampling_json(&res, unsampled);
                 for r in runs.iter_mut().filter(|r| r.job == j) {
                     r.trace = Some(v.clone());
                 }
             }
         }
     }
+}
+
+/// Whether engine-clock span `from..=to` lies in one sampling window (always,
+/// unsampled): only then can its request have been traced from Q to C.
+fn in_windows(windows: &[blktrace::Window], from: u64, to: u64) -> bool {
+    if windows.is_empty() {
+        return true;
+    }
+    let i = windows.partition_point(|w| w.start <= from);
+    i > 0 && to <= windows[i - 1].end
+}
+
+fn sampling_json(res: &blktrace::BlockTraceResult, unsampled: u64) -> Value {
+    let Some(s) = res.sampling else {
+        return Value::Null;
+    };
+    let traced_ns: u64 = res.windows.iter().map(|w| w.end - w.start).sum();
+    json!({
+        "percent": s.traced_percent(),
+        "period_ms": s.period.as_secs_f64() * 1e3,
+        "windows": res.windows.len(),
+        "traced_ms": traced_ns as f64 / 1e6,
+        "ios_outside_windows": unsampled,
+    })
 }
 
 /// FIEMAP of a whole file: its extents, after flushing delayed allocation so
@@ -584,6 +621,7 @@ fn job_trace_json(
             "merged_bios": st.merged_bios,
             "orphan_completions": st.orphan_completions,
             "in_flight_at_end": st.in_flight_at_end,
+            "outside_windows": st.outside_windows,
         },
         "split": {
             "all": split_json(b, None),
@@ -646,6 +684,18 @@ pub fn render_job_text(job: &str, t: &Value) -> String {
         t["requests"]["completed"],
         t["clock"].as_str().unwrap_or("?")
     );
+    let sm = &t["sampling"];
+    if !sm.is_null() {
+        s += &format!(
+            "sampled: {:.0}% of every {} ms ({} windows, {:.0} ms traced); the table \
+             covers requests inside the windows; {} of this job's I/Os fell outside them\n",
+            sm["percent"].as_f64().unwrap_or(0.0),
+            sm["period_ms"].as_f64().unwrap_or(0.0),
+            sm["windows"],
+            sm["traced_ms"].as_f64().unwrap_or(0.0),
+            sm["ios_outside_windows"]
+        );
+    }
     s += &blktrace::render_btt(&table);
     if table.d2c_hist.total() > 0 {
         s += &table.d2c_hist.render("\nD2C (driver + device)");
@@ -729,6 +779,21 @@ pub fn device_offset(path: &Path, off: u64) -> Result<Option<u64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn user_ios_are_kept_only_inside_windows() {
+        let w = [
+            blktrace::Window { start: 10, end: 20 },
+            blktrace::Window { start: 40, end: 50 },
+        ];
+        let inside: Vec<u64> = (0..60).filter(|&t| in_windows(&w, t, t)).collect();
+        let want: Vec<u64> = (10..=20).chain(40..=50).collect();
+        assert_eq!(inside, want);
+        assert!(in_windows(&[], 7, 7), "no windows: everything was traced");
+        assert!(in_windows(&w, 12, 20));
+        assert!(!in_windows(&w, 15, 25), "completed after its window closed");
+        assert!(!in_windows(&w, 15, 45), "spans a gap");
+    }
 
     #[test]
     fn log_is_bounded_and_split_by_stream() {

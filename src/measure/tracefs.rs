@@ -798,8 +798,17 @@ impl Instance {
     /// Enable `system:name` in this instance and return its format.
     pub fn enable_event(&self, system: &str, name: &str) -> Result<EventFormat> {
         let fmt = self.format(system, name)?;
-        self.write(&format!("events/{system}/{name}/enable"), "1")?;
+        self.set_event_enabled(system, name, true)?;
         Ok(fmt)
+    }
+
+    /// Switch one event on or off. Off, and enabled nowhere else, its
+    /// tracepoint is patched out of the kernel's code: no cost at all.
+    pub fn set_event_enabled(&self, system: &str, name: &str, on: bool) -> Result<()> {
+        self.write(
+            &format!("events/{system}/{name}/enable"),
+            if on { "1" } else { "0" },
+        )
     }
 
     /// Enable every event of a system (e.g. `io_uring`).

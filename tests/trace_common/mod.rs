@@ -23,6 +23,7 @@ pub fn opts() -> BlockTraceOptions {
     BlockTraceOptions {
         buffer_kb: 2048,
         drain_every: Duration::from_millis(20),
+        sampling: None,
     }
 }
 
