@@ -1,6 +1,7 @@
 #!/bin/bash
 # Cost of observing a syscall-heavy process: a getppid loop run plain, under
-# `iolab observe` with each backend (bpf, tracefs), under `strace -c -f` and under
+# `iolab observe` with each backend (bpf; bpf timing 1 call in $SAMPLE, default 16;
+# tracefs), under `strace -c -f` and under
 # `perf trace -s`. Prints the median wall time of RUNS runs of each and the slowdown
 # against plain, and checks that iolab counted every call with zero lost events.
 # Runs alternate (plain, bpf, tracefs, plain, ...) so load changes hit all alike.
@@ -9,6 +10,7 @@
 set -euo pipefail
 CALLS=${1:-2000000}
 RUNS=${2:-5}
+SAMPLE=${SAMPLE:-16}
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
 IOLAB=$PWD/target/release/iolab
@@ -48,12 +50,14 @@ print(f"{sys.argv[3]}: backend={r['backend']} getppid={n} (expected {sys.argv[2]
 sys.exit(0 if ok else 1)
 PY
 }
-: > "$TMP/plain"; : > "$TMP/bpf"; : > "$TMP/tracefs"
+: > "$TMP/plain"; : > "$TMP/bpf"; : > "$TMP/sampled"; : > "$TMP/tracefs"
 fail=0
 for _ in $(seq "$RUNS"); do
     once plain "$TMP/loop" "$CALLS" 0 0
     once bpf "$IOLAB" observe --json --backend=bpf -- "$TMP/loop" "$CALLS" 0 0
     check bpf > "$TMP/bpf.check" || fail=1
+    once sampled "$IOLAB" observe --json --backend=bpf --time-sample="$SAMPLE" -- "$TMP/loop" "$CALLS" 0 0
+    check sampled > "$TMP/sampled.check" || fail=1
     once tracefs "$IOLAB" observe --json --backend=tracefs -- "$TMP/loop" "$CALLS" 0 0
     check tracefs > "$TMP/tracefs.check" || fail=1
 done
@@ -71,8 +75,9 @@ printf '%-22s %10s %10s\n' tool "time (s)" slowdown
 report() { local m; m=$(median < "$TMP/$1"); printf '%-22s %10.3f %9.2fx\n' "$2" "$m" "$(echo "$m / $base" | bc -l)"; }
 report plain "plain"
 report bpf "iolab observe (bpf)"
+report sampled "  --time-sample=$SAMPLE"
 report tracefs "iolab observe (tracefs)"
 [ $have_strace = 1 ] && report strace "strace -c -f"
 [ $have_perf = 1 ] && report perf "perf trace -s"
-cat "$TMP/bpf.check" "$TMP/tracefs.check"
+cat "$TMP/bpf.check" "$TMP/sampled.check" "$TMP/tracefs.check"
 [ $fail = 0 ] || { echo "FAIL: inexact count or lost events in some run"; exit 1; }

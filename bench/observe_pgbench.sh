@@ -3,6 +3,8 @@
 # PostgreSQL cluster in a tmpfs directory (pgbench vacuums before each run, so
 # runs do not slow down as tables bloat) (no device I/O: the most syscall-bound
 # case), pgbench -c 16 -j 2 for SECS seconds per run, rounds of plain / bpf /
+# bpf timing 1 call in $SAMPLE (default 16) / floor (BPF programs that do nothing
+# on the same syscall and sched_switch hooks: what any tracer built on them pays) /
 # tracefs runs in rotating order (so load drifts hit all alike). Prints the median
 # TPS of each and the cost against plain, and fails if an observed run lost events.
 # TPS on a shared 2-CPU machine swings with the neighbours' load, so it also prints
@@ -13,9 +15,17 @@
 set -euo pipefail
 ROUNDS=${1:-6}
 SECS=${2:-5}
+SAMPLE=${SAMPLE:-16}
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
 IOLAB=$PWD/target/release/iolab
+HOOKS=$(cargo bench --bench observe_hooks --no-run --message-format=json 2> /dev/null |
+    python3 -c 'import json, sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "observe_hooks" and m.get("executable"):
+        print(m["executable"])')
+[ -x "$HOOKS" ] || { echo "could not build benches/observe_hooks.rs"; exit 1; }
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
 [ -x "$PGBIN/pg_ctl" ] || { echo "PostgreSQL not found under /usr/lib/postgresql"; exit 1; }
 PORT=5499
@@ -48,18 +58,31 @@ plain() {
     read -r u s < <(tail -1 "$D/time")
     echo "$tps $(echo "1000000 * ($c1 - $c0 + $u + $s) / $n" | bc -l) $n"
 }
-# observed BACKEND: pgbench while iolab observes the server tree with BACKEND
+# floor: pgbench while empty programs sit on the hooks observe uses
+floor() {
+    "$HOOKS" --hold 3600 > "$D/hold.out" 2> "$D/hold.err" &
+    local hp=$!
+    until grep -q attached "$D/hold.out" 2> /dev/null; do
+        kill -0 $hp 2> /dev/null || { echo "observe_hooks --hold failed: $(cat "$D/hold.err")" >&2; exit 1; }
+        sleep 0.05
+    done
+    plain
+    kill $hp; wait $hp 2> /dev/null || true
+}
+# observed SERIES: pgbench while iolab observes the server tree (SERIES: bpf,
+# sampled = bpf timing 1 call in $SAMPLE, or tracefs)
 observed() {
-    local b=$1 out="$D/obs-$1.json"
+    local b=$1 out="$D/obs-$1.json" extra=()
+    [ "$b" = sampled ] && { b=bpf; extra=(--time-sample="$SAMPLE"); }
     # iolab's own CPU (the tracefs reader's drains) is part of the cost.
-    "$IOLAB" observe --json --backend="$b" --pid "$PM" > "$out" 2> "$D/obs-$b.err" &
+    "$IOLAB" observe --json --backend="$b" "${extra[@]}" --pid "$PM" > "$out" 2> "$D/obs-$1.err" &
     local ip=$!
     # Attached when its first syscalls on the server side count: give it a moment.
     sleep 0.5
     local t; t=$(plain)
     local icpu
     icpu=$(awk -v t="$TCK" '{ sub(/.*\) /, ""); print ($12 + $13) / t }' "/proc/$ip/stat")
-    kill -INT $ip; wait $ip || { echo "iolab observe --backend=$b failed: $(cat "$D/obs-$b.err")" >&2; exit 1; }
+    kill -INT $ip; wait $ip || { echo "iolab observe ($1) failed: $(cat "$D/obs-$1.err")" >&2; exit 1; }
     python3 - "$out" "$b" >&2 <<'PY'
 import json, sys
 r = json.loads(open(sys.argv[1]).read().splitlines()[-1])
@@ -71,19 +94,21 @@ PY
     read -r tps cpu n <<< "$t"
     echo "$tps $(echo "$cpu + 1000000 * $icpu / $n" | bc -l) $n"
 }
-: > "$D/plain"; : > "$D/bpf"; : > "$D/tracefs"
+: > "$D/plain"; : > "$D/bpf"; : > "$D/sampled"; : > "$D/floor"; : > "$D/tracefs"
 plain > /dev/null   # warm the cache and the server
+series=(plain bpf sampled floor tracefs)
 for r in $(seq "$ROUNDS"); do
-    case $((r % 3)) in
-        0) order="plain bpf tracefs" ;;
-        1) order="bpf tracefs plain" ;;
-        2) order="tracefs plain bpf" ;;
-    esac
-    for k in $order; do
-        if [ "$k" = plain ]; then plain >> "$D/plain"; else observed "$k" >> "$D/$k"; fi
+    # Rotate the order each round.
+    for i in 0 1 2 3 4; do
+        k=${series[$(((i + r) % 5))]}
+        case $k in
+            plain | floor) $k >> "$D/$k" ;;
+            *) observed "$k" >> "$D/$k" ;;
+        esac
     done
-    printf 'round %d (TPS, CPU us/transaction): plain %s  bpf %s  tracefs %s\n' "$r" \
-        "$(tail -1 "$D/plain")" "$(tail -1 "$D/bpf")" "$(tail -1 "$D/tracefs")"
+    printf 'round %d (TPS, CPU us/transaction):' "$r"
+    for k in "${series[@]}"; do printf '  %s %s' "$k" "$(cut -d' ' -f1-2 < <(tail -1 "$D/$k"))"; done
+    echo
 done
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 col() { awk -v c="$2" '{print $c}' "$D/$1" | median; }
@@ -97,7 +122,10 @@ printf 'pgbench -c 16 -j 2 -T %s on tmpfs, %d rounds; medians, costs paired per 
     "$SECS" "$ROUNDS"
 printf '%-24s %9s %9s %14s %9s\n' run TPS "TPS cost" "CPU us/trans" "CPU cost"
 printf '%-24s %9.1f %9s %14.1f %9s\n' plain "$tb" - "$cb" -
-for b in bpf tracefs; do
-    printf '%-24s %9.1f %8.1f%% %14.1f %8.1f%%\n' "iolab observe ($b)" "$(col "$b" 1)" \
+for b in bpf sampled floor tracefs; do
+    name="iolab observe ($b)"
+    [ "$b" = sampled ] && name="  --time-sample=$SAMPLE"
+    [ "$b" = floor ] && name="empty hooks (floor)"
+    printf '%-24s %9.1f %8.1f%% %14.1f %8.1f%%\n' "$name" "$(col "$b" 1)" \
         "$(cost "$b" 1)" "$(col "$b" 2)" "$(cost "$b" 2)"
 done

@@ -97,30 +97,30 @@ fn calls(report: &Value, name: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// `iolab observe --json OPTS -- helper n m k`: the total report and the pid
+/// of the observing process; fails the test if observe failed.
+fn observe_helper(h: &Helper, opts: &[&str], (n, m, k): (u64, u64, u64)) -> (Value, u32) {
+    let counts = [n.to_string(), m.to_string(), k.to_string()];
+    let mut args = vec!["observe", "--json"];
+    args.extend_from_slice(opts);
+    args.extend(["--", h.bin.to_str().unwrap()]);
+    args.extend(counts.iter().map(String::as_str));
+    let (out, pid) = run(&args);
+    assert!(
+        out.status.success(),
+        "{opts:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (json_lines(&out).pop().unwrap(), pid)
+}
+
 #[test]
 fn counts_exact_syscalls_of_threads_and_children() {
     let Some(h) = helper() else { return };
-    let bin = h.bin.to_str().unwrap();
     let (n, m, k) = (50_000u64, 7_001u64, 3_333u64);
     for backend in BACKENDS {
-        let (out, pid) = run(&[
-            "observe",
-            "--json",
-            "--backend",
-            backend,
-            "--",
-            bin,
-            &n.to_string(),
-            &m.to_string(),
-            &k.to_string(),
-        ]);
-        assert!(
-            out.status.success(),
-            "{backend}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let reports = json_lines(&out);
-        let total = reports.last().unwrap();
+        let (total, pid) = observe_helper(&h, &["--backend", backend], (n, m, k));
+        let total = &total;
         assert_eq!(total["kind"], "total");
         assert_eq!(total["backend"], backend);
         assert_eq!(calls(total, "getppid"), n + m + k, "{backend}");
@@ -145,6 +145,63 @@ fn counts_exact_syscalls_of_threads_and_children() {
         assert_eq!(total["forks"], 2, "{backend}");
         assert!(instances_of(pid).is_empty(), "instance left behind");
     }
+}
+
+#[test]
+fn time_sampling_keeps_counts_exact_and_times_a_random_share() {
+    let Some(h) = helper() else { return };
+    let (n, m, k) = (50_000u64, 7_001u64, 3_333u64);
+    let (total, _) = observe_helper(&h, &["--time-sample", "16"], (n, m, k));
+    let total = &total;
+    if total["backend"] != "bpf" {
+        eprintln!("skipped: time sampling needs the bpf backend, unavailable here");
+        return;
+    }
+    assert_eq!(total["time_sample"], 16);
+    let all = n + m + k;
+    assert_eq!(calls(total, "getppid"), all);
+    assert_eq!(total["lost_events"], 0);
+    let row = total["syscalls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "getppid")
+        .unwrap();
+    // Binomial(60334, 1/16): mean 3771, sd 59; +-20% is over 12 sd.
+    let timed = row["timed"].as_u64().unwrap() as f64;
+    let expect = all as f64 / 16.0;
+    assert!(
+        (timed - expect).abs() < 0.2 * expect,
+        "timed {timed}: {row}"
+    );
+    let (avg, tot) = (
+        row["avg_ns"].as_f64().unwrap(),
+        row["total_ns"].as_f64().unwrap(),
+    );
+    assert!(avg > 0.0, "{row}");
+    assert!(
+        (tot - avg * all as f64).abs() <= 1.0,
+        "total = avg x calls: {row}"
+    );
+
+    let (out, _) = run(&["observe", "--time-sample", "12", "--", "true"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--time-sample 12") && err.contains("power of two"),
+        "{err}"
+    );
+    let (out, _) = run(&[
+        "observe",
+        "--backend",
+        "tracefs",
+        "--time-sample",
+        "16",
+        "--",
+        "true",
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("only the bpf backend"));
 }
 
 #[test]

@@ -788,7 +788,7 @@ fn pgbench_run(
     if observe {
         // iolab observe's backend choice: eBPF counters where they work, else
         // the tracefs tracer (said once on stderr).
-        let mut t = Collector::open(None, TRACE_BUFFER_KB)?;
+        let mut t = Collector::open(None, TRACE_BUFFER_KB, 1)?;
         // An empty tracefs pid filter would trace everyone: fill it before
         // tracing starts, then re-list until no thread appeared in between (forks
         // after a parent is listed are followed in the kernel).

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::os::fd::OwnedFd;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 
 use super::tracer::{Period, SyscallStat, ThreadStat};
 use crate::measure::tracefs::{EventFormat, Tracefs};
@@ -50,6 +50,8 @@ struct Counters {
 /// [`BpfCounter::start`] and detached by [`BpfCounter::stop`] or drop; maps and
 /// programs are freed when the value is dropped (all are file descriptors).
 pub struct BpfCounter {
+    /// One call in this many is timed (1: every call).
+    time_one_in: u32,
     threads: Map,
     stats: Map,
     maxes: Map,
@@ -84,10 +86,27 @@ fn u32_at(b: &[u8], off: usize) -> u32 {
     u32::from_le_bytes(b[off..off + 4].try_into().expect("4 bytes"))
 }
 
+/// Time sampling takes one call in a power of two (a mask of the random
+/// number in sys_enter): 1 (every call) to 65536.
+pub fn check_time_one_in(n: u32) -> Result<()> {
+    ensure!(
+        n.is_power_of_two() && n <= 1 << 16,
+        "{n} is not a power of two from 1 (every call) to 65536"
+    );
+    Ok(())
+}
+
 impl BpfCounter {
     /// Create the maps and load the programs (nothing is attached yet). Fails,
     /// with the reason, where BPF is unavailable or the verifier refuses.
     pub fn new() -> Result<BpfCounter> {
+        BpfCounter::timing_one_in(1)
+    }
+
+    /// As [`BpfCounter::new`], timing one call in `n` (a power of two, chosen
+    /// at random per call); every call is still counted.
+    pub fn timing_one_in(n: u32) -> Result<BpfCounter> {
+        check_time_one_in(n)?;
         let ncpu = sys::possible_cpus()?;
         let pm = pid_max()?;
         let hashed = pm > ARRAY_PID_MAX;
@@ -113,7 +132,11 @@ impl BpfCounter {
         let progs = vec![
             (
                 "sys_enter",
-                sys::prog_load(raw, "iolab_enter", &progs::sys_enter(&fds)?)?,
+                sys::prog_load(
+                    raw,
+                    "iolab_enter",
+                    &progs::sys_enter(&fds, n.trailing_zeros())?,
+                )?,
             ),
             (
                 "sys_exit",
@@ -137,6 +160,7 @@ impl BpfCounter {
             ),
         ];
         Ok(BpfCounter {
+            time_one_in: n,
             threads,
             stats,
             maxes,
@@ -160,6 +184,10 @@ impl BpfCounter {
             total_max: vec![0; MAX_NR as usize],
             comms: HashMap::new(),
         })
+    }
+
+    pub fn time_one_in(&self) -> u32 {
+        self.time_one_in
     }
 
     /// "array" or "hash": how thread slots are kept.
@@ -384,7 +412,8 @@ impl BpfCounter {
     }
 
     /// Events the programs handled for observed tasks, as of the latest read:
-    /// entries, returns, switch-outs, forks, exits.
+    /// entries, returns, switch-outs, forks, exits. With time sampling only
+    /// the timed calls' returns are counted here.
     pub fn events(&self) -> u64 {
         let c = &self.last;
         let calls: u64 = c.syscalls.iter().map(|s| s.calls + s.timed).sum();
@@ -547,6 +576,32 @@ mod tests {
         let me = &total.threads[&tid];
         assert!(me.syscalls >= 1234, "{me:?}");
         assert_eq!(total.threads.len(), 1, "only this thread is tracked");
+        c.require_no_loss().unwrap();
+    }
+
+    #[test]
+    fn sampled_timing_still_counts_every_call_and_error() {
+        if !root() {
+            return;
+        }
+        let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let mut c = BpfCounter::timing_one_in(8).unwrap();
+        // SAFETY: gettid has no preconditions.
+        c.add_pids(&[unsafe { libc::gettid() }]).unwrap();
+        c.start().unwrap();
+        for _ in 0..4000 {
+            // SAFETY: an invalid fd makes each close fail with EBADF.
+            unsafe { libc::close(-1) };
+        }
+        c.stop();
+        let t = c.total_period().unwrap();
+        let cl = &t.syscalls[syscall_nr("close").unwrap()];
+        // Reading the maps closes files of its own on this thread.
+        assert!(cl.calls >= 4000, "{cl:?}");
+        assert_eq!(cl.errors, 4000, "errors of untimed calls count too");
+        // Binomial(~4000, 1/8): mean 500, sd 21.
+        assert!((350..650).contains(&cl.timed), "{cl:?}");
+        assert!(BpfCounter::timing_one_in(3).is_err());
         c.require_no_loss().unwrap();
     }
 }

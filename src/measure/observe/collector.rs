@@ -2,10 +2,10 @@
 //! (aggregates in the kernel; the default where BPF works) and the tracefs
 //! tracer (streams events and pairs them here; works wherever tracefs does).
 
-use anyhow::Result;
+use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
-use super::bpf::BpfCounter;
+use super::bpf::{BpfCounter, check_time_one_in};
 use super::tracer::{Period, Tracer, TracerOptions, require_no_loss};
 
 /// Which collector counts (`--backend`).
@@ -36,7 +36,16 @@ pub enum Collector {
 impl Collector {
     /// The requested backend; with none, BPF where it works, else tracefs after
     /// saying once on stderr why BPF could not be used.
-    pub fn open(requested: Option<Backend>, buffer_kb: u64) -> Result<Collector> {
+    /// `time_one_in` > 1 times that share of calls at random (bpf only; every
+    /// call is still counted).
+    pub fn open(requested: Option<Backend>, buffer_kb: u64, time_one_in: u32) -> Result<Collector> {
+        check_time_one_in(time_one_in).with_context(|| format!("--time-sample {time_one_in}"))?;
+        if time_one_in > 1 && requested == Some(Backend::Tracefs) {
+            bail!(
+                "--time-sample {time_one_in}: only the bpf backend samples call times \
+                 (tracefs gets every call's enter and exit event anyway)"
+            );
+        }
         let tracefs = || -> Result<Collector> {
             Ok(Collector::Tracefs {
                 tracer: Box::new(Tracer::new(TracerOptions {
@@ -48,14 +57,14 @@ impl Collector {
         };
         match requested {
             Some(Backend::Tracefs) => tracefs(),
-            Some(Backend::Bpf) => Ok(Collector::Bpf(Box::new(BpfCounter::new().map_err(
-                |e| {
+            Some(Backend::Bpf) => Ok(Collector::Bpf(Box::new(
+                BpfCounter::timing_one_in(time_one_in).map_err(|e| {
                     e.context(
                         "--backend=bpf: the eBPF counter cannot run here (try --backend=tracefs)",
                     )
-                },
-            )?))),
-            None => match BpfCounter::new() {
+                })?,
+            ))),
+            None => match BpfCounter::timing_one_in(time_one_in) {
                 Ok(b) => Ok(Collector::Bpf(Box::new(b))),
                 Err(e) => {
                     // Once per process: a study opens a collector per run.
@@ -67,9 +76,23 @@ impl Collector {
                             e
                         )
                     });
+                    if time_one_in > 1 {
+                        eprintln!(
+                            "iolab observe: --time-sample {time_one_in} has no effect with \
+                             tracefs: every call is timed"
+                        );
+                    }
                     tracefs()
                 }
             },
+        }
+    }
+
+    /// One call in this many is timed (1: every call).
+    pub fn time_one_in(&self) -> u32 {
+        match self {
+            Collector::Bpf(b) => b.time_one_in(),
+            Collector::Tracefs { .. } => 1,
         }
     }
 

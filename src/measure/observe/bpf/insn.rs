@@ -110,6 +110,7 @@ pub enum Helper {
     MapLookupElem = 1,
     MapUpdateElem = 2,
     KtimeGetNs = 5,
+    GetPrandomU32 = 7,
     GetCurrentPidTgid = 14,
     GetCurrentComm = 16,
 }

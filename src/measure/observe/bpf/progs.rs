@@ -15,8 +15,11 @@ pub const MAX_NR: u32 = 1024;
 pub mod slot {
     /// u32: 1 while the thread is tracked (cleared when it exits).
     pub const ON: i16 = 0;
-    /// u32: 1 between sys_enter and sys_exit.
+    /// u32 between sys_enter and sys_exit: [`TIMING`] when the call is timed,
+    /// [`UNTIMED`] when sampling left it out; 0 outside calls.
     pub const IN_CALL: i16 = 4;
+    pub const TIMING: i32 = 1;
+    pub const UNTIMED: i32 = 2;
     pub const ENTER_TS: i16 = 8;
     /// u32 syscall number of the call in progress.
     pub const ENTER_NR: i16 = 16;
@@ -68,6 +71,7 @@ const K_NR: i16 = -8;
 const K_EPOCH: i16 = -12;
 const K_MAX: i16 = -16;
 const K_MISC: i16 = -20;
+const K_TIMED: i16 = -24;
 const NEW_SLOT: i16 = -96;
 
 /// r0 = thread slot of the current task, or leave through `out` if it is not
@@ -101,8 +105,10 @@ fn epilogue(a: &mut Asm) -> Result<Vec<Insn>> {
     a.finish()
 }
 
-/// raw_syscalls:sys_enter, ctx = (struct pt_regs *regs, long id).
-pub fn sys_enter(m: &MapFds) -> Result<Vec<Insn>> {
+/// raw_syscalls:sys_enter, ctx = (struct pt_regs *regs, long id). Every call
+/// is counted; one in 2^`sample_log2` (chosen at random, so no call pattern
+/// can line up with it) is timed, every call when 0.
+pub fn sys_enter(m: &MapFds, sample_log2: u32) -> Result<Vec<Insn>> {
     let mut a = Asm::new();
     a.load(Size::DW, R6, R1, 8);
     // Unsigned compare: negative ids land in the last slot too.
@@ -115,34 +121,48 @@ pub fn sys_enter(m: &MapFds) -> Result<Vec<Insn>> {
     a.mov_reg(R7, R0)
         .inc_u64(R7, slot::SYSCALLS)
         .store_reg(Size::W, R7, slot::ENTER_NR, R6)
-        .store_imm(Size::W, R7, slot::IN_CALL, 1)
         .store_reg(Size::W, R10, K_NR, R6)
         .ld_map_fd(R1, m.stats)
         .mov_reg(R2, R10)
         .alu_imm(Alu::Add, R2, K_NR as i32)
         .call(Helper::MapLookupElem)
-        .jmp_imm(Cond::Eq, R0, 0, "stamp")
+        .jmp_imm(Cond::Eq, R0, 0, "sample")
         .inc_u64(R0, stat::CALLS)
+        .label("sample");
+    if sample_log2 > 0 {
+        a.call(Helper::GetPrandomU32)
+            .alu_imm(Alu::And, R0, (1 << sample_log2) - 1)
+            .jmp_imm(Cond::Eq, R0, 0, "timed")
+            .store_imm(Size::W, R7, slot::IN_CALL, slot::UNTIMED)
+            .ja("out")
+            .label("timed");
+    }
+    a.store_imm(Size::W, R7, slot::IN_CALL, slot::TIMING)
         // The clock is read last so the call's time leaves out our own work.
-        .label("stamp")
         .call(Helper::KtimeGetNs)
         .store_reg(Size::DW, R7, slot::ENTER_TS, R0);
     epilogue(&mut a)
 }
 
-/// raw_syscalls:sys_exit, ctx = (struct pt_regs *regs, long ret).
+/// raw_syscalls:sys_exit, ctx = (struct pt_regs *regs, long ret). Errors are
+/// counted for every call; time only for the calls sys_enter chose to time.
 pub fn sys_exit(m: &MapFds) -> Result<Vec<Insn>> {
     let mut a = Asm::new();
     a.load(Size::DW, R6, R1, 8);
     current_slot(&mut a, m);
     a.mov_reg(R7, R0)
-        .call(Helper::KtimeGetNs)
-        .mov_reg(R9, R0)
         .load(Size::W, R1, R7, slot::IN_CALL)
         .jmp_imm(Cond::Eq, R1, 0, "unpaired")
-        .store_imm(Size::W, R7, slot::IN_CALL, 0)
+        .store_reg(Size::W, R10, K_TIMED, R1)
+        .mov_imm(R9, 0)
+        .jmp_imm(Cond::Ne, R1, slot::TIMING, "untimed")
+        // The clock is read first so the call's time leaves out our own work.
+        .call(Helper::KtimeGetNs)
+        .mov_reg(R9, R0)
         .load(Size::DW, R1, R7, slot::ENTER_TS)
         .alu_reg(Alu::Sub, R9, R1)
+        .label("untimed")
+        .store_imm(Size::W, R7, slot::IN_CALL, 0)
         .load(Size::W, R8, R7, slot::ENTER_NR)
         // The verifier must see the key is in range for the maxes arithmetic.
         .jmp_imm(Cond::Gt, R8, MAX_NR as i32 - 1, "out")
@@ -152,16 +172,18 @@ pub fn sys_exit(m: &MapFds) -> Result<Vec<Insn>> {
         .alu_imm(Alu::Add, R2, K_NR as i32)
         .call(Helper::MapLookupElem)
         .jmp_imm(Cond::Eq, R0, 0, "out")
+        // -4095 <= ret <= -1 is an error return (-errno).
+        .mov_reg(R1, R6)
+        .alu_imm(Alu::Add, R1, 4095)
+        .jmp_imm(Cond::Gt, R1, 4094, "no_error")
+        .inc_u64(R0, stat::ERRORS)
+        .label("no_error")
+        .load(Size::W, R1, R10, K_TIMED)
+        .jmp_imm(Cond::Ne, R1, slot::TIMING, "out")
         .inc_u64(R0, stat::TIMED)
         .load(Size::DW, R1, R0, stat::TOTAL_NS)
         .alu_reg(Alu::Add, R1, R9)
         .store_reg(Size::DW, R0, stat::TOTAL_NS, R1)
-        // -4095 <= ret <= -1 is an error return (-errno).
-        .mov_reg(R1, R6)
-        .alu_imm(Alu::Add, R1, 4095)
-        .jmp_imm(Cond::Gt, R1, 4094, "max")
-        .inc_u64(R0, stat::ERRORS)
-        .label("max")
         .store_imm(Size::W, R10, K_EPOCH, 0)
         .ld_map_fd(R1, m.epoch)
         .mov_reg(R2, R10)
@@ -273,7 +295,8 @@ mod tests {
             misc: 7,
         };
         for p in [
-            sys_enter(&m).unwrap(),
+            sys_enter(&m, 0).unwrap(),
+            sys_enter(&m, 4).unwrap(),
             sys_exit(&m).unwrap(),
             sched_switch(&m).unwrap(),
             sched_process_exit(&m).unwrap(),
