@@ -1,0 +1,385 @@
+//! The PostgreSQL side of study 004: finding the install and the `postgres` user,
+//! running setup commands and the server as that user (inside the study's
+//! cgroup), and reading pgbench's summary.
+
+use std::ffi::CString;
+use std::fs;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+
+use super::device::PgCgroup;
+use crate::sys::cleanup::{self, CleanupId};
+
+/// The PostgreSQL installation and the user it runs as.
+#[derive(Clone, Debug)]
+pub(super) struct PgInstall {
+    pub(super) bindir: PathBuf,
+    pub(super) pgbench: PathBuf,
+    pub(super) version: String,
+    pub(super) uid: u32,
+    pub(super) gid: u32,
+}
+
+/// Newest `/usr/lib/postgresql/N/bin` with initdb, postgres, psql and pgbench.
+pub(super) fn find_postgres() -> Result<PgInstall> {
+    let root = Path::new("/usr/lib/postgresql");
+    let mut found: Vec<(u32, PathBuf)> = fs::read_dir(root)
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| {
+                    let v: u32 = e.file_name().to_str()?.parse().ok()?;
+                    let bin = e.path().join("bin");
+                    ["initdb", "postgres", "psql"]
+                        .iter()
+                        .all(|b| bin.join(b).is_file())
+                        .then_some((v, bin))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    let Some((v, bindir)) = found.pop() else {
+        bail!(
+            "PostgreSQL not found: no {}/N/bin with initdb, postgres and psql; \
+             install it (Debian/Ubuntu: apt-get install postgresql postgresql-contrib)",
+            root.display()
+        );
+    };
+    let pgbench = [bindir.join("pgbench"), PathBuf::from("/usr/bin/pgbench")]
+        .into_iter()
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            anyhow!(
+                "pgbench not found in {} or /usr/bin (Debian: apt-get install postgresql-contrib)",
+                bindir.display()
+            )
+        })?;
+    let (uid, gid) = user_ids("postgres")?;
+    Ok(PgInstall {
+        bindir,
+        pgbench,
+        version: v.to_string(),
+        uid,
+        gid,
+    })
+}
+
+fn user_ids(name: &str) -> Result<(u32, u32)> {
+    let c = CString::new(name).expect("no NUL in a literal user name");
+    // SAFETY: getpwnam reads the passwd database; the result is copied out at once
+    // and only this thread calls it here.
+    let pw = unsafe { libc::getpwnam(c.as_ptr()) };
+    if pw.is_null() {
+        bail!(
+            "no '{name}' user: PostgreSQL refuses to run as root and the study runs it \
+             as '{name}' (the Debian package creates it; or: useradd --system {name})"
+        );
+    }
+    // SAFETY: pw is non-null and points to a valid passwd record.
+    Ok(unsafe { ((*pw).pw_uid, (*pw).pw_gid) })
+}
+
+/// Run a setup command to completion; its output goes into the error if it fails.
+pub(super) fn run_cmd(cmd: &mut Command, what: &str) -> Result<String> {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .with_context(|| format!("{what}: cannot start {:?}", cmd.get_program()))?;
+    if !out.status.success() {
+        bail!(
+            "{what} failed ({}): {}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim(),
+            String::from_utf8_lossy(&out.stdout).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// A command that runs as the postgres user, optionally inside the cgroup.
+pub(super) fn pg_command(
+    pg: &PgInstall,
+    prog: &Path,
+    cwd: &Path,
+    cg: Option<&PgCgroup>,
+) -> Command {
+    let mut c = Command::new(prog);
+    c.current_dir(cwd)
+        .env("LC_ALL", "C")
+        .env_remove("PGDATA")
+        .stdin(Stdio::null());
+    let procs: Vec<CString> = cg.map(|g| g.procs.clone()).unwrap_or_default();
+    let (uid, gid) = (pg.uid, pg.gid);
+    // The move into the cgroup needs root, so the identity change is done here,
+    // after it, rather than by Command::uid (which std applies before pre_exec).
+    // SAFETY: between fork and exec only open/write/close/setgroups/setgid/setuid
+    // on memory prepared before the fork: async-signal-safe, no allocation.
+    unsafe {
+        c.pre_exec(move || {
+            for path in &procs {
+                let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                if fd < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // "0" moves the writing task (cgroup v1).
+                let n = libc::write(fd, b"0".as_ptr().cast(), 1);
+                let e = std::io::Error::last_os_error();
+                libc::close(fd);
+                if n != 1 {
+                    return Err(e);
+                }
+            }
+            if libc::setgroups(0, std::ptr::null()) != 0
+                || libc::setgid(gid) != 0
+                || libc::setuid(uid) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    c
+}
+
+/// A running postmaster; shut down (immediate mode) when dropped.
+pub(super) struct Server {
+    child: Child,
+    pub(super) pid: i32,
+    sock: PathBuf,
+    log: PathBuf,
+    cleanup: Option<CleanupId>,
+}
+
+impl Server {
+    pub(super) fn start(
+        pg: &PgInstall,
+        mnt: &Path,
+        log: &Path,
+        cg: Option<&PgCgroup>,
+    ) -> Result<Server> {
+        let data = mnt.join("data");
+        let logf = fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
+        let child = pg_command(pg, &pg.bindir.join("postgres"), mnt, cg)
+            .arg("-D")
+            .arg(&data)
+            .args([
+                "-c",
+                "listen_addresses=",
+                "-c",
+                "port=5432",
+                "-c",
+                "fsync=on",
+                "-c",
+                "synchronous_commit=on",
+                // Small, so pages leave the server for the kernel and the device.
+                "-c",
+                "shared_buffers=16MB",
+                "-c",
+                "max_connections=40",
+                // No background vacuum or timed checkpoint inside a measured run.
+                "-c",
+                "autovacuum=off",
+                "-c",
+                "checkpoint_timeout=1h",
+                "-c",
+                "max_wal_size=2GB",
+            ])
+            .arg("-c")
+            .arg(format!("unix_socket_directories={}", mnt.display()))
+            .stdout(Stdio::null())
+            .stderr(logf)
+            .spawn()
+            .context("starting postgres")?;
+        let pid = child.id() as i32;
+        // SIGQUIT = immediate shutdown: no shutdown checkpoint through a throttled
+        // device; the cluster is thrown away anyway.
+        let cleanup = cleanup::register(format!("stop postgres pid {pid}"), move || stop_pid(pid));
+        let mut s = Server {
+            child,
+            pid,
+            sock: mnt.to_path_buf(),
+            log: log.to_path_buf(),
+            cleanup: Some(cleanup),
+        };
+        s.wait_ready(&data.join("postmaster.pid"))?;
+        Ok(s)
+    }
+
+    /// postmaster.pid's 8th line turns "ready" when connections are accepted.
+    fn wait_ready(&mut self, pidfile: &Path) -> Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(st) = self.child.try_wait()? {
+                bail!("postgres exited during startup ({st}): {}", self.log_tail());
+            }
+            if fs::read_to_string(pidfile)
+                .ok()
+                .and_then(|s| s.lines().nth(7).map(|l| l.trim() == "ready"))
+                .unwrap_or(false)
+            {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                bail!("postgres not ready after 30 s: {}", self.log_tail());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn log_tail(&self) -> String {
+        let s = fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = s.lines().collect();
+        let tail = lines[lines.len().saturating_sub(5)..].join(" | ");
+        format!("log {}: {tail}", self.log.display())
+    }
+
+    pub(super) fn conn_args(&self) -> Vec<String> {
+        vec![
+            "-h".into(),
+            self.sock.display().to_string(),
+            "-p".into(),
+            "5432".into(),
+            "-U".into(),
+            "postgres".into(),
+        ]
+    }
+}
+
+fn stop_pid(pid: i32) -> Result<()> {
+    if process_gone(pid) {
+        return Ok(());
+    }
+    // SAFETY: pid is our unreaped child, so the number cannot have been reused.
+    unsafe { libc::kill(pid, libc::SIGQUIT) };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !process_gone(pid) {
+        if Instant::now() >= deadline {
+            // SAFETY: as above.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            bail!("postgres pid {pid} ignored SIGQUIT for 10 s; killed");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Ok(())
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(id) = self.cleanup.take()
+            && let Some(Err(f)) = cleanup::run(id)
+        {
+            eprintln!("iolab: warning: {f}");
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn process_gone(pid: i32) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => s
+            .rfind(')')
+            .and_then(|i| s[i + 1..].split_whitespace().next())
+            .is_none_or(|st| st == "Z" || st == "X"),
+        Err(_) => true,
+    }
+}
+
+/// All threads of `pid` and its descendants (postmaster + backends + helpers).
+pub(super) fn tree_threads(pid: i32) -> Result<Vec<i32>> {
+    crate::measure::observe::process_tree_threads(pid)
+}
+
+/// What pgbench printed.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PgbenchOut {
+    pub tps: f64,
+    pub latency_ms: f64,
+    pub transactions: u64,
+    pub failed: u64,
+}
+
+/// Parse pgbench's summary (PostgreSQL 10-17 wording).
+pub fn parse_pgbench(out: &str) -> Result<PgbenchOut> {
+    let after = |key: &str| -> Option<&str> {
+        out.lines()
+            .find_map(|l| l.trim().strip_prefix(key))
+            .map(str::trim)
+    };
+    let first_num = |s: &str| -> Option<f64> { s.split_whitespace().next()?.parse().ok() };
+    let tps = after("tps =")
+        .and_then(first_num)
+        .ok_or_else(|| anyhow!("pgbench output has no 'tps = N' line: {}", out.trim()))?;
+    let latency_ms = after("latency average =")
+        .and_then(first_num)
+        .ok_or_else(|| anyhow!("pgbench output has no 'latency average = N ms' line"))?;
+    let transactions = after("number of transactions actually processed:")
+        .and_then(|s| s.split(['/', ' ']).next()?.parse().ok())
+        .ok_or_else(|| {
+            anyhow!("pgbench output has no 'number of transactions actually processed' line")
+        })?;
+    let failed = after("number of failed transactions:")
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0);
+    Ok(PgbenchOut {
+        tps,
+        latency_ms,
+        transactions,
+        failed,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PG15: &str = "pgbench (15.8 (Debian 15.8-0+deb12u1))
+transaction type: <builtin: TPC-B (sort of)>
+scaling factor: 1
+query mode: simple
+number of clients: 16
+number of threads: 2
+maximum number of tries: 1
+duration: 4 s
+number of transactions actually processed: 5123
+number of failed transactions: 0 (0.000%)
+latency average = 12.345 ms
+initial connection time = 20.5 ms
+tps = 1296.1234 (without initial connection time)
+";
+
+    #[test]
+    fn parses_pgbench_summary() {
+        let p = parse_pgbench(PG15).unwrap();
+        assert_eq!(p.transactions, 5123);
+        assert_eq!(p.failed, 0);
+        assert!((p.tps - 1296.1234).abs() < 1e-9);
+        assert!((p.latency_ms - 12.345).abs() < 1e-9);
+    }
+
+    #[test]
+    fn pgbench_without_tps_is_an_error_naming_the_line() {
+        let e = parse_pgbench("number of transactions actually processed: 3\n").unwrap_err();
+        assert!(e.to_string().contains("tps = N"), "{e}");
+    }
+
+    #[test]
+    fn pgbench_count_with_limit_suffix() {
+        // With -t, pgbench prints "N/M".
+        let s = PG15.replace("processed: 5123", "processed: 160/160");
+        assert_eq!(parse_pgbench(&s).unwrap().transactions, 160);
+    }
+
+    #[test]
+    fn own_tree_contains_this_thread() {
+        let me = std::process::id() as i32;
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        assert!(tree_threads(me).unwrap().contains(&tid));
+        assert!(!process_gone(me));
+    }
+}
