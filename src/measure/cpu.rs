@@ -826,16 +826,30 @@ MIS:          0
 
     #[test]
     fn thread_usage_counts_this_threads_cpu() {
+        // Spin for 20 ms of this thread's own CPU time (the kernel's thread CPU
+        // clock), not of wall time: under a parallel test run the thread may get
+        // only part of a CPU, and a wall-time spin then proves nothing (a CI run
+        // saw 5.6 ms of CPU in 20 ms of wall time).
+        fn thread_cpu_ns() -> u64 {
+            let mut ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: valid pointer; this clock exists on every Linux.
+            unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+            ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+        }
         let a = ThreadUsage::now();
+        let c0 = thread_cpu_ns();
         let t0 = clock::now_ns();
         let mut x = 0u64;
-        while clock::now_ns() - t0 < 20_000_000 {
+        while thread_cpu_ns() - c0 < 20_000_000 && clock::now_ns() - t0 < 10_000_000_000 {
             x = std::hint::black_box(x.wrapping_add(1));
         }
         let d = ThreadUsage::delta(&a, &ThreadUsage::now());
         assert!(
             d.user_ns + d.sys_ns >= 10_000_000,
-            "20 ms of spinning should show >= 10 ms CPU: {d:?}"
+            "20 ms of this thread's CPU time should show >= 10 ms in getrusage: {d:?}"
         );
     }
 
