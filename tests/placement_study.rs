@@ -75,3 +75,40 @@ fn quick_study_runs_and_reports() {
     assert!(text.contains("scatter vs bunch") && text.contains("What-if"));
     serde_json::to_string(&r).unwrap();
 }
+
+/// `iolab lab --topology` is checked before any study runs: a file that cannot be
+/// read, or a lab run without the placement study, is an error naming the reason.
+#[test]
+fn lab_topology_option_is_checked_first() {
+    let lab = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+            .arg("lab")
+            .args(args)
+            .output()
+            .expect("run iolab");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("none.topo");
+    let (code, err) = lab(&["placement", "--topology", missing.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("none.topo") && err.contains("No such file"),
+        "{err}"
+    );
+    assert_eq!(err.matches("No such file").count(), 1, "said twice: {err}");
+    let bad = dir.path().join("bad.topo");
+    std::fs::write(&bad, "cores=two\n").unwrap();
+    let (code, err) = lab(&["placement", "--topology", bad.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("bad.topo"), "{err}");
+    let (code, err) = lab(&["observe", "--topology", bad.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("placement study") && err.contains("observe"),
+        "{err}"
+    );
+}

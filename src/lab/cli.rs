@@ -43,6 +43,12 @@ pub struct LabArgs {
     /// Print the results as JSON on stdout instead of the text summary.
     #[arg(long)]
     pub json: bool,
+    /// Placement study: also show where every policy and the balancer would put
+    /// the tasks on this topology file (`packages=1 cores=4 threads=2`, `core
+    /// LIST` lines, or `iolab topology --json` output). Measurements still run on
+    /// this machine.
+    #[arg(long, value_name = "FILE")]
+    pub topology: Option<PathBuf>,
 }
 
 pub fn main(a: LabArgs) -> Result<u8> {
@@ -51,6 +57,18 @@ pub fn main(a: LabArgs) -> Result<u8> {
             let valid: Vec<&str> = STUDIES.iter().map(|s| s.0).collect();
             bail!("unknown study '{s}'; valid studies: {}", valid.join(", "));
         }
+    }
+    if a.topology.is_some() && !a.studies.is_empty() && !a.studies.iter().any(|s| s == "placement")
+    {
+        bail!(
+            "--topology is a what-if machine for the placement study, which is not among \
+             the studies chosen ({}): add `placement`",
+            a.studies.join(", ")
+        );
+    }
+    if let Some(t) = &a.topology {
+        // Read it now: a bad file should stop the lab before any study runs.
+        crate::placement::Topology::from_file(t)?;
     }
     crate::sys::cleanup::install_signal_handlers()?;
     let mut chosen: Vec<&str> = if a.studies.is_empty() {
@@ -85,7 +103,7 @@ pub fn main(a: LabArgs) -> Result<u8> {
             format!("[{}/{}] {name}", i + 1, chosen.len()),
             Some(expected(name, a.quick)),
         );
-        let outcome = run_study(name, a.quick);
+        let outcome = run_study(name, a.quick, a.topology.as_ref());
         drop(status);
         if progress {
             eprint!("[{}/{}] {name}", i + 1, chosen.len());
@@ -132,12 +150,13 @@ pub fn main(a: LabArgs) -> Result<u8> {
     Ok(if results.studies.is_empty() { 1 } else { 0 })
 }
 
-fn run_study(name: &str, quick: bool) -> Result<StudyResult> {
+fn run_study(name: &str, quick: bool, topology: Option<&PathBuf>) -> Result<StudyResult> {
     match name {
         "poll" => super::poll::run(&super::poll::PollStudyOpts { quick }),
         "placement" => Ok(super::placement::run_placement_study(
             &super::placement::PlacementStudyOpts {
                 quick,
+                topology: topology.cloned(),
                 ..Default::default()
             },
         )?

@@ -37,12 +37,10 @@ pub struct Topology {
 
 #[derive(Debug, thiserror::Error)]
 pub enum TopologyError {
-    #[error("{path}: {source}")]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    // The io::Error is in the message and deliberately not a `source`: error
+    // chains printed with `{:#}` would say it twice.
+    #[error("{path}: {err}")]
+    Read { path: PathBuf, err: std::io::Error },
     #[error("{path}: {msg}")]
     Parse { path: PathBuf, msg: String },
     #[error("{file}:{line}: {msg}")]
@@ -120,9 +118,9 @@ pub fn format_cpu_list(cpus: &[u32]) -> String {
 fn read_trim(path: &Path) -> Result<String, TopologyError> {
     std::fs::read_to_string(path)
         .map(|s| s.trim().to_string())
-        .map_err(|source| TopologyError::Read {
+        .map_err(|err| TopologyError::Read {
             path: path.to_path_buf(),
-            source,
+            err,
         })
 }
 
@@ -271,9 +269,9 @@ impl Topology {
     /// one `core LIST [package=P]` line per physical core, or the JSON that
     /// `iolab topology --json` prints.
     pub fn from_file(path: &Path) -> Result<Topology, TopologyError> {
-        let text = std::fs::read_to_string(path).map_err(|source| TopologyError::Read {
+        let text = std::fs::read_to_string(path).map_err(|err| TopologyError::Read {
             path: path.to_path_buf(),
-            source,
+            err,
         })?;
         Self::parse_text(&path.display().to_string(), &text)
     }
