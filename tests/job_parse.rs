@@ -409,8 +409,44 @@ fn malformed_job_files() {
             "t.fio:2: fio option 'verify_async' is not supported by iolab: blocks are checked on the worker as their reads complete",
         ),
         (
-            "[j]\ncpus_allowed=0\n",
-            "t.fio:2: fio option 'cpus_allowed' is not supported by iolab: iolab places threads with its own placement policies",
+            "[j]\nnuma_cpu_nodes=0\n",
+            "t.fio:2: fio option 'numa_cpu_nodes' is not supported by iolab: iolab does not bind memory or NUMA nodes; use cpus_allowed= or placement=",
+        ),
+        (
+            "[j]\ncpus_allowed=3-1\n",
+            "t.fio:2: option 'cpus_allowed': bad value '3-1': expected range `3-1` in CPU list `3-1` runs backwards",
+        ),
+        (
+            "[j]\ncpumask=0\n",
+            "t.fio:2: option 'cpumask': bad value '0': expected a non-zero CPU bit mask, decimal or 0x hex (e.g. 34 or 0x22 = cpu1 and cpu5)",
+        ),
+        (
+            "[j]\ncpus_allowed=0\ncpumask=1\n",
+            "t.fio:3: job 'j': cpumask and cpus_allowed both set the job's CPUs: keep one",
+        ),
+        (
+            "[j]\ncpus_allowed_policy=split\n",
+            "t.fio:2: job 'j': cpus_allowed_policy only applies with cpus_allowed= or cpumask=",
+        ),
+        (
+            "[j]\ncpus_allowed_policy=even\n",
+            "t.fio:2: option 'cpus_allowed_policy': bad value 'even': expected shared or split",
+        ),
+        (
+            "[j]\ncpus_allowed=0\nplacement=scatter\n",
+            "t.fio:3: job 'j': placement=scatter chooses the job's CPUs itself, and cpus_allowed fixes them: keep one",
+        ),
+        (
+            "[j]\nplacement=scattered\n",
+            "t.fio:2: option 'placement': bad value 'scattered': expected one of free, bunch, scatter, colocate, spread, balance",
+        ),
+        (
+            "[j]\ncorunner_kernel=float\n",
+            "t.fio:2: job 'j': corunner_kernel only applies with corunners=N (N > 0)",
+        ),
+        (
+            "[j]\ncorunners=2\ncorunner_kernel=simd\n",
+            "t.fio:3: option 'corunner_kernel': bad value 'simd': expected int or float",
         ),
         (
             "[j]\noutput-format=json\n",
@@ -526,7 +562,7 @@ fn malformed_command_lines() {
         ),
         (
             &["--name=j", "--numa_cpu_nodes=0"],
-            "command line: fio option 'numa_cpu_nodes' is not supported by iolab: iolab places threads with its own placement policies",
+            "command line: fio option 'numa_cpu_nodes' is not supported by iolab: iolab does not bind memory or NUMA nodes; use cpus_allowed= or placement=",
         ),
         (
             &["-"],
@@ -539,6 +575,29 @@ fn malformed_command_lines() {
             Err(e) => assert_eq!(e.to_string(), *want, "args {args:?}"),
         }
     }
+}
+
+#[test]
+fn cpu_options_parse_like_fios() {
+    let j = &parse("[j]\ncpus_allowed=0,5,8-10\ncpus_allowed_policy=split\n")
+        .unwrap()
+        .jobs[0];
+    assert_eq!(j.cpus_allowed, vec![0, 5, 8, 9, 10]);
+    assert!(j.cpus_allowed_split);
+    // fio's example: 34 = cpu1 and cpu5; hex too.
+    for mask in ["34", "0x22"] {
+        let j = &parse(&format!("[j]\ncpumask={mask}\n")).unwrap().jobs[0];
+        assert_eq!(j.cpus_allowed, vec![1, 5], "cpumask={mask}");
+        assert!(!j.cpus_allowed_split);
+    }
+    let j = &parse("[j]\nplacement=balance\ncorunners=3\ncorunner_kernel=float\n")
+        .unwrap()
+        .jobs[0];
+    assert_eq!(j.placement, Some(iolab::placement::Policy::Balance));
+    assert_eq!(j.corunners, 3);
+    assert_eq!(j.corunner_kernel, iolab::placement::corunner::Kernel::Float);
+    let j = &parse("[j]\n").unwrap().jobs[0];
+    assert!(j.cpus_allowed.is_empty() && j.placement.is_none() && j.corunners == 0);
 }
 
 #[test]

@@ -187,6 +187,7 @@ pub fn execute(plan: &RunPlan, opts: &EngineOptions) -> Result<(RunResult, bool)
     let extras = RunExtras {
         clock: Some(clock_check),
         system: Some(system),
+        placement: groups.iter().filter_map(|g| g.placement.clone()).collect(),
         ..Default::default()
     };
     let mut run = RunResult::new(jobs, disk_util, extras);

@@ -7,6 +7,7 @@
 
 pub mod buffers;
 pub mod cli;
+pub mod place;
 pub mod progress;
 pub mod setup;
 pub mod trace;
@@ -86,6 +87,8 @@ pub struct GroupRun {
     pub jobs: Vec<JobRun>,
     /// Wall time of the group, ns.
     pub wall_ns: u64,
+    /// Where the group's threads ran, when it chose CPUs or ran co-runners.
+    pub placement: Option<crate::report::model::PlacementReport>,
 }
 
 /// Split job indices into stonewall groups: a job with `stonewall` starts a new one.
@@ -123,11 +126,18 @@ fn run_group(
     for placed in setup::plan_workers(jobs, group) {
         prepared.push(setup::prepare(jobs, placed, opts.allow_destructive)?);
     }
+    let placement = place::plan(jobs, &prepared)?;
+    for (p, cpus) in prepared.iter_mut().zip(&placement.workers) {
+        p.cpus = cpus.clone();
+    }
     let tracer = trace::arm(opts, jobs, &mut prepared)?;
     for p in &prepared {
         progress::register(&p.worker.live);
     }
-    let barrier = Arc::new(Barrier::new(prepared.len() + 1));
+    let barrier = Arc::new(Barrier::new(prepared.len() + placement.corunners.len() + 1));
+    // Co-runners first: should one fail to start, no worker (holding a device
+    // queue) is left waiting at the barrier.
+    let corunners = place::start(&placement, &barrier)?;
     let t0 = crate::measure::clock::now_ns();
     let handles: Vec<_> = prepared
         .into_iter()
@@ -146,29 +156,38 @@ fn run_group(
                     };
                     barrier.wait();
                     if let Err(e) = pinned {
-                        let err =
-                            crate::device::DeviceError::io(format!("cpus_allowed={:?}", p.cpus), e);
-                        return (p, Err(err), ThreadUsage::default());
+                        let err = crate::device::DeviceError::io(
+                            format!(
+                                "pinning the worker to CPUs {}",
+                                crate::placement::topology::format_cpu_list(&p.cpus)
+                            ),
+                            e,
+                        );
+                        return (p, Err(err), ThreadUsage::default(), None);
                     }
                     let cpu0 = ThreadUsage::now();
                     let outcome = p.worker.run();
                     let cpu = ThreadUsage::delta(&cpu0, &ThreadUsage::now());
-                    (p, outcome, cpu)
+                    (p, outcome, cpu, crate::placement::affinity::current_cpu())
                 })
         })
         .collect::<std::io::Result<_>>()?;
     barrier.wait();
     let mut out = Vec::new();
+    let mut seen = Vec::new();
     for h in handles {
-        let (p, outcome, cpu) = h.join().map_err(|_| anyhow!("a worker thread panicked"))?;
+        let (p, outcome, cpu, last_cpu) =
+            h.join().map_err(|_| anyhow!("a worker thread panicked"))?;
         let setup::Prepared {
             worker,
             placed,
             model,
             backend,
             target,
+            cpus: allowed,
             ..
         } = p;
+        seen.push((placed[0].clone(), allowed.clone(), last_cpu, cpu));
         let backend_stats = worker.queue.stats();
         let injected = worker.queue.injected_faults();
         let device_in_flight = worker.queue.commands_in_flight();
@@ -226,13 +245,29 @@ fn run_group(
         }
         drop(target);
     }
+    let wall_ns = crate::measure::clock::now_ns() - t0;
+    let corunners = corunners.finish()?;
     if let Some(t) = tracer {
         t.finish(jobs, &mut out);
     }
+    let placement = placement.is_active().then(|| {
+        let workers: Vec<place::WorkerSeen> = seen
+            .iter()
+            .map(|(pl, cpus, last_cpu, cpu)| place::WorkerSeen {
+                name: format!("{}.{}", jobs[pl.job].name, pl.jobnum),
+                cpus,
+                last_cpu: *last_cpu,
+                cpu_ns: cpu.user_ns + cpu.sys_ns,
+                wall_ns,
+            })
+            .collect();
+        place::report(groupid, &placement, jobs, &workers, &corunners)
+    });
     Ok(GroupRun {
         groupid,
         jobs: out,
-        wall_ns: crate::measure::clock::now_ns() - t0,
+        wall_ns,
+        placement,
     })
 }
 

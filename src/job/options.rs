@@ -56,6 +56,9 @@ pub(crate) const OPTIONS: &[(&str, &[&str], Arity)] = &[
     ("kb_base", &[], Arity::Value),
     ("prio", &[], Arity::Value),
     ("prioclass", &[], Arity::Value),
+    ("cpus_allowed", &[], Arity::Value),
+    ("cpumask", &[], Arity::Value),
+    ("cpus_allowed_policy", &[], Arity::Value),
     // iolab's own.
     ("completion", &[], Arity::Value),
     ("ioclass", &[], Arity::Value),
@@ -88,6 +91,9 @@ pub(crate) const OPTIONS: &[(&str, &[&str], Arity)] = &[
     ("verify_backlog", &[], Arity::Value),
     ("continue_on_error", &[], Arity::Value),
     ("io_timeout", &[], Arity::Value),
+    ("placement", &[], Arity::Value),
+    ("corunners", &[], Arity::Value),
+    ("corunner_kernel", &[], Arity::Value),
 ];
 
 /// Options that steer the whole run; fio only takes them on the command line.
@@ -137,27 +143,15 @@ pub const UNSUPPORTED: &[(&str, &str)] = &[
     ),
     (
         "numa_cpu_nodes",
-        "iolab places threads with its own placement policies",
+        "iolab does not bind memory or NUMA nodes; use cpus_allowed= or placement=",
     ),
     (
         "numa_mem_policy",
-        "iolab places threads with its own placement policies",
-    ),
-    (
-        "cpus_allowed",
-        "iolab places threads with its own placement policies",
-    ),
-    (
-        "cpus_allowed_policy",
-        "iolab places threads with its own placement policies",
-    ),
-    (
-        "cpumask",
-        "iolab places threads with its own placement policies",
+        "iolab does not bind memory or NUMA nodes; use cpus_allowed= or placement=",
     ),
     (
         "cpuload",
-        "use iolab's compute co-runners (placement) instead of fio's cpuio engine",
+        "use iolab's compute co-runners (corunners=N, corunner_kernel=int|float) instead of fio's cpuio engine",
     ),
     ("rate", "bandwidth caps are not implemented; use rate_iops"),
     ("rate_min", "minimum-rate enforcement is not implemented"),
@@ -625,6 +619,26 @@ impl Draft {
             }
             "prio" => self.prio = Some(int(0, 7)? as u16),
             "prioclass" => self.prioclass = Some(int(0, 3)? as u16),
+            "cpus_allowed" => s.cpus_allowed = parse_cpus_allowed(c)?,
+            "cpumask" => s.cpus_allowed = parse_cpumask(c)?,
+            "cpus_allowed_policy" => {
+                s.cpus_allowed_split = match v {
+                    "shared" => false,
+                    "split" => true,
+                    _ => return Err(c.bad("shared or split")),
+                }
+            }
+            "placement" => {
+                s.placement =
+                    Some(crate::placement::Policy::parse(v).map_err(|_| {
+                        c.bad("one of free, bunch, scatter, colocate, spread, balance")
+                    })?)
+            }
+            "corunners" => s.corunners = int(0, 1024)? as u32,
+            "corunner_kernel" => {
+                s.corunner_kernel = crate::placement::corunner::Kernel::parse(v)
+                    .map_err(|_| c.bad("int or float"))?
+            }
             "completion" => {
                 s.completion = Some(match v {
                     "sync" => CompletionModel::Sync,
@@ -838,6 +852,7 @@ impl Draft {
                     .to_string(),
             ));
         }
+        self.check_placement(section_at)?;
         // Linux ioprio: class in the top 3 bits of 16, level below. A level alone
         // means best-effort, as fio does.
         let class = match (self.prioclass, self.prio) {
@@ -855,6 +870,48 @@ impl Draft {
 }
 
 impl Draft {
+    /// Cross-option rules of thread placement: one way to choose CPUs per job, and
+    /// no option that would have nothing to act on.
+    fn check_placement(&self, section_at: &str) -> Result<(), JobError> {
+        let s = &self.spec;
+        let conflict = |opt: &str, problem: String| JobError::Conflict {
+            at: self.set_at(opt).unwrap_or(section_at).to_string(),
+            job: s.name.clone(),
+            problem,
+        };
+        if self.set_at("cpus_allowed").is_some() && self.set_at("cpumask").is_some() {
+            return Err(conflict(
+                "cpumask",
+                "cpumask and cpus_allowed both set the job's CPUs: keep one".to_string(),
+            ));
+        }
+        let pinned = ["cpus_allowed", "cpumask"]
+            .into_iter()
+            .find(|o| self.set_at(o).is_some());
+        if let (Some(p), Some(pin)) = (s.placement, pinned) {
+            return Err(conflict(
+                "placement",
+                format!(
+                    "placement={p} chooses the job's CPUs itself, and {pin} fixes them: \
+                     keep one"
+                ),
+            ));
+        }
+        if self.set_at("cpus_allowed_policy").is_some() && pinned.is_none() {
+            return Err(conflict(
+                "cpus_allowed_policy",
+                "cpus_allowed_policy only applies with cpus_allowed= or cpumask=".to_string(),
+            ));
+        }
+        if self.set_at("corunner_kernel").is_some() && s.corunners == 0 {
+            return Err(conflict(
+                "corunner_kernel",
+                "corunner_kernel only applies with corunners=N (N > 0)".to_string(),
+            ));
+        }
+        Ok(())
+    }
+
     /// Cross-option rules of data verification.
     fn check_verify(&mut self, section_at: &str) -> Result<(), JobError> {
         let v = &mut self.spec.verify;
@@ -1020,6 +1077,12 @@ fn expected_for(name: &str) -> String {
         "bsrange" | "null_fault_range" => "a range such as 4k-64k".to_string(),
         "bssplit" => "size/percent pairs such as 4k/50:64k/50".to_string(),
         "name" | "filename" | "directory" => "a non-empty string".to_string(),
+        "cpus_allowed" => "a CPU list such as 0,5,8-15".to_string(),
+        "cpumask" => "a CPU bit mask such as 0x22".to_string(),
+        "cpus_allowed_policy" => "shared or split".to_string(),
+        "placement" => "one of free, bunch, scatter, colocate, spread, balance".to_string(),
+        "corunners" => "a number of co-runner threads, 0-1024".to_string(),
+        "corunner_kernel" => "int or float".to_string(),
         _ => "a value (see docs/fio-compat.md)".to_string(),
     }
 }
@@ -1187,6 +1250,30 @@ fn parse_split_list(c: &Ctx, kb: u32, list: &str) -> Result<Vec<(u32, u32)>, Job
         out.push((size, p));
     }
     Ok(out)
+}
+
+/// fio's `cpus_allowed`: a CPU list such as `0,5,8-15`.
+fn parse_cpus_allowed(c: &Ctx) -> Result<Vec<u32>, JobError> {
+    let cpus = crate::placement::topology::parse_cpu_list(c.value).map_err(|e| c.bad(e))?;
+    if cpus.is_empty() {
+        return Err(c.bad("a CPU list such as 0,5,8-15"));
+    }
+    Ok(cpus)
+}
+
+/// fio's `cpumask`: a bit mask of allowed CPUs, decimal or `0x` hex (bit N = cpuN).
+fn parse_cpumask(c: &Ctx) -> Result<Vec<u32>, JobError> {
+    let v = c.value;
+    let expected = "a non-zero CPU bit mask, decimal or 0x hex (e.g. 34 or 0x22 = cpu1 and cpu5)";
+    let mask = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => v.parse::<u64>(),
+    }
+    .map_err(|_| c.bad(expected))?;
+    if mask == 0 {
+        return Err(c.bad(expected));
+    }
+    Ok((0..64).filter(|b| mask & (1u64 << b) != 0).collect())
 }
 
 fn parse_dist(c: &Ctx) -> Result<LatDist, JobError> {

@@ -403,6 +403,14 @@ pub struct JobSpec {
     pub cpus_allowed: Vec<u32>,
     /// fio `cpus_allowed_policy=split`: clone N runs on the N-th allowed CPU only.
     pub cpus_allowed_split: bool,
+    /// iolab `placement=`: the group's workers (P tasks) and co-runners (C tasks)
+    /// are placed by this policy of study 001 (see `engine::place`).
+    pub placement: Option<crate::placement::Policy>,
+    /// iolab `corunners=`: compute threads (C tasks) run beside each clone of the
+    /// job for as long as its group runs.
+    pub corunners: u32,
+    /// iolab `corunner_kernel=`: what the co-runners compute.
+    pub corunner_kernel: crate::placement::corunner::Kernel,
     /// fio's `kb_base` (1024 or 1000), kept so output can print sizes the same way.
     pub kb_base: u32,
     /// `size=N%`: this share of the target instead of `size` bytes (engine resolves).
@@ -464,6 +472,9 @@ impl Default for JobSpec {
             null: NullParams::default(),
             cpus_allowed: Vec::new(),
             cpus_allowed_split: false,
+            placement: None,
+            corunners: 0,
+            corunner_kernel: crate::placement::corunner::Kernel::Int,
             kb_base: 1024,
             size_percent: None,
             offset_percent: None,

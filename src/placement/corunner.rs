@@ -57,6 +57,8 @@ pub struct CoRunnerReport {
     pub units_per_cpu_s: f64,
     /// Folded result of the computation, so the optimizer cannot drop the work.
     pub checksum: u64,
+    /// The logical CPU the thread ran on when it stopped.
+    pub last_cpu: Option<u32>,
 }
 
 /// CPU time (user + system) of the calling thread, ns.
@@ -188,6 +190,7 @@ pub fn run_kernel(kernel: Kernel, stop: &AtomicBool, max_ns: u64) -> CoRunnerRep
             0.0
         },
         checksum,
+        last_cpu: super::affinity::current_cpu(),
     }
 }
 

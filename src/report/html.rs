@@ -776,6 +776,52 @@ pub fn render_run_html(run: &RunResult) -> String {
         data_table(&mut out, &t);
         out.push_str("</section>\n");
     }
+    for p in &run.iolab.placement {
+        let t = Table {
+            title: format!(
+                "Placement, group {}: {}{}",
+                p.groupid,
+                p.policy.as_deref().unwrap_or("as the jobs ask"),
+                p.topology
+                    .as_ref()
+                    .map_or(String::new(), |t| format!(" on {t}"))
+            ),
+            columns: [
+                "task",
+                "kind",
+                "allowed CPUs",
+                "last CPU",
+                "CPU %",
+                "co-runner work units/s",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows: p
+                .tasks
+                .iter()
+                .map(|t| {
+                    vec![
+                        Cell::text(t.name.clone()),
+                        Cell::text(if t.kind == "P" {
+                            "P (I/O worker)"
+                        } else {
+                            "C (co-runner)"
+                        }),
+                        Cell::text(t.cpus.clone()),
+                        Cell::text(t.last_cpu.map_or("-".into(), |c| c.to_string())),
+                        Cell::num(t.cpu_pct, 1),
+                        match (t.kernel, t.units_per_s) {
+                            (Some(k), Some(u)) => Cell::text(format!("{u:.0} ({k})")),
+                            _ => Cell::text("-"),
+                        },
+                    ]
+                })
+                .collect(),
+        };
+        out.push_str("<section>\n");
+        data_table(&mut out, &t);
+        out.push_str("</section>\n");
+    }
     if let Some(sys) = &run.iolab.system
         && let Ok(v) = serde_json::to_string_pretty(sys)
     {

@@ -501,6 +501,44 @@ pub struct RunExtras {
     pub system: Option<SystemDelta>,
     /// Free-form run-level facts (placement, tracing, warnings).
     pub notes: serde_json::Map<String, serde_json::Value>,
+    /// Where each group's threads ran, for groups that chose CPUs or ran
+    /// co-runners (`placement=`, `cpus_allowed=`, `cpumask=`, `corunners=`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub placement: Vec<PlacementReport>,
+}
+
+/// One group's placement: study 001's P tasks (the I/O workers) and C tasks (the
+/// compute co-runners), where each was allowed to run and what it got.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PlacementReport {
+    pub groupid: u32,
+    /// The policy (`placement=`); None when jobs fixed their own CPUs or let the
+    /// kernel choose.
+    pub policy: Option<String>,
+    /// The topology the CPUs were chosen on (None when none were chosen).
+    pub topology: Option<String>,
+    pub tasks: Vec<PlacedTask>,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PlacedTask {
+    /// `P` (I/O worker) or `C` (co-runner).
+    pub kind: &'static str,
+    /// `job.clone` for workers, `job.clone corunner` for co-runners.
+    pub name: String,
+    /// Allowed CPUs in the kernel's list format, or `any`.
+    pub cpus: String,
+    /// The CPU the thread was on when it finished.
+    pub last_cpu: Option<u32>,
+    /// CPU time (user + system) over the thread's wall time, percent.
+    pub cpu_pct: f64,
+    /// Co-runners only: the kernel and the work it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units_per_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units_per_cpu_s: Option<f64>,
 }
 
 /// One run: all jobs, disks and run-level extras.

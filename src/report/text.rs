@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 
 use crate::job::spec::{BlockSizes, JobSpec};
 use crate::measure::cpu::SystemDelta;
-use crate::report::model::{DirResult, Dist, JobResult, LatStats, RunResult};
+use crate::report::model::{DirResult, Dist, JobResult, LatStats, PlacementReport, RunResult};
 
 /// fio's `significant_figures` default.
 const SIG_FIGS: usize = 4;
@@ -382,6 +382,9 @@ pub fn render(run: &RunResult, percentile_list: &[f64]) -> String {
             );
         }
     }
+    for p in &run.iolab.placement {
+        placement_block(&mut out, p);
+    }
     if let Some(sys) = &run.iolab.system {
         system_block(&mut out, sys);
     }
@@ -393,6 +396,38 @@ pub fn render(run: &RunResult, percentile_list: &[f64]) -> String {
         );
     }
     out
+}
+
+/// Where a group's threads ran: one line per P task (worker) and C task
+/// (co-runner), with the CPU share each got and the co-runners' work rate.
+fn placement_block(out: &mut String, p: &PlacementReport) {
+    let _ = writeln!(
+        out,
+        "\niolab placement (group {}): {}{}",
+        p.groupid,
+        p.policy
+            .as_deref()
+            .unwrap_or("as the jobs ask (cpus_allowed/cpumask, or any CPU)"),
+        p.topology
+            .as_ref()
+            .map_or(String::new(), |t| format!(", on {t}"))
+    );
+    for t in &p.tasks {
+        let last = t.last_cpu.map_or("-".to_string(), |c| c.to_string());
+        let work = match (t.kernel, t.units_per_s, t.units_per_cpu_s) {
+            (Some(k), Some(u), Some(c)) => format!(
+                ", {k}: {} units/s ({} per CPU-second)",
+                num2str(u as u64, SIG_FIGS, false, ""),
+                num2str(c as u64, SIG_FIGS, false, "")
+            ),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "  {} {:<24} cpus={:<8} last={:<3} cpu={:5.1}%{work}",
+            t.kind, t.name, t.cpus, last, t.cpu_pct
+        );
+    }
 }
 
 /// iolab's system-wide lines (what fio does not print): /proc/stat shares,

@@ -1,0 +1,275 @@
+//! Where a group's threads run: fio's `cpus_allowed`/`cpumask` per job, or one
+//! of study 001's placement policies over the whole group (`placement=`), and the
+//! compute co-runners (`corunners=`) that share the CPUs with the I/O workers.
+//!
+//! In study 001's words the I/O workers are P tasks and the co-runners C tasks.
+//! Everything is decided before a thread starts, so a CPU that is not online or a
+//! policy this machine cannot honour (colocate without SMT) stops the run with the
+//! job's name instead of producing a run that was not placed as asked.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Barrier};
+
+use anyhow::{Result, anyhow, bail};
+
+use crate::engine::setup::{Prepared, label};
+use crate::job::JobSpec;
+use crate::placement::corunner::{CoRunner, CoRunnerReport, Kernel};
+use crate::placement::topology::{Topology, format_cpu_list};
+use crate::placement::{Policy, TaskKind, place};
+use crate::report::model::{PlacedTask, PlacementReport};
+
+/// One co-runner to start: which job clone it belongs to and where it may run.
+#[derive(Clone, Debug)]
+pub struct CoRunnerPlan {
+    pub job: usize,
+    pub jobnum: u32,
+    pub kernel: Kernel,
+    /// Empty = the kernel's load balancer decides.
+    pub cpus: Vec<u32>,
+}
+
+/// The group's placement, decided before any thread starts.
+#[derive(Clone, Debug, Default)]
+pub struct GroupPlan {
+    pub policy: Option<Policy>,
+    /// Allowed CPUs per prepared worker, in `prepared` order (empty = any).
+    pub workers: Vec<Vec<u32>>,
+    pub corunners: Vec<CoRunnerPlan>,
+    /// How the topology looked, for the report (only read when CPUs are chosen).
+    pub topology: Option<String>,
+}
+
+impl GroupPlan {
+    /// Whether the group asked for anything: no report otherwise.
+    pub fn is_active(&self) -> bool {
+        self.policy.is_some()
+            || !self.corunners.is_empty()
+            || self.workers.iter().any(|c| !c.is_empty())
+    }
+}
+
+fn describe(topo: &Topology) -> String {
+    let threads = topo.cores.iter().map(|c| c.cpus.len()).max().unwrap_or(1);
+    format!(
+        "{} CPUs on {} cores{} ({})",
+        topo.num_cpus(),
+        topo.cores.len(),
+        if threads > 1 {
+            format!(", {threads} SMT threads per core")
+        } else {
+            ", no SMT".to_string()
+        },
+        topo.source
+    )
+}
+
+/// The job a worker belongs to for placement: its first stream's. Jobs sharing a
+/// worker (one emulated device) must agree, or one of them would be misplaced.
+fn worker_job<'a>(jobs: &'a [JobSpec], p: &Prepared) -> Result<&'a JobSpec> {
+    let first = &jobs[p.placed[0].job];
+    for pl in &p.placed[1..] {
+        let other = &jobs[pl.job];
+        if other.placement != first.placement
+            || other.cpus_allowed != first.cpus_allowed
+            || other.cpus_allowed_split != first.cpus_allowed_split
+        {
+            bail!(
+                "{} and {} share one worker thread (the same emulated device) but ask for \
+                 different CPUs (placement=, cpus_allowed=, cpumask=, cpus_allowed_policy=): \
+                 give them the same CPU options",
+                label(first),
+                label(other)
+            );
+        }
+    }
+    Ok(first)
+}
+
+/// Decide where every worker and co-runner of the group runs.
+pub fn plan(jobs: &[JobSpec], prepared: &[Prepared]) -> Result<GroupPlan> {
+    let mut owners = Vec::with_capacity(prepared.len());
+    for p in prepared {
+        owners.push(worker_job(jobs, p)?);
+    }
+    let mut policy: Option<(Policy, &JobSpec)> = None;
+    for &j in &owners {
+        if let Some(p) = j.placement {
+            match policy {
+                Some((q, other)) if q != p => bail!(
+                    "{} says placement={p} but {} in the same group says placement={q}: \
+                     placement places the whole group (its workers and co-runners), so \
+                     give every job of a group the same placement, or start a new group \
+                     with stonewall",
+                    label(j),
+                    label(other)
+                ),
+                _ => policy = Some((p, j)),
+            }
+        }
+    }
+    let mut corunners = Vec::new();
+    for p in prepared {
+        for pl in &p.placed {
+            let j = &jobs[pl.job];
+            for _ in 0..j.corunners {
+                corunners.push(CoRunnerPlan {
+                    job: pl.job,
+                    jobnum: pl.jobnum,
+                    kernel: j.corunner_kernel,
+                    cpus: Vec::new(),
+                });
+            }
+        }
+    }
+    let mut workers: Vec<Vec<u32>> = prepared.iter().map(|p| p.cpus.clone()).collect();
+    let pinned = workers.iter().any(|c| !c.is_empty());
+    if policy.is_none() && !pinned {
+        return Ok(GroupPlan {
+            policy: None,
+            workers,
+            corunners,
+            topology: None,
+        });
+    }
+    let topo = Topology::from_system()
+        .map_err(|e| anyhow!("placing the group's threads needs the CPU topology: {e}"))?;
+    let online = topo.cpus();
+    for (cpus, &j) in workers.iter().zip(&owners) {
+        if let Some(bad) = cpus.iter().find(|c| !online.contains(c)) {
+            bail!(
+                "{}: cpus_allowed/cpumask names cpu{bad}, which is not online here \
+                 (online: {})",
+                label(j),
+                format_cpu_list(&online)
+            );
+        }
+    }
+    if let Some((pol, by)) = policy {
+        // P tasks: the workers of jobs that asked for the policy; C tasks: every
+        // co-runner of the group. The policy sees them all at once, as the study's
+        // placements do.
+        let placed_workers: Vec<usize> = (0..prepared.len())
+            .filter(|&i| owners[i].placement.is_some())
+            .collect();
+        let mut kinds = vec![TaskKind::Poll; placed_workers.len()];
+        kinds.extend(std::iter::repeat_n(TaskKind::Compute, corunners.len()));
+        if pol.needs_smt() && !topo.has_smt() {
+            bail!(
+                "{}: placement={pol} arranges tasks across the SMT siblings of a core, but \
+                 this machine has one logical CPU per core ({}); use scatter, bunch, balance \
+                 or free here",
+                label(by),
+                describe(&topo)
+            );
+        }
+        let plan = place(pol, &topo, &kinds).map_err(|e| anyhow!("{}: {e}", label(by)))?;
+        let mut cpus = plan.cpus.into_iter();
+        for &i in &placed_workers {
+            workers[i] = cpus.next().expect("one CPU set per task");
+        }
+        for c in &mut corunners {
+            c.cpus = cpus.next().expect("one CPU set per task");
+        }
+    }
+    Ok(GroupPlan {
+        policy: policy.map(|(p, _)| p),
+        workers,
+        corunners,
+        topology: Some(describe(&topo)),
+    })
+}
+
+/// Co-runners started and waiting at the group's start barrier.
+pub struct Running {
+    threads: Vec<(CoRunnerPlan, CoRunner)>,
+    stop: Arc<AtomicBool>,
+}
+
+/// Start the planned co-runners; each waits at `go` (the barrier the workers
+/// and the caller also wait at) and is pinned before it is released.
+pub fn start(plan: &GroupPlan, go: &Arc<Barrier>) -> Result<Running> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut threads = Vec::with_capacity(plan.corunners.len());
+    for c in &plan.corunners {
+        let r = CoRunner::spawn(c.kernel, go.clone(), stop.clone(), u64::MAX)?;
+        if !c.cpus.is_empty() {
+            crate::placement::affinity::set_affinity(r.tid(), &c.cpus).map_err(|e| {
+                anyhow!(
+                    "pinning a co-runner to CPUs {}: {e}",
+                    format_cpu_list(&c.cpus)
+                )
+            })?;
+        }
+        threads.push((c.clone(), r));
+    }
+    Ok(Running { threads, stop })
+}
+
+impl Running {
+    /// Stop the co-runners (the group's workers are done) and collect their work.
+    pub fn finish(self) -> Result<Vec<(CoRunnerPlan, CoRunnerReport)>> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.threads
+            .into_iter()
+            .map(|(p, r)| Ok((p, r.join()?)))
+            .collect()
+    }
+}
+
+/// One worker as the placement report shows it.
+pub struct WorkerSeen<'a> {
+    pub name: String,
+    pub cpus: &'a [u32],
+    pub last_cpu: Option<u32>,
+    pub cpu_ns: u64,
+    pub wall_ns: u64,
+}
+
+/// The group's placement as measured: where each task was allowed to run,
+/// where it was last seen, and what share of a CPU it got.
+pub fn report(
+    groupid: u32,
+    plan: &GroupPlan,
+    jobs: &[JobSpec],
+    workers: &[WorkerSeen],
+    corunners: &[(CoRunnerPlan, CoRunnerReport)],
+) -> PlacementReport {
+    let share = |cpu_ns: u64, wall_ns: u64| 100.0 * cpu_ns as f64 / wall_ns.max(1) as f64;
+    let cpus = |c: &[u32]| {
+        if c.is_empty() {
+            "any".to_string()
+        } else {
+            format_cpu_list(c)
+        }
+    };
+    let mut tasks: Vec<PlacedTask> = workers
+        .iter()
+        .map(|w| PlacedTask {
+            kind: "P",
+            name: w.name.clone(),
+            cpus: cpus(w.cpus),
+            last_cpu: w.last_cpu,
+            cpu_pct: share(w.cpu_ns, w.wall_ns),
+            kernel: None,
+            units_per_s: None,
+            units_per_cpu_s: None,
+        })
+        .collect();
+    tasks.extend(corunners.iter().map(|(p, r)| PlacedTask {
+        kind: "C",
+        name: format!("{}.{} corunner", jobs[p.job].name, p.jobnum),
+        cpus: cpus(&p.cpus),
+        last_cpu: r.last_cpu,
+        cpu_pct: share(r.cpu_ns, r.elapsed_ns),
+        kernel: Some(r.kernel.name()),
+        units_per_s: Some(r.units_per_s),
+        units_per_cpu_s: Some(r.units_per_cpu_s),
+    }));
+    PlacementReport {
+        groupid,
+        policy: plan.policy.map(|p| p.name().to_string()),
+        topology: plan.topology.clone(),
+        tasks,
+    }
+}
