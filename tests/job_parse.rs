@@ -441,6 +441,14 @@ fn malformed_job_files() {
             "t.fio:2: option 'placement': bad value 'scattered': expected one of free, bunch, scatter, colocate, spread, balance",
         ),
         (
+            "[j]\nplacement=scatter\nbalance_interval=10ms\n",
+            "t.fio:3: job 'j': balance_interval only applies with placement=balance (the live balancer)",
+        ),
+        (
+            "[j]\nplacement=balance\nbalance_interval=100us\n",
+            "t.fio:3: option 'balance_interval': bad value '100us': expected a time of at least 1ms, e.g. 50ms (the balancer's tick; the study's balancer runs on the scheduler tick)",
+        ),
+        (
             "[j]\ncorunner_kernel=float\n",
             "t.fio:2: job 'j': corunner_kernel only applies with corunners=N (N > 0)",
         ),
@@ -594,6 +602,7 @@ fn cpu_options_parse_like_fios() {
         .unwrap()
         .jobs[0];
     assert_eq!(j.placement, Some(iolab::placement::Policy::Balance));
+    assert_eq!(j.balance_interval, Duration::from_millis(50), "the default");
     assert_eq!(j.corunners, 3);
     assert_eq!(j.corunner_kernel, iolab::placement::corunner::Kernel::Float);
     let j = &parse("[j]\n").unwrap().jobs[0];

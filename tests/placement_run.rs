@@ -7,7 +7,12 @@ use std::process::Command;
 
 use serde_json::Value;
 
+/// One run at a time: each spins pollers and co-runners on every CPU, and the
+/// live balancer's predictor must see its pollers get CPU time every tick.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn iolab(args: &[&str]) -> (i32, String, String) {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
         .arg("run")
         .args(args)
@@ -239,4 +244,57 @@ fn bad_placements_are_refused_with_the_job_named() {
             "{err}"
         );
     }
+}
+
+/// placement=balance runs study 001's balancer live: it tells a polling worker
+/// from an interrupt-driven one by what they do (not by their options), and
+/// moves the pollers apart when round-robin start put them on one CPU.
+#[test]
+fn live_balancer_classifies_workers_by_behaviour_and_spreads_pollers() {
+    let Some(cpus) = cpus_at_least(2) else { return };
+    if cpus.len() != 2 {
+        eprintln!("skipped: the start placement checked here is the one on 2 CPUs");
+        return;
+    }
+    // Round-robin start over 2 CPUs: pa -> cpu0, ia -> cpu1, pb -> cpu0, ib -> cpu1,
+    // so both pollers start on one CPU.
+    let mut args = Vec::new();
+    for (name, model, lat) in [
+        ("pa", "poll", "10"),
+        ("ia", "interrupt", "200"),
+        ("pb", "poll", "10"),
+        ("ib", "interrupt", "200"),
+    ] {
+        for a in [
+            format!("--name={name}"),
+            "--ioengine=null".into(),
+            "--size=16m".into(),
+            "--rw=randread".into(),
+            format!("--completion={model}"),
+            format!("--null_lat={lat}"),
+            "--runtime=800ms".into(),
+            "--time_based".into(),
+            "--placement=balance".into(),
+            "--balance_interval=40ms".into(),
+        ] {
+            args.push(a);
+        }
+    }
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let v = run_json(&refs);
+    let p = &v["iolab"]["placement"][0];
+    assert_eq!(p["policy"], "balance", "{p}");
+    let b = &p["balancer"];
+    assert_eq!(b["interval_ms"].as_f64(), Some(40.0), "{b}");
+    assert!(b["ticks"].as_u64().unwrap() >= 5, "{b}");
+    assert!(b["migrations"].as_u64().unwrap() >= 1, "nothing moved: {p}");
+    assert_eq!(b["reached_best"], true, "{p}");
+    let t = tasks(&v);
+    let predicted: Vec<&str> = t
+        .iter()
+        .map(|x| x.3["predicted"].as_str().unwrap())
+        .collect();
+    assert_eq!(predicted, ["P", "C", "P", "C"], "{p}");
+    let poller_cpus: Vec<&Vec<u32>> = vec![&t[0].1, &t[2].1];
+    assert_ne!(poller_cpus[0], poller_cpus[1], "pollers left together: {p}");
 }

@@ -13,6 +13,7 @@ pub mod setup;
 pub mod trace;
 pub mod worker;
 
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Barrier};
 
 use anyhow::{Result, anyhow};
@@ -24,6 +25,7 @@ use crate::device::null::FaultCounts;
 use crate::job::{CompletionModel, JobSpec};
 use crate::measure::cpu::ThreadUsage;
 use crate::measure::recorder::Recorder;
+use crate::placement::PollSignal;
 use crate::sched::SchedStats;
 use crate::workload::verify::VerifyStats;
 
@@ -127,8 +129,15 @@ fn run_group(
         prepared.push(setup::prepare(jobs, placed, opts.allow_destructive)?);
     }
     let placement = place::plan(jobs, &prepared)?;
-    for (p, cpus) in prepared.iter_mut().zip(&placement.workers) {
+    // Poll signals for the live balancer (placement=balance), and each worker's
+    // kernel thread id, published before the start barrier.
+    let signals: Vec<PollSignal> = prepared.iter().map(|_| PollSignal::new()).collect();
+    let tids: Vec<Arc<AtomicI32>> = prepared.iter().map(|_| Arc::default()).collect();
+    for (i, (p, cpus)) in prepared.iter_mut().zip(&placement.workers).enumerate() {
         p.cpus = cpus.clone();
+        if placement.live.is_some() {
+            p.worker.poll_signal = Some(signals[i].clone());
+        }
     }
     let tracer = trace::arm(opts, jobs, &mut prepared)?;
     for p in &prepared {
@@ -144,14 +153,16 @@ fn run_group(
         .enumerate()
         .map(|(i, mut p)| {
             let barrier = barrier.clone();
+            let tid_slot = tids[i].clone();
             std::thread::Builder::new()
                 .name(format!("iolab-w{i}"))
                 .spawn(move || {
                     crate::measure::clock::set_thread_timer_slack_ns(1);
+                    let tid = crate::placement::affinity::gettid();
+                    tid_slot.store(tid, Ordering::Relaxed);
                     let pinned = if p.cpus.is_empty() {
                         Ok(())
                     } else {
-                        let tid = crate::placement::affinity::gettid();
                         crate::placement::affinity::set_affinity(tid, &p.cpus)
                     };
                     barrier.wait();
@@ -173,6 +184,13 @@ fn run_group(
         })
         .collect::<std::io::Result<_>>()?;
     barrier.wait();
+    // The barrier orders every worker's tid store before these loads.
+    let worker_tids: Vec<i32> = tids.iter().map(|t| t.load(Ordering::Relaxed)).collect();
+    let balanced = place::LiveBalancer::new(&placement, &worker_tids, &signals, &corunners.tids())
+        .map(|mut b| {
+            run_balancer(&mut b, &handles);
+            b.finish()
+        });
     let mut out = Vec::new();
     let mut seen = Vec::new();
     for h in handles {
@@ -255,13 +273,13 @@ fn run_group(
             .iter()
             .map(|(pl, cpus, last_cpu, cpu)| place::WorkerSeen {
                 name: format!("{}.{}", jobs[pl.job].name, pl.jobnum),
-                cpus,
+                cpus: cpus.clone(),
                 last_cpu: *last_cpu,
                 cpu_ns: cpu.user_ns + cpu.sys_ns,
                 wall_ns,
             })
             .collect();
-        place::report(groupid, &placement, jobs, &workers, &corunners)
+        place::report(groupid, &placement, jobs, &workers, &corunners, balanced)
     });
     Ok(GroupRun {
         groupid,
@@ -269,6 +287,20 @@ fn run_group(
         wall_ns,
         placement,
     })
+}
+
+/// Tick the live balancer until every worker has finished. Checks for the end
+/// every few milliseconds so the group's wall time is not stretched by a tick.
+fn run_balancer<T>(b: &mut place::LiveBalancer, workers: &[std::thread::JoinHandle<T>]) {
+    let step = b.interval.min(std::time::Duration::from_millis(5));
+    let mut next = std::time::Instant::now() + b.interval;
+    while !workers.iter().all(|h| h.is_finished()) {
+        std::thread::sleep(step);
+        if std::time::Instant::now() >= next {
+            b.tick();
+            next += b.interval;
+        }
+    }
 }
 
 /// The job's I/O error, as fio words it; with continue_on_error, how many.

@@ -9,15 +9,18 @@
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};
+use std::time::Duration;
 
 use anyhow::{Result, anyhow, bail};
 
 use crate::engine::setup::{Prepared, label};
 use crate::job::JobSpec;
+use crate::placement::balance;
 use crate::placement::corunner::{CoRunner, CoRunnerReport, Kernel};
+use crate::placement::predictor::SignalSampler;
 use crate::placement::topology::{Topology, format_cpu_list};
-use crate::placement::{Policy, TaskKind, place};
-use crate::report::model::{PlacedTask, PlacementReport};
+use crate::placement::{Policy, PollSignal, Predictor, TaskKind, place};
+use crate::report::model::{BalancerReport, PlacedTask, PlacementReport};
 
 /// One co-runner to start: which job clone it belongs to and where it may run.
 #[derive(Clone, Debug)]
@@ -38,6 +41,9 @@ pub struct GroupPlan {
     pub corunners: Vec<CoRunnerPlan>,
     /// How the topology looked, for the report (only read when CPUs are chosen).
     pub topology: Option<String>,
+    /// `placement=balance`: the topology the live balancer works on, its tick,
+    /// and which workers (indices into `prepared`) it moves besides co-runners.
+    pub live: Option<(Topology, Duration, Vec<usize>)>,
 }
 
 impl GroupPlan {
@@ -130,6 +136,7 @@ pub fn plan(jobs: &[JobSpec], prepared: &[Prepared]) -> Result<GroupPlan> {
             workers,
             corunners,
             topology: None,
+            live: None,
         });
     }
     let topo = Topology::from_system()
@@ -145,6 +152,7 @@ pub fn plan(jobs: &[JobSpec], prepared: &[Prepared]) -> Result<GroupPlan> {
             );
         }
     }
+    let mut live = None;
     if let Some((pol, by)) = policy {
         // P tasks: the workers of jobs that asked for the policy; C tasks: every
         // co-runner of the group. The policy sees them all at once, as the study's
@@ -163,8 +171,21 @@ pub fn plan(jobs: &[JobSpec], prepared: &[Prepared]) -> Result<GroupPlan> {
                 describe(&topo)
             );
         }
-        let plan = place(pol, &topo, &kinds).map_err(|e| anyhow!("{}: {e}", label(by)))?;
-        let mut cpus = plan.cpus.into_iter();
+        let cpus: Vec<Vec<u32>> = if pol == Policy::Balance {
+            // The live balancer starts from round-robin, as a freshly started set
+            // of threads would be, and moves tasks as it learns what they do.
+            (0..kinds.len())
+                .map(|i| vec![online[i % online.len()]])
+                .collect()
+        } else {
+            place(pol, &topo, &kinds)
+                .map_err(|e| anyhow!("{}: {e}", label(by)))?
+                .cpus
+        };
+        if pol == Policy::Balance {
+            live = Some((topo.clone(), by.balance_interval, placed_workers.clone()));
+        }
+        let mut cpus = cpus.into_iter();
         for &i in &placed_workers {
             workers[i] = cpus.next().expect("one CPU set per task");
         }
@@ -177,6 +198,7 @@ pub fn plan(jobs: &[JobSpec], prepared: &[Prepared]) -> Result<GroupPlan> {
         workers,
         corunners,
         topology: Some(describe(&topo)),
+        live,
     })
 }
 
@@ -207,6 +229,11 @@ pub fn start(plan: &GroupPlan, go: &Arc<Barrier>) -> Result<Running> {
 }
 
 impl Running {
+    /// Kernel thread ids of the co-runners, in plan order.
+    pub fn tids(&self) -> Vec<i32> {
+        self.threads.iter().map(|(_, r)| r.tid()).collect()
+    }
+
     /// Stop the co-runners (the group's workers are done) and collect their work.
     pub fn finish(self) -> Result<Vec<(CoRunnerPlan, CoRunnerReport)>> {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -217,10 +244,106 @@ impl Running {
     }
 }
 
+/// Study 001's balancer running beside the group: every tick each task's 2-bit
+/// predictor reads whether the task polled (workers publish their polls; an
+/// interrupt-mode or synchronous worker makes none, a co-runner never does) and
+/// the balancer's migrations toward its fixed point are applied with
+/// sched_setaffinity. Runs on the engine's main thread, which otherwise only
+/// waits for the workers.
+pub struct LiveBalancer {
+    topo: Topology,
+    pub interval: Duration,
+    tids: Vec<i32>,
+    samplers: Vec<SignalSampler>,
+    predictors: Vec<Predictor>,
+    /// Current CPU of each task (each is pinned to exactly one).
+    cpus: Vec<u32>,
+    log: BalancerReport,
+}
+
+impl LiveBalancer {
+    /// Tasks in plan order: the balanced workers (`signals`, `worker_tids`), then
+    /// the co-runners. None unless the group's placement is `balance`.
+    pub fn new(
+        plan: &GroupPlan,
+        worker_tids: &[i32],
+        signals: &[PollSignal],
+        corunner_tids: &[i32],
+    ) -> Option<LiveBalancer> {
+        let (topo, interval, workers) = plan.live.as_ref()?;
+        let mut tids = Vec::new();
+        let mut samplers = Vec::new();
+        let mut cpus = Vec::new();
+        for &w in workers {
+            tids.push(worker_tids[w]);
+            samplers.push(SignalSampler::new(signals[w].clone()));
+            cpus.push(plan.workers[w][0]);
+        }
+        for (c, &tid) in plan.corunners.iter().zip(corunner_tids) {
+            tids.push(tid);
+            samplers.push(SignalSampler::new(PollSignal::new()));
+            cpus.push(c.cpus[0]);
+        }
+        Some(LiveBalancer {
+            topo: topo.clone(),
+            interval: *interval,
+            predictors: vec![Predictor::new(); tids.len()],
+            tids,
+            samplers,
+            cpus,
+            log: BalancerReport {
+                interval_ms: interval.as_secs_f64() * 1e3,
+                ..Default::default()
+            },
+        })
+    }
+
+    /// One balancing period: reclassify every task, apply the migrations.
+    pub fn tick(&mut self) {
+        self.log.ticks += 1;
+        for (p, s) in self.predictors.iter_mut().zip(self.samplers.iter_mut()) {
+            p.observe(s.polled());
+        }
+        let kinds: Vec<TaskKind> = self.predictors.iter().map(Predictor::kind).collect();
+        let moves = match balance::balance(&self.topo, &self.cpus, &kinds) {
+            Ok(m) => m,
+            Err(e) => {
+                self.log.errors.push(e.to_string());
+                return;
+            }
+        };
+        for m in &moves {
+            match crate::placement::affinity::set_affinity(self.tids[m.task], &[m.to]) {
+                Ok(()) => {}
+                // The thread has finished: nothing to move.
+                Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
+                Err(e) => self
+                    .log
+                    .errors
+                    .push(format!("moving a task to cpu{}: {e}", m.to)),
+            }
+            self.cpus[m.task] = m.to;
+        }
+        self.log.migrations += moves.len() as u32;
+        if moves.is_empty() {
+            self.log.settled_at_tick.get_or_insert(self.log.ticks);
+        } else {
+            self.log.settled_at_tick = None;
+        }
+        self.log.reached_best = balance::is_best(&self.topo, &self.cpus, &kinds);
+    }
+
+    /// Where each task ended (plan order) and what the predictor took it for.
+    pub fn finish(self) -> (BalancerReport, Vec<u32>, Vec<TaskKind>) {
+        let kinds = self.predictors.iter().map(Predictor::kind).collect();
+        (self.log, self.cpus, kinds)
+    }
+}
+
 /// One worker as the placement report shows it.
-pub struct WorkerSeen<'a> {
+pub struct WorkerSeen {
     pub name: String,
-    pub cpus: &'a [u32],
+    pub cpus: Vec<u32>,
     pub last_cpu: Option<u32>,
     pub cpu_ns: u64,
     pub wall_ns: u64,
@@ -234,6 +357,7 @@ pub fn report(
     jobs: &[JobSpec],
     workers: &[WorkerSeen],
     corunners: &[(CoRunnerPlan, CoRunnerReport)],
+    balanced: Option<(BalancerReport, Vec<u32>, Vec<TaskKind>)>,
 ) -> PlacementReport {
     let share = |cpu_ns: u64, wall_ns: u64| 100.0 * cpu_ns as f64 / wall_ns.max(1) as f64;
     let cpus = |c: &[u32]| {
@@ -248,12 +372,13 @@ pub fn report(
         .map(|w| PlacedTask {
             kind: "P",
             name: w.name.clone(),
-            cpus: cpus(w.cpus),
+            cpus: cpus(&w.cpus),
             last_cpu: w.last_cpu,
             cpu_pct: share(w.cpu_ns, w.wall_ns),
             kernel: None,
             units_per_s: None,
             units_per_cpu_s: None,
+            predicted: None,
         })
         .collect();
     tasks.extend(corunners.iter().map(|(p, r)| PlacedTask {
@@ -265,11 +390,26 @@ pub fn report(
         kernel: Some(r.kernel.name()),
         units_per_s: Some(r.units_per_s),
         units_per_cpu_s: Some(r.units_per_cpu_s),
+        predicted: None,
     }));
+    let balancer = balanced.map(|(log, end, kinds)| {
+        // Balanced tasks in plan order: the balanced workers, then co-runners.
+        let (_, _, balanced_workers) = plan.live.as_ref().expect("balanced plan");
+        let order = balanced_workers
+            .iter()
+            .copied()
+            .chain(workers.len()..workers.len() + corunners.len());
+        for ((t, cpu), kind) in order.zip(end).zip(kinds) {
+            tasks[t].cpus = cpu.to_string();
+            tasks[t].predicted = Some(kind.letter().to_string());
+        }
+        log
+    });
     PlacementReport {
         groupid,
         policy: plan.policy.map(|p| p.name().to_string()),
         topology: plan.topology.clone(),
         tasks,
+        balancer,
     }
 }

@@ -209,8 +209,9 @@ pub struct Worker {
     pub io_timeout_ns: u64,
     /// The backend completes I/O inside `queue` (pread): time each call.
     sync_backend: bool,
-    /// Polls made by this worker, for the placement predictor.
-    pub poll_signal: Option<std::sync::Arc<AtomicU64>>,
+    /// Polls made by this worker (peeks of a polling wait; interrupt-mode
+    /// waits make none), for the live balancer's predictor (`placement=balance`).
+    pub poll_signal: Option<crate::placement::PollSignal>,
     pub live: std::sync::Arc<LiveCounters>,
     /// `--trace` timestamp log and the study-only per-request allocation.
     pub trace: crate::engine::trace::Hooks,
@@ -321,7 +322,8 @@ impl Worker {
                     }
                 }
                 if let Some(p) = &self.poll_signal {
-                    bump(p);
+                    let st = &self.completer.stats;
+                    p.publish(st.polls_hit + st.polls_empty);
                 }
             } else if self.streams.iter().all(Stream::done) && self.retry.is_none() {
                 break;

@@ -92,6 +92,7 @@ pub(crate) const OPTIONS: &[(&str, &[&str], Arity)] = &[
     ("continue_on_error", &[], Arity::Value),
     ("io_timeout", &[], Arity::Value),
     ("placement", &[], Arity::Value),
+    ("balance_interval", &[], Arity::Value),
     ("corunners", &[], Arity::Value),
     ("corunner_kernel", &[], Arity::Value),
 ];
@@ -634,6 +635,16 @@ impl Draft {
                         c.bad("one of free, bunch, scatter, colocate, spread, balance")
                     })?)
             }
+            "balance_interval" => {
+                let t = time(TimeUnit::Micros, true)?;
+                if t < std::time::Duration::from_millis(1) {
+                    return Err(c.bad(
+                        "a time of at least 1ms, e.g. 50ms (the balancer's tick; the study's \
+                         balancer runs on the scheduler tick)",
+                    ));
+                }
+                s.balance_interval = t;
+            }
             "corunners" => s.corunners = int(0, 1024)? as u32,
             "corunner_kernel" => {
                 s.corunner_kernel = crate::placement::corunner::Kernel::parse(v)
@@ -897,6 +908,15 @@ impl Draft {
                 ),
             ));
         }
+        if self.set_at("balance_interval").is_some()
+            && s.placement != Some(crate::placement::Policy::Balance)
+        {
+            return Err(conflict(
+                "balance_interval",
+                "balance_interval only applies with placement=balance (the live balancer)"
+                    .to_string(),
+            ));
+        }
         if self.set_at("cpus_allowed_policy").is_some() && pinned.is_none() {
             return Err(conflict(
                 "cpus_allowed_policy",
@@ -1082,6 +1102,7 @@ fn expected_for(name: &str) -> String {
         "cpus_allowed_policy" => "shared or split".to_string(),
         "placement" => "one of free, bunch, scatter, colocate, spread, balance".to_string(),
         "corunners" => "a number of co-runner threads, 0-1024".to_string(),
+        "balance_interval" => "a time, e.g. 50ms".to_string(),
         "corunner_kernel" => "int or float".to_string(),
         _ => "a value (see docs/fio-compat.md)".to_string(),
     }

@@ -406,6 +406,9 @@ pub struct JobSpec {
     /// iolab `placement=`: the group's workers (P tasks) and co-runners (C tasks)
     /// are placed by this policy of study 001 (see `engine::place`).
     pub placement: Option<crate::placement::Policy>,
+    /// iolab `balance_interval=`: how often the live balancer of
+    /// `placement=balance` reclassifies tasks and migrates them.
+    pub balance_interval: Duration,
     /// iolab `corunners=`: compute threads (C tasks) run beside each clone of the
     /// job for as long as its group runs.
     pub corunners: u32,
@@ -473,6 +476,7 @@ impl Default for JobSpec {
             cpus_allowed: Vec::new(),
             cpus_allowed_split: false,
             placement: None,
+            balance_interval: Duration::from_millis(50),
             corunners: 0,
             corunner_kernel: crate::placement::corunner::Kernel::Int,
             kb_base: 1024,

@@ -112,6 +112,13 @@ impl PollSignal {
         self.0.store(v.wrapping_add(n), Ordering::Relaxed);
     }
 
+    /// Publish a running total kept elsewhere (the engine's completion stats):
+    /// one plain store, so a worker can signal without counting twice.
+    #[inline(always)]
+    pub fn publish(&self, total: u64) {
+        self.0.store(total, Ordering::Relaxed);
+    }
+
     pub fn count(&self) -> u64 {
         self.0.load(Ordering::Relaxed)
     }

@@ -779,12 +779,23 @@ pub fn render_run_html(run: &RunResult) -> String {
     for p in &run.iolab.placement {
         let t = Table {
             title: format!(
-                "Placement, group {}: {}{}",
+                "Placement, group {}: {}{}{}",
                 p.groupid,
                 p.policy.as_deref().unwrap_or("as the jobs ask"),
                 p.topology
                     .as_ref()
-                    .map_or(String::new(), |t| format!(" on {t}"))
+                    .map_or(String::new(), |t| format!(" on {t}")),
+                p.balancer.as_ref().map_or(String::new(), |b| format!(
+                    "; live balancer: {} ticks of {:.0} ms, {} migrations{}",
+                    b.ticks,
+                    b.interval_ms,
+                    b.migrations,
+                    if b.reached_best {
+                        ", ended at the study's best placement"
+                    } else {
+                        ""
+                    }
+                ))
             ),
             columns: [
                 "task",
@@ -802,11 +813,17 @@ pub fn render_run_html(run: &RunResult) -> String {
                 .map(|t| {
                     vec![
                         Cell::text(t.name.clone()),
-                        Cell::text(if t.kind == "P" {
-                            "P (I/O worker)"
-                        } else {
-                            "C (co-runner)"
-                        }),
+                        Cell::text(format!(
+                            "{}{}",
+                            if t.kind == "P" {
+                                "P (I/O worker)"
+                            } else {
+                                "C (co-runner)"
+                            },
+                            t.predicted
+                                .as_ref()
+                                .map_or(String::new(), |k| format!(", predicted {k}"))
+                        )),
                         Cell::text(t.cpus.clone()),
                         Cell::text(t.last_cpu.map_or("-".into(), |c| c.to_string())),
                         Cell::num(t.cpu_pct, 1),

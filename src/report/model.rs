@@ -518,6 +518,26 @@ pub struct PlacementReport {
     /// The topology the CPUs were chosen on (None when none were chosen).
     pub topology: Option<String>,
     pub tasks: Vec<PlacedTask>,
+    /// `placement=balance`: what the live balancer did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub balancer: Option<BalancerReport>,
+}
+
+/// The live balancer of `placement=balance` over one group.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct BalancerReport {
+    pub interval_ms: f64,
+    /// Balancing periods run.
+    pub ticks: u32,
+    /// Tasks moved, in all.
+    pub migrations: u32,
+    /// The tick from which no task moved again (None: still moving at the end).
+    pub settled_at_tick: Option<u32>,
+    /// The final placement is the study's best for the predicted task kinds.
+    pub reached_best: bool,
+    /// Migrations the kernel refused (the run goes on without them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
 }
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -539,6 +559,10 @@ pub struct PlacedTask {
     pub units_per_s: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub units_per_cpu_s: Option<f64>,
+    /// `placement=balance`: what the predictor took the task for at the end
+    /// (`P` polled in the last intervals, `C` did not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicted: Option<String>,
 }
 
 /// One run: all jobs, disks and run-level extras.

@@ -422,11 +422,32 @@ fn placement_block(out: &mut String, p: &PlacementReport) {
             ),
             _ => String::new(),
         };
+        let seen = t
+            .predicted
+            .as_ref()
+            .map_or(String::new(), |k| format!(" predicted={k}"));
         let _ = writeln!(
             out,
-            "  {} {:<24} cpus={:<8} last={:<3} cpu={:5.1}%{work}",
+            "  {} {:<24} cpus={:<8} last={:<3} cpu={:5.1}%{seen}{work}",
             t.kind, t.name, t.cpus, last, t.cpu_pct
         );
+    }
+    if let Some(b) = &p.balancer {
+        let _ = writeln!(
+            out,
+            "  balancer: every {:.0} ms, {} ticks, {} migrations, {}, final placement {} the study's best for the predicted kinds",
+            b.interval_ms,
+            b.ticks,
+            b.migrations,
+            b.settled_at_tick
+                .map_or("still moving at the end".to_string(), |t| format!(
+                    "settled at tick {t}"
+                )),
+            if b.reached_best { "is" } else { "is not" }
+        );
+        for e in &b.errors {
+            let _ = writeln!(out, "  balancer: {e}");
+        }
     }
 }
 
