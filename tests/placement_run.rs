@@ -3,9 +3,9 @@
 //! checked from the JSON report against the kernel's view of each thread (the CPU
 //! it was last on must lie in the set it was pinned to).
 
-use std::process::Command;
-
 use serde_json::Value;
+
+mod run_common;
 
 /// One run at a time: each spins pollers and co-runners on every CPU, and the
 /// live balancer's predictor must see its pollers get CPU time every tick.
@@ -13,24 +13,12 @@ static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn iolab(args: &[&str]) -> (i32, String, String) {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
-        .arg("run")
-        .args(args)
-        .output()
-        .expect("run iolab");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    run_common::iolab_run(args)
 }
 
 fn run_json(args: &[&str]) -> Value {
-    let mut a = args.to_vec();
-    a.push("--output-format=json");
-    let (code, out, err) = iolab(&a);
-    assert_eq!(code, 0, "iolab run {args:?} failed: {err}\n{out}");
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("invalid JSON ({e}): {out}"))
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    run_common::run_json(args)
 }
 
 /// Online CPUs, or None (with the reason printed) when a test needs more.

@@ -3,30 +3,12 @@
 //! byte counts, IOPS, ordered percentiles; bad input rejected with exit status 1.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
-fn iolab(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
-        .arg("run")
-        .args(args)
-        .output()
-        .expect("run iolab");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod run_common;
 
-fn run_json(args: &[&str]) -> Value {
-    let mut a = args.to_vec();
-    a.push("--output-format=json");
-    let (code, out, err) = iolab(&a);
-    assert_eq!(code, 0, "iolab run {args:?} failed: {err}\n{out}");
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("invalid JSON ({e}): {out}"))
-}
+use run_common::{iolab_run as iolab, run_json};
 
 /// Checks every job: bytes as expected, IOPS > 0, percentiles in order.
 fn check_dir(job: &Value, dir: &str, ios: u64, bs: u64) {

@@ -3,11 +3,13 @@
 //! based: Q G I D C). Checks the JSON btt table and split, and the text view.
 //! Root only (zram, loop, tracefs); otherwise each test prints why it skipped.
 
-use std::process::Command;
-
 use iolab::sys::loopdev::LoopDev;
 use iolab::sys::zram::Zram;
 use serde_json::Value;
+
+mod run_common;
+
+use run_common::iolab_run as iolab;
 
 fn root() -> bool {
     // SAFETY: geteuid has no failure mode.
@@ -16,19 +18,6 @@ fn root() -> bool {
         return false;
     }
     true
-}
-
-fn iolab(args: &[String]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
-        .arg("run")
-        .args(args)
-        .output()
-        .expect("run iolab");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn job(dev: &str, extra: &[&str]) -> Vec<String> {
@@ -197,11 +186,11 @@ fn trace_on_loop_device_has_every_stage() {
 #[test]
 fn trace_refuses_the_null_device_with_the_reason() {
     let (code, _out, err) = iolab(&[
-        "--trace".into(),
-        "--name=n".into(),
-        "--ioengine=null".into(),
-        "--size=1m".into(),
-        "--number_ios=10".into(),
+        "--trace",
+        "--name=n",
+        "--ioengine=null",
+        "--size=1m",
+        "--number_ios=10",
     ]);
     assert_ne!(code, 0);
     assert!(err.contains("--trace") && err.contains("null"), "{err}");

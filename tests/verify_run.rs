@@ -4,22 +4,12 @@
 //! read job with the offset and field named, in text and JSON, with exit status 1.
 
 use std::os::unix::fs::FileExt;
-use std::process::Command;
 
 use serde_json::Value;
 
-fn iolab(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
-        .arg("run")
-        .args(args)
-        .output()
-        .expect("run iolab");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod run_common;
+
+use run_common::iolab_run as iolab;
 
 fn json(args: &[&str]) -> (i32, Value, String) {
     let mut a = args.to_vec();

@@ -205,7 +205,12 @@ fn run_group(
             cpus: allowed,
             ..
         } = p;
-        seen.push((placed[0].clone(), allowed.clone(), last_cpu, cpu));
+        seen.push(place::WorkerSeen {
+            name: format!("{}.{}", jobs[placed[0].job].name, placed[0].jobnum),
+            cpus: allowed,
+            last_cpu,
+            cpu_ns: cpu.user_ns + cpu.sys_ns,
+        });
         let backend_stats = worker.queue.stats();
         let injected = worker.queue.injected_faults();
         let device_in_flight = worker.queue.commands_in_flight();
@@ -269,17 +274,9 @@ fn run_group(
         t.finish(jobs, &mut out);
     }
     let placement = placement.is_active().then(|| {
-        let workers: Vec<place::WorkerSeen> = seen
-            .iter()
-            .map(|(pl, cpus, last_cpu, cpu)| place::WorkerSeen {
-                name: format!("{}.{}", jobs[pl.job].name, pl.jobnum),
-                cpus: cpus.clone(),
-                last_cpu: *last_cpu,
-                cpu_ns: cpu.user_ns + cpu.sys_ns,
-                wall_ns,
-            })
-            .collect();
-        place::report(groupid, &placement, jobs, &workers, &corunners, balanced)
+        place::report(
+            groupid, &placement, jobs, &seen, wall_ns, &corunners, balanced,
+        )
     });
     Ok(GroupRun {
         groupid,

@@ -39,11 +39,11 @@ pub struct GroupPlan {
     /// Allowed CPUs per prepared worker, in `prepared` order (empty = any).
     pub workers: Vec<Vec<u32>>,
     pub corunners: Vec<CoRunnerPlan>,
-    /// How the topology looked, for the report (only read when CPUs are chosen).
-    pub topology: Option<String>,
-    /// `placement=balance`: the topology the live balancer works on, its tick,
-    /// and which workers (indices into `prepared`) it moves besides co-runners.
-    pub live: Option<(Topology, Duration, Vec<usize>)>,
+    /// The topology the CPUs were chosen on (read only when CPUs are chosen).
+    pub topology: Option<Topology>,
+    /// `placement=balance`: the live balancer's tick, and which workers (indices
+    /// into `prepared`) it moves besides the co-runners.
+    pub live: Option<(Duration, Vec<usize>)>,
 }
 
 impl GroupPlan {
@@ -183,7 +183,7 @@ pub fn plan(jobs: &[JobSpec], prepared: &[Prepared]) -> Result<GroupPlan> {
                 .cpus
         };
         if pol == Policy::Balance {
-            live = Some((topo.clone(), by.balance_interval, placed_workers.clone()));
+            live = Some((by.balance_interval, placed_workers.clone()));
         }
         let mut cpus = cpus.into_iter();
         for &i in &placed_workers {
@@ -197,7 +197,7 @@ pub fn plan(jobs: &[JobSpec], prepared: &[Prepared]) -> Result<GroupPlan> {
         policy: policy.map(|(p, _)| p),
         workers,
         corunners,
-        topology: Some(describe(&topo)),
+        topology: Some(topo),
         live,
     })
 }
@@ -270,7 +270,8 @@ impl LiveBalancer {
         signals: &[PollSignal],
         corunner_tids: &[i32],
     ) -> Option<LiveBalancer> {
-        let (topo, interval, workers) = plan.live.as_ref()?;
+        let (interval, workers) = plan.live.as_ref()?;
+        let topo = plan.topology.as_ref()?;
         let mut tids = Vec::new();
         let mut samplers = Vec::new();
         let mut cpus = Vec::new();
@@ -308,7 +309,7 @@ impl LiveBalancer {
         let moves = match balance::balance(&self.topo, &self.cpus, &kinds) {
             Ok(m) => m,
             Err(e) => {
-                self.log.errors.push(e.to_string());
+                self.note_error(e.to_string());
                 return;
             }
         };
@@ -317,10 +318,7 @@ impl LiveBalancer {
                 Ok(()) => {}
                 // The thread has finished: nothing to move.
                 Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
-                Err(e) => self
-                    .log
-                    .errors
-                    .push(format!("moving a task to cpu{}: {e}", m.to)),
+                Err(e) => self.note_error(format!("moving a task to cpu{}: {e}", m.to)),
             }
             self.cpus[m.task] = m.to;
         }
@@ -331,6 +329,14 @@ impl LiveBalancer {
             self.log.settled_at_tick = None;
         }
         self.log.reached_best = balance::is_best(&self.topo, &self.cpus, &kinds);
+    }
+
+    /// Keep each distinct error once: one that recurs every tick must not grow
+    /// the report with the run's length.
+    fn note_error(&mut self, e: String) {
+        if !self.log.errors.contains(&e) {
+            self.log.errors.push(e);
+        }
     }
 
     /// Where each task ended (plan order) and what the predictor took it for.
@@ -346,16 +352,17 @@ pub struct WorkerSeen {
     pub cpus: Vec<u32>,
     pub last_cpu: Option<u32>,
     pub cpu_ns: u64,
-    pub wall_ns: u64,
 }
 
 /// The group's placement as measured: where each task was allowed to run,
-/// where it was last seen, and what share of a CPU it got.
+/// where it was last seen, and what share of a CPU it got (workers: of the
+/// group's wall time `wall_ns`).
 pub fn report(
     groupid: u32,
     plan: &GroupPlan,
     jobs: &[JobSpec],
     workers: &[WorkerSeen],
+    wall_ns: u64,
     corunners: &[(CoRunnerPlan, CoRunnerReport)],
     balanced: Option<(BalancerReport, Vec<u32>, Vec<TaskKind>)>,
 ) -> PlacementReport {
@@ -370,11 +377,11 @@ pub fn report(
     let mut tasks: Vec<PlacedTask> = workers
         .iter()
         .map(|w| PlacedTask {
-            kind: "P",
+            kind: TaskKind::Poll,
             name: w.name.clone(),
             cpus: cpus(&w.cpus),
             last_cpu: w.last_cpu,
-            cpu_pct: share(w.cpu_ns, w.wall_ns),
+            cpu_pct: share(w.cpu_ns, wall_ns),
             kernel: None,
             units_per_s: None,
             units_per_cpu_s: None,
@@ -382,7 +389,7 @@ pub fn report(
         })
         .collect();
     tasks.extend(corunners.iter().map(|(p, r)| PlacedTask {
-        kind: "C",
+        kind: TaskKind::Compute,
         name: format!("{}.{} corunner", jobs[p.job].name, p.jobnum),
         cpus: cpus(&p.cpus),
         last_cpu: r.last_cpu,
@@ -394,21 +401,21 @@ pub fn report(
     }));
     let balancer = balanced.map(|(log, end, kinds)| {
         // Balanced tasks in plan order: the balanced workers, then co-runners.
-        let (_, _, balanced_workers) = plan.live.as_ref().expect("balanced plan");
+        let (_, balanced_workers) = plan.live.as_ref().expect("balanced plan");
         let order = balanced_workers
             .iter()
             .copied()
             .chain(workers.len()..workers.len() + corunners.len());
         for ((t, cpu), kind) in order.zip(end).zip(kinds) {
             tasks[t].cpus = cpu.to_string();
-            tasks[t].predicted = Some(kind.letter().to_string());
+            tasks[t].predicted = Some(kind);
         }
         log
     });
     PlacementReport {
         groupid,
         policy: plan.policy.map(|p| p.name().to_string()),
-        topology: plan.topology.clone(),
+        topology: plan.topology.as_ref().map(describe),
         tasks,
         balancer,
     }

@@ -434,7 +434,7 @@ fn stat_ppid(stat: &str) -> Option<i32> {
 }
 
 /// Whether a pid is gone or a zombie.
-fn process_gone(pid: i32) -> bool {
+pub(crate) fn process_gone(pid: i32) -> bool {
     match fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(s) => s
             .rfind(')')

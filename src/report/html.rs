@@ -815,14 +815,14 @@ pub fn render_run_html(run: &RunResult) -> String {
                         Cell::text(t.name.clone()),
                         Cell::text(format!(
                             "{}{}",
-                            if t.kind == "P" {
+                            if t.kind == crate::placement::TaskKind::Poll {
                                 "P (I/O worker)"
                             } else {
                                 "C (co-runner)"
                             },
                             t.predicted
                                 .as_ref()
-                                .map_or(String::new(), |k| format!(", predicted {k}"))
+                                .map_or(String::new(), |k| format!(", predicted {}", k.letter()))
                         )),
                         Cell::text(t.cpus.clone()),
                         Cell::text(t.last_cpu.map_or("-".into(), |c| c.to_string())),

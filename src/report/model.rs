@@ -542,8 +542,8 @@ pub struct BalancerReport {
 
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct PlacedTask {
-    /// `P` (I/O worker) or `C` (co-runner).
-    pub kind: &'static str,
+    /// `P` (I/O worker) or `C` (co-runner): the task's role.
+    pub kind: crate::placement::TaskKind,
     /// `job.clone` for workers, `job.clone corunner` for co-runners.
     pub name: String,
     /// Allowed CPUs in the kernel's list format, or `any`.
@@ -562,7 +562,7 @@ pub struct PlacedTask {
     /// `placement=balance`: what the predictor took the task for at the end
     /// (`P` polled in the last intervals, `C` did not).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub predicted: Option<String>,
+    pub predicted: Option<crate::placement::TaskKind>,
 }
 
 /// One run: all jobs, disks and run-level extras.

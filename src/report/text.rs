@@ -425,11 +425,15 @@ fn placement_block(out: &mut String, p: &PlacementReport) {
         let seen = t
             .predicted
             .as_ref()
-            .map_or(String::new(), |k| format!(" predicted={k}"));
+            .map_or(String::new(), |k| format!(" predicted={}", k.letter()));
         let _ = writeln!(
             out,
             "  {} {:<24} cpus={:<8} last={:<3} cpu={:5.1}%{seen}{work}",
-            t.kind, t.name, t.cpus, last, t.cpu_pct
+            t.kind.letter(),
+            t.name,
+            t.cpus,
+            last,
+            t.cpu_pct
         );
     }
     if let Some(b) = &p.balancer {

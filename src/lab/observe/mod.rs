@@ -34,12 +34,13 @@ use anyhow::{Context, Result, bail};
 use super::model::{Skipped, StudyResult};
 use crate::measure::cpu::{ProcStat, ThreadUsage};
 use crate::measure::observe::collector::Collector;
+use crate::measure::observe::process_tree_threads;
 use crate::measure::observe::tracer::syscall_name;
 use crate::sys::cleanup;
 use crate::sys::loopdev::LoopDev;
 use crate::sys::zram::Zram;
 use device::{CgCpu, Device, Mounted, PgCgroup, dev_ios, tool};
-use pg::{PgInstall, Server, find_postgres, pg_command, run_cmd, tree_threads};
+use pg::{PgInstall, Server, find_postgres, pg_command, run_cmd};
 pub use pg::{PgbenchOut, parse_pgbench};
 
 /// Published figures (seeds/004, tables 3-6).
@@ -188,11 +189,11 @@ fn pgbench_run(
         // An empty tracefs pid filter would trace everyone: fill it before
         // tracing starts, then re-list until no thread appeared in between (forks
         // after a parent is listed are followed in the kernel).
-        let mut known = tree_threads(srv.pid)?;
+        let mut known = process_tree_threads(srv.pid)?;
         t.add_pids(&known)?;
         t.start()?;
         loop {
-            let now = tree_threads(srv.pid)?;
+            let now = process_tree_threads(srv.pid)?;
             let new: Vec<i32> = now.into_iter().filter(|x| !known.contains(x)).collect();
             if new.is_empty() {
                 break;

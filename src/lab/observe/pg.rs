@@ -250,13 +250,13 @@ impl Server {
 }
 
 fn stop_pid(pid: i32) -> Result<()> {
-    if process_gone(pid) {
+    if crate::measure::observe::process_gone(pid) {
         return Ok(());
     }
     // SAFETY: pid is our unreaped child, so the number cannot have been reused.
     unsafe { libc::kill(pid, libc::SIGQUIT) };
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !process_gone(pid) {
+    while !crate::measure::observe::process_gone(pid) {
         if Instant::now() >= deadline {
             // SAFETY: as above.
             unsafe { libc::kill(pid, libc::SIGKILL) };
@@ -277,21 +277,6 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn process_gone(pid: i32) -> bool {
-    match fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => s
-            .rfind(')')
-            .and_then(|i| s[i + 1..].split_whitespace().next())
-            .is_none_or(|st| st == "Z" || st == "X"),
-        Err(_) => true,
-    }
-}
-
-/// All threads of `pid` and its descendants (postmaster + backends + helpers).
-pub(super) fn tree_threads(pid: i32) -> Result<Vec<i32>> {
-    crate::measure::observe::process_tree_threads(pid)
 }
 
 /// What pgbench printed.
@@ -372,14 +357,5 @@ tps = 1296.1234 (without initial connection time)
         // With -t, pgbench prints "N/M".
         let s = PG15.replace("processed: 5123", "processed: 160/160");
         assert_eq!(parse_pgbench(&s).unwrap().transactions, 160);
-    }
-
-    #[test]
-    fn own_tree_contains_this_thread() {
-        let me = std::process::id() as i32;
-        // SAFETY: gettid has no preconditions.
-        let tid = unsafe { libc::gettid() };
-        assert!(tree_threads(me).unwrap().contains(&tid));
-        assert!(!process_gone(me));
     }
 }

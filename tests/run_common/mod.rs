@@ -1,0 +1,31 @@
+//! `iolab run` as a child process, for the end-to-end tests of the run command.
+
+#![allow(dead_code)] // each test binary uses what it needs
+
+use std::ffi::OsStr;
+use std::process::Command;
+
+use serde_json::Value;
+
+/// Exit status, stdout and stderr of `iolab run ARGS...`.
+pub fn iolab_run<S: AsRef<OsStr>>(args: &[S]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("run")
+        .args(args)
+        .output()
+        .expect("run iolab");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `iolab run ARGS... --output-format=json`, which must succeed; its JSON.
+pub fn run_json(args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.push("--output-format=json");
+    let (code, out, err) = iolab_run(&a);
+    assert_eq!(code, 0, "iolab run {args:?} failed: {err}\n{out}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("invalid JSON ({e}): {out}"))
+}
