@@ -389,8 +389,12 @@ fn malformed_job_files() {
             "t.fio:2: option 'rw': bad value 'trim': expected read, write, randread, randwrite, rw (or readwrite), randrw (iolab issues no trims)",
         ),
         (
-            "[j]\nioengine=libaio\n",
-            "t.fio:2: option 'ioengine': bad value 'libaio': expected one of null, psync, pvsync2, io_uring (other fio engines are not supported by iolab)",
+            "[j]\nioengine=libaoi\n",
+            "t.fio:2: option 'ioengine': bad value 'libaoi': expected one of null, sync, psync, vsync, pvsync, pvsync2, libaio, io_uring (other fio engines are not supported by iolab)",
+        ),
+        (
+            "[j]\nioengine=sg\n",
+            "t.fio:2: option 'ioengine': bad value 'sg': expected one of null, sync, psync, vsync, pvsync, pvsync2, libaio, io_uring (iolab does not run sg: SCSI generic passthrough needs a SCSI device (/dev/sgN or a SCSI block device))",
         ),
         (
             "[j]\nsize\n",

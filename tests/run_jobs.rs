@@ -323,8 +323,8 @@ fn bad_input_is_refused_clearly() {
             &["iodepth"],
         ),
         (
-            vec!["--name=e".into(), "--ioengine=libaio".into()],
-            &["ioengine", "libaio"],
+            vec!["--name=e".into(), "--ioengine=posixaio".into()],
+            &["ioengine", "posixaio", "thread"],
         ),
         (
             vec!["--name=u".into(), "--bogus_option=1".into()],

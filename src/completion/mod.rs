@@ -96,10 +96,10 @@ pub fn resolve(
     };
     let why = match model {
         Sync if !caps.sync => Some(format!(
-            "backend {backend} completes I/O asynchronously; completion=sync needs a synchronous backend (psync, pvsync2)"
+            "backend {backend} completes I/O asynchronously; completion=sync needs a synchronous backend (sync, psync, vsync, pvsync, pvsync2)"
         )),
         Interrupt | Poll | Hybrid | Adaptive if caps.sync => Some(format!(
-            "backend {backend} performs each I/O inside the submitting call, so there is no completion to {} for; use completion=sync (or ioengine=io_uring / null)",
+            "backend {backend} performs each I/O inside the submitting call, so there is no completion to {} for; use completion=sync (or ioengine=io_uring / libaio / null)",
             match model {
                 Interrupt => "sleep",
                 _ => "poll",

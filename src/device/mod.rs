@@ -6,9 +6,11 @@
 //! queued, `reap` completions either without sleeping ([`Wait::Peek`], the basis of
 //! polling) or by sleeping in the backend's interrupt mechanism ([`Wait::Sleep`]).
 
+pub mod libaio;
 pub mod null;
 pub mod probe;
 pub mod psync;
+pub mod sync;
 pub mod target;
 pub mod uring;
 
@@ -65,6 +67,14 @@ pub struct BackendStats {
     pub punted: u64,
     /// Interrupts the backend delivered (null device) or observed.
     pub interrupts: u64,
+    /// Requests already complete when the call that submitted them returned
+    /// (libaio on a buffered file: the kernel did the I/O inside io_submit).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub completed_in_submit: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Errors a backend can raise outside of per-request results.

@@ -113,14 +113,7 @@ impl SyncCall {
                 };
                 unsafe { libc::pwritev2(fd, &iov, 1, off, self.rwf) }
             }
-            (Op::Fsync, _) => {
-                let rc = if self.datasync {
-                    unsafe { libc::fdatasync(fd) }
-                } else {
-                    unsafe { libc::fsync(fd) }
-                };
-                rc as isize
-            }
+            (Op::Fsync, _) => flush(fd, self.datasync),
         }
     }
 
@@ -128,19 +121,37 @@ impl SyncCall {
     /// Returns bytes moved or a negative errno, like a completion's result.
     #[inline]
     pub fn perform(&self, cmd: &IoCmd, calls: &mut u64) -> i64 {
-        loop {
-            *calls += 1;
-            let rc = self.once(cmd);
-            if rc >= 0 {
-                return rc as i64;
-            }
-            let errno = std::io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EIO);
-            // A signal before any byte moved is not the I/O's fault: issue it again.
-            if errno != libc::EINTR {
-                return -(errno as i64);
-            }
+        retry_eintr(calls, || self.once(cmd))
+    }
+}
+
+/// fsync, or fdatasync when `datasync`; returns 0 or -1 like the calls.
+pub(crate) fn flush(fd: RawFd, datasync: bool) -> isize {
+    // SAFETY: plain calls on a descriptor; a closed one gives EBADF.
+    let rc = if datasync {
+        unsafe { libc::fdatasync(fd) }
+    } else {
+        unsafe { libc::fsync(fd) }
+    };
+    rc as isize
+}
+
+/// Run one system call (returning bytes or -1 with errno) until a signal does not
+/// interrupt it; `calls` counts every attempt. Returns bytes or a negative errno.
+#[inline]
+pub(crate) fn retry_eintr(calls: &mut u64, mut call: impl FnMut() -> isize) -> i64 {
+    loop {
+        *calls += 1;
+        let rc = call();
+        if rc >= 0 {
+            return rc as i64;
+        }
+        let errno = std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO);
+        // A signal before any byte moved is not the I/O's fault: issue it again.
+        if errno != libc::EINTR {
+            return -(errno as i64);
         }
     }
 }

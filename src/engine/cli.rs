@@ -271,6 +271,7 @@ fn engine_extras(spec: &JobSpec, runs: &[&JobRun]) -> serde_json::Map<String, se
         backend.wait_calls += r.backend_stats.wait_calls;
         backend.punted += r.backend_stats.punted;
         backend.interrupts += r.backend_stats.interrupts;
+        backend.completed_in_submit += r.backend_stats.completed_in_submit;
     }
     let mut m = serde_json::Map::new();
     m.insert("backend".into(), Value::from(first.backend));

@@ -10,7 +10,9 @@ use anyhow::{Context, Result, anyhow, bail};
 
 use crate::completion::{self, Completer, adaptive};
 use crate::device::null::NullDevice;
+use crate::device::libaio::{Libaio, LibaioOpts};
 use crate::device::psync::{Psync, PsyncFlags};
+use crate::device::sync::{SyncIo, SyncKind};
 use crate::device::target::{Target, TargetSpec, open_target};
 use crate::device::uring::{Uring, UringOpts};
 use crate::device::{Caps, Queue};
@@ -214,6 +216,24 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                     )
                     .with_context(|| label(first))?,
                 ),
+                Engine::Sync | Engine::Vsync | Engine::Pvsync => {
+                    let kind = match engine {
+                        Engine::Sync => SyncKind::Lseek,
+                        Engine::Vsync => SyncKind::LseekVectored,
+                        _ => SyncKind::Vectored,
+                    };
+                    Box::new(SyncIo::new(fd, kind, false).with_context(|| label(first))?)
+                }
+                Engine::Libaio => {
+                    // Completions are read from the AIO ring in user space
+                    // (fio's userspace_reap=1) wherever the ring can be read.
+                    let opts = LibaioOpts {
+                        entries: nslots,
+                        ..Default::default()
+                    };
+                    Box::new(Libaio::new(fd, &opts).with_context(|| label(first))?)
+                }
+                // io_uring (ioengine=null never reaches here).
                 _ => {
                     let iov = bufs.iovecs();
                     let opts = UringOpts {

@@ -399,7 +399,6 @@ pub(crate) struct Draft {
 
 const VERIFY_VALID: &str = "crc32c, pattern, or 0/none";
 const RW_VALID: &str = "read, write, randread, randwrite, rw (or readwrite), randrw";
-const ENGINES: &str = "null, psync, pvsync2, io_uring";
 
 struct Ctx<'a> {
     name: &'static str,
@@ -578,19 +577,7 @@ impl Draft {
             "thinktime_blocks" => s.thinktime_blocks = int(1, u64::from(u32::MAX))? as u32,
             "randrepeat" => s.randrepeat = boolean()?,
             "randseed" => s.randseed = int(0, u64::MAX)?,
-            "ioengine" => {
-                s.ioengine = match v {
-                    "null" => Engine::Null,
-                    "psync" => Engine::Psync,
-                    "pvsync2" => Engine::Pvsync2,
-                    "io_uring" => Engine::IoUring,
-                    _ => {
-                        return Err(c.bad(format!(
-                            "one of {ENGINES} (other fio engines are not supported by iolab)"
-                        )));
-                    }
-                }
-            }
+            "ioengine" => s.ioengine = Engine::parse(v).map_err(|why| c.bad(why))?,
             "hipri" => s.hipri = flag(c)?,
             "sqthread_poll" => s.sqthread_poll = flag(c)?,
             "fixedbufs" => s.fixedbufs = flag(c)?,
@@ -1086,7 +1073,7 @@ fn positive(c: &Ctx, v: u64) -> Result<u64, JobError> {
 fn expected_for(name: &str) -> String {
     match name {
         "rw" => RW_VALID.to_string(),
-        "ioengine" => format!("one of {ENGINES}"),
+        "ioengine" => format!("one of {}", super::spec::ENGINE_NAMES),
         "size" | "offset" | "bs" | "readahead" | "ois_max" | "ois_min" | "null_bw" => {
             units::SIZE_EXPECTED.to_string()
         }

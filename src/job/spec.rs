@@ -80,10 +80,80 @@ impl BlockSizes {
 #[serde(rename_all = "lowercase")]
 pub enum Engine {
     Null,
+    /// pread/pwrite.
     Psync,
+    /// preadv2/pwritev2 (per-call flags: hipri, nowait).
     Pvsync2,
     IoUring,
+    /// lseek + read/write.
+    Sync,
+    /// lseek + readv/writev.
+    Vsync,
+    /// preadv/pwritev.
+    Pvsync,
+    /// Linux kernel AIO (io_submit/io_getevents).
+    Libaio,
 }
+
+/// The engines `ioengine=` accepts, for messages.
+pub const ENGINE_NAMES: &str = "null, sync, psync, vsync, pvsync, pvsync2, libaio, io_uring";
+
+/// fio engines iolab does not run, each with the reason (shown when a job asks
+/// for one, and in docs/fio-compat.md).
+pub const REFUSED_ENGINES: &[(&str, &str)] = &[
+    ("posixaio", "glibc's aio_read/aio_write hand every request to a helper thread glibc starts, so the latencies would measure glibc's thread pool rather than an I/O path; use libaio or io_uring"),
+    ("io_uring_cmd", "NVMe passthrough needs an NVMe generic character device (/dev/ngXnY); use io_uring on the block device"),
+    ("sg", "SCSI generic passthrough needs a SCSI device (/dev/sgN or a SCSI block device)"),
+    ("libzbc", "needs a zoned SCSI/ATA (ZBC/ZAC) drive and the libzbc library"),
+    ("xnvme", "needs the xNVMe library and an NVMe device"),
+    ("spdk", "SPDK's user-space NVMe driver takes an NVMe PCI device away from the kernel"),
+    ("libblkio", "needs the libblkio library and a virtio-blk/vhost-user or NVMe device it drives from user space"),
+    ("rdma", "needs an RDMA-capable network adapter and a peer"),
+    ("librpma_apm_client", "needs an RDMA adapter and persistent memory on a peer (librpma)"),
+    ("librpma_apm_server", "needs an RDMA adapter and persistent memory (librpma)"),
+    ("librpma_gpspm_client", "needs an RDMA adapter and persistent memory on a peer (librpma)"),
+    ("librpma_gpspm_server", "needs an RDMA adapter and persistent memory (librpma)"),
+    ("net", "network I/O, not storage: needs a peer to send to or receive from"),
+    ("netsplice", "network I/O through splice, not storage: needs a peer"),
+    ("rbd", "needs a Ceph cluster (librbd)"),
+    ("rados", "needs a Ceph cluster (librados)"),
+    ("nfs", "needs an NFS server (libnfs)"),
+    ("gfapi", "needs a GlusterFS volume (libgfapi)"),
+    ("gfapi_async", "needs a GlusterFS volume (libgfapi)"),
+    ("libhdfs", "needs an HDFS cluster"),
+    ("http", "needs an HTTP/S3/Swift object store"),
+    ("dfs", "needs a DAOS storage system"),
+    ("libiscsi", "needs an iSCSI target"),
+    ("nbd", "needs an NBD server (libnbd)"),
+    ("libcufile", "needs NVIDIA GPUDirect Storage and a CUDA GPU"),
+    ("dev-dax", "needs a device-DAX persistent-memory namespace (/dev/daxX.Y)"),
+    ("libpmem", "needs persistent memory (PMDK's libpmem on a DAX file system)"),
+    ("pmemblk", "needs persistent memory (PMDK's libpmemblk); removed from recent fio"),
+    ("ime_psync", "needs a DDN IME burst buffer"),
+    ("ime_psyncv", "needs a DDN IME burst buffer"),
+    ("ime_aio", "needs a DDN IME burst buffer"),
+    ("mtd", "needs a raw flash MTD device (/dev/mtdN)"),
+    ("windowsaio", "Windows only"),
+    ("solarisaio", "Solaris only"),
+    ("exec", "runs an external program; iolab runs no commands from job files"),
+    ("external", "loads a shared object as an engine; iolab loads no engine plugins"),
+    ("cpuio", "burns CPU instead of doing I/O; use iolab's compute co-runners (corunners=N) beside an I/O job"),
+    ("mmap", "memory-maps the file and copies with memcpy: page faults and write-back, not I/O requests with a completion to observe"),
+    ("splice", "moves data through a pipe with splice/vmsplice: not implemented"),
+    ("e4defrag", "drives ext4 online defragmentation (EXT4_IOC_MOVE_EXT), not a data path"),
+    ("falloc", "file-system space allocation (fallocate) as the I/O: not implemented"),
+    ("ftruncate", "file truncation as the I/O: not implemented"),
+    ("filecreate", "times file creation (a metadata path), not data I/O: not implemented"),
+    ("filestat", "times stat() (a metadata path), not data I/O: not implemented"),
+    ("filedelete", "times unlink() (a metadata path), not data I/O: not implemented"),
+    ("dircreate", "times directory creation (a metadata path), not data I/O: not implemented"),
+    ("dirstat", "times stat() on directories (a metadata path), not data I/O: not implemented"),
+    ("dirdelete", "times directory removal (a metadata path), not data I/O: not implemented"),
+    ("guasi", "removed from fio long ago"),
+    ("syslet-rw", "a kernel interface that was never merged; removed from fio"),
+    ("binject", "a kernel interface that was never merged; removed from fio"),
+    ("psyncv", "fio has no engine of this name; pvsync is preadv/pwritev, psync is pread/pwrite"),
+];
 
 impl Engine {
     pub fn fio_name(self) -> &'static str {
@@ -92,7 +162,50 @@ impl Engine {
             Engine::Psync => "psync",
             Engine::Pvsync2 => "pvsync2",
             Engine::IoUring => "io_uring",
+            Engine::Sync => "sync",
+            Engine::Vsync => "vsync",
+            Engine::Pvsync => "pvsync",
+            Engine::Libaio => "libaio",
         }
+    }
+
+    /// Parse an `ioengine=` value. The error says why a known fio engine is not
+    /// run here, or lists the engines that are.
+    pub fn parse(name: &str) -> Result<Engine, String> {
+        let e = match name {
+            "null" => Engine::Null,
+            "psync" => Engine::Psync,
+            "pvsync2" => Engine::Pvsync2,
+            "io_uring" => Engine::IoUring,
+            "sync" => Engine::Sync,
+            "vsync" => Engine::Vsync,
+            "pvsync" => Engine::Pvsync,
+            "libaio" => Engine::Libaio,
+            _ => {
+                // fio also takes a path to an engine plugin, or `external:path`.
+                let key = if name.starts_with("external:") || name.contains('/') {
+                    "external"
+                } else {
+                    name
+                };
+                return Err(match REFUSED_ENGINES.iter().find(|(n, _)| *n == key) {
+                    Some((n, why)) => format!("one of {ENGINE_NAMES} (iolab does not run {n}: {why})"),
+                    None => format!(
+                        "one of {ENGINE_NAMES} (other fio engines are not supported by iolab)"
+                    ),
+                });
+            }
+        };
+        Ok(e)
+    }
+
+    /// The engine performs each I/O inside the submitting system call
+    /// (completion model `sync` only).
+    pub fn is_sync(self) -> bool {
+        matches!(
+            self,
+            Engine::Sync | Engine::Psync | Engine::Vsync | Engine::Pvsync | Engine::Pvsync2
+        )
     }
 }
 

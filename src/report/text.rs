@@ -316,6 +316,15 @@ pub fn job_block(out: &mut String, j: &JobResult, time: &str, precision: usize) 
             stat("punted"),
             stat("interrupts")
         );
+        let in_submit = stat("completed_in_submit");
+        if in_submit > 0 {
+            let _ = writeln!(
+                out,
+                "  iolab backend   : {in_submit} requests were already complete when io_submit \
+                 returned (AIO on a buffered file: the kernel did the I/O inside the call, so \
+                 slat holds the I/O time; use direct=1 for asynchronous AIO)"
+            );
+        }
     }
 }
 

@@ -1,0 +1,160 @@
+//! sync-family backends that position the file themselves or pass an iovec:
+//! fio's `sync` (lseek + read/write), `vsync` (lseek + readv/writev) and
+//! `pvsync` (preadv/pwritev, no per-call flags; `pvsync2` with flags is in
+//! [`psync`](super::psync)).
+//!
+//! The same synchronous model as psync: `queue` performs the I/O in the caller's
+//! context and returns it completed. What differs is the call the kernel sees,
+//! which is the point of choosing one of these engines: `sync` pays an lseek(2)
+//! whenever a request does not start where the previous one ended (like fio, it
+//! skips the lseek when the file position is already right, so a sequential job
+//! makes one system call per request and a random one makes two).
+
+use std::os::fd::RawFd;
+
+use super::psync::{flush, retry_eintr};
+use super::{BackendStats, Caps, Completion, DevResult, DeviceError, Queue, Queued, Wait};
+use crate::request::{IoCmd, Op};
+
+/// Which system calls a [`SyncIo`] queue makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncKind {
+    /// fio `sync`: lseek(2) to the offset when needed, then read(2)/write(2).
+    Lseek,
+    /// fio `vsync`: lseek(2) when needed, then readv(2)/writev(2) with one iovec.
+    /// (fio's vsync also merges adjacent queued requests into one call; iolab's
+    /// synchronous model has one request per call, so nothing is merged.)
+    LseekVectored,
+    /// fio `pvsync`: preadv(2)/pwritev(2) with one iovec.
+    Vectored,
+}
+
+impl SyncKind {
+    pub fn fio_name(self) -> &'static str {
+        match self {
+            SyncKind::Lseek => "sync",
+            SyncKind::LseekVectored => "vsync",
+            SyncKind::Vectored => "pvsync",
+        }
+    }
+}
+
+/// One sync / vsync / pvsync queue on a file descriptor the engine owns.
+#[derive(Debug)]
+pub struct SyncIo {
+    fd: RawFd,
+    kind: SyncKind,
+    datasync: bool,
+    /// The descriptor's file position as this queue last left it; `None` when
+    /// unknown (at start, and after an error), which forces an lseek.
+    pos: Option<u64>,
+    /// lseek(2) calls made (also counted in `stats.submit_calls`).
+    seeks: u64,
+    stats: BackendStats,
+}
+
+impl SyncIo {
+    /// `fd` is borrowed: it must stay open for the life of this queue, and nothing
+    /// else may move its file position (the queue remembers where it left it).
+    /// `datasync`: `Op::Fsync` runs fdatasync (fio `fdatasync=N`).
+    pub fn new(fd: RawFd, kind: SyncKind, datasync: bool) -> DevResult<Self> {
+        // SAFETY: F_GETFD only checks that the descriptor is open.
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+            return Err(DeviceError::last_os(format!("{}: fd {fd}", kind.fio_name())));
+        }
+        Ok(SyncIo {
+            fd,
+            kind,
+            datasync,
+            pos: None,
+            seeks: 0,
+            stats: BackendStats::default(),
+        })
+    }
+
+    /// lseek(2) calls made so far: a sequential job needs one, a random job one
+    /// per request that does not follow its predecessor.
+    pub fn seeks(&self) -> u64 {
+        self.seeks
+    }
+
+    fn perform(&mut self, cmd: &IoCmd) -> i64 {
+        let fd = self.fd;
+        let len = cmd.len as usize;
+        let iov = libc::iovec {
+            iov_base: cmd.buf.cast(),
+            iov_len: len,
+        };
+        let calls = &mut self.stats.submit_calls;
+        if cmd.op == Op::Fsync {
+            return retry_eintr(calls, || flush(fd, self.datasync));
+        }
+        if self.kind == SyncKind::Vectored {
+            let off = cmd.offset as libc::off_t;
+            // SAFETY (both): the engine guarantees `cmd.buf` points to at least
+            // `cmd.len` bytes that stay valid and unaliased for the call.
+            return match cmd.op {
+                Op::Read => retry_eintr(calls, || unsafe { libc::preadv(fd, &iov, 1, off) }),
+                _ => retry_eintr(calls, || unsafe { libc::pwritev(fd, &iov, 1, off) }),
+            };
+        }
+        if self.pos != Some(cmd.offset) {
+            self.seeks += 1;
+            let off = cmd.offset as libc::off_t;
+            // SAFETY: lseek on an open descriptor; SEEK_SET to a non-negative offset.
+            let r = retry_eintr(calls, || unsafe { libc::lseek(fd, off, libc::SEEK_SET) as isize });
+            if r < 0 {
+                self.pos = None;
+                return r;
+            }
+        }
+        let vectored = self.kind == SyncKind::LseekVectored;
+        // SAFETY (all arms): as above, `cmd.buf` holds `cmd.len` bytes for the call.
+        let r = match (cmd.op, vectored) {
+            (Op::Read, false) => retry_eintr(calls, || unsafe { libc::read(fd, cmd.buf.cast(), len) }),
+            (Op::Read, true) => retry_eintr(calls, || unsafe { libc::readv(fd, &iov, 1) }),
+            (_, false) => retry_eintr(calls, || unsafe { libc::write(fd, cmd.buf.cast(), len) }),
+            (_, true) => retry_eintr(calls, || unsafe { libc::writev(fd, &iov, 1) }),
+        };
+        // The kernel advanced the position by what moved; after an error it is
+        // not known for certain, so the next request seeks.
+        self.pos = (r >= 0).then(|| cmd.offset + r as u64);
+        r
+    }
+}
+
+impl Queue for SyncIo {
+    fn name(&self) -> &'static str {
+        self.kind.fio_name()
+    }
+
+    fn caps(&self) -> Caps {
+        Caps {
+            sync: true,
+            ..Caps::default()
+        }
+    }
+
+    fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
+        let result = self.perform(cmd);
+        Ok(Queued::Done(Completion {
+            slot: cmd.slot,
+            result,
+            dev_start: 0,
+            dev_done: 0,
+        }))
+    }
+
+    fn commit(&mut self) -> DevResult<u32> {
+        Ok(0)
+    }
+
+    /// Nothing is ever in flight: every command completed inside `queue`.
+    fn reap(&mut self, _wait: Wait, _out: &mut [Completion]) -> DevResult<usize> {
+        Ok(0)
+    }
+
+    fn stats(&self) -> BackendStats {
+        self.stats
+    }
+}
