@@ -194,7 +194,9 @@ impl Libaio {
                     "; the system-wide AIO limit is reached: raise /proc/sys/fs/aio-max-nr \
                      or lower iodepth/numjobs"
                 }
-                Some(libc::ENOSYS) => "; this kernel has no AIO (CONFIG_AIO=n): use ioengine=io_uring",
+                Some(libc::ENOSYS) => {
+                    "; this kernel has no AIO (CONFIG_AIO=n): use ioengine=io_uring"
+                }
                 _ => "",
             };
             return Err(DeviceError::Unsupported(format!(
@@ -275,9 +277,21 @@ impl Libaio {
             aio_reqprio,
             aio_fildes: self.fd as u32,
             // The kernel refuses an fsync iocb that names a buffer or a range.
-            aio_buf: if cmd.op == Op::Fsync { 0 } else { cmd.buf as u64 },
-            aio_nbytes: if cmd.op == Op::Fsync { 0 } else { cmd.len as u64 },
-            aio_offset: if cmd.op == Op::Fsync { 0 } else { cmd.offset as i64 },
+            aio_buf: if cmd.op == Op::Fsync {
+                0
+            } else {
+                cmd.buf as u64
+            },
+            aio_nbytes: if cmd.op == Op::Fsync {
+                0
+            } else {
+                cmd.len as u64
+            },
+            aio_offset: if cmd.op == Op::Fsync {
+                0
+            } else {
+                cmd.offset as i64
+            },
             aio_flags,
             ..Iocb::default()
         }
@@ -424,8 +438,18 @@ impl Libaio {
         Ok(n)
     }
 
+    /// Submit what an earlier commit left queued (the kernel was out of
+    /// resources then): waiting for completions of unsent requests would hang.
+    fn resubmit(&mut self) -> DevResult<()> {
+        if self.queued > self.sent {
+            self.commit()?;
+        }
+        Ok(())
+    }
+
     /// Reap without sleeping: the ring, or io_getevents with a zero timeout.
     fn peek(&mut self, out: &mut [Completion]) -> DevResult<usize> {
+        self.resubmit()?;
         let mut n = self.take_failed(out);
         if n == out.len() || self.in_flight == 0 {
             return Ok(n);
@@ -439,16 +463,21 @@ impl Libaio {
 
     /// Reap at least `min` (bounded by what can arrive), sleeping in io_getevents
     /// for what the ring does not already hold, for at most `timeout_ns`.
-    fn wait(&mut self, min: u32, out: &mut [Completion], timeout_ns: Option<u64>) -> DevResult<usize> {
+    fn wait(
+        &mut self,
+        min: u32,
+        out: &mut [Completion],
+        timeout_ns: Option<u64>,
+    ) -> DevResult<usize> {
+        self.resubmit()?;
         let out = self.room(out);
         let mut n = self.take_failed(out);
         if let Some(ring) = self.ring {
             n += self.ring_reap(ring, &mut out[n..]);
         }
         // Only reaped-not-yet requests can complete, and `out` bounds one call.
-        let want = (min as usize)
-            .min(n + self.in_flight as usize)
-            .min(out.len());
+        let can_arrive = self.in_flight - self.queued_unsent() - self.nfailed as u32;
+        let want = (min as usize).min(n + can_arrive as usize).min(out.len());
         if n < want {
             n += self.getevents((want - n) as u32, &mut out[n..], timeout_ns)?;
         }
@@ -545,7 +574,9 @@ impl Queue for Libaio {
                 b => left.min(b as usize),
             };
             // SAFETY: the ring stays mapped for the life of the context.
-            let before = self.ring.map(|r| unsafe { (*r).tail.load(Ordering::Acquire) });
+            let before = self
+                .ring
+                .map(|r| unsafe { (*r).tail.load(Ordering::Acquire) });
             match self.submit(n) {
                 Ok(took) => {
                     if let (Some(ring), Some(from)) = (self.ring, before) {
@@ -553,16 +584,18 @@ impl Queue for Libaio {
                         let to = unsafe { (*ring).tail.load(Ordering::Acquire) };
                         self.count_done_in_submit(ring, from, to);
                     }
+                    // Fewer than asked: the kernel stopped at an iocb it refused
+                    // or ran out of resources; going on finds out which (the
+                    // next call reports that iocb's error first).
                     self.sent += took;
                     total += took as u32;
-                    if took < n {
-                        // The kernel stopped early (out of resources); the rest
-                        // goes out with the next commit, after a reap.
-                        break;
-                    }
                 }
                 // Out of resources for now: retry after the caller has reaped.
-                Err(libc::EAGAIN) if self.in_flight > self.queued_unsent() => break,
+                Err(libc::EAGAIN)
+                    if self.in_flight > self.queued_unsent() + self.nfailed as u32 =>
+                {
+                    break;
+                }
                 // The first iocb was refused (bad descriptor, unsupported
                 // operation, ...): it completes with that error, the rest go on.
                 Err(e) => {

@@ -60,7 +60,10 @@ impl SyncIo {
     pub fn new(fd: RawFd, kind: SyncKind, datasync: bool) -> DevResult<Self> {
         // SAFETY: F_GETFD only checks that the descriptor is open.
         if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
-            return Err(DeviceError::last_os(format!("{}: fd {fd}", kind.fio_name())));
+            return Err(DeviceError::last_os(format!(
+                "{}: fd {fd}",
+                kind.fio_name()
+            )));
         }
         Ok(SyncIo {
             fd,
@@ -102,7 +105,9 @@ impl SyncIo {
             self.seeks += 1;
             let off = cmd.offset as libc::off_t;
             // SAFETY: lseek on an open descriptor; SEEK_SET to a non-negative offset.
-            let r = retry_eintr(calls, || unsafe { libc::lseek(fd, off, libc::SEEK_SET) as isize });
+            let r = retry_eintr(calls, || unsafe {
+                libc::lseek(fd, off, libc::SEEK_SET) as isize
+            });
             if r < 0 {
                 self.pos = None;
                 return r;
@@ -111,7 +116,9 @@ impl SyncIo {
         let vectored = self.kind == SyncKind::LseekVectored;
         // SAFETY (all arms): as above, `cmd.buf` holds `cmd.len` bytes for the call.
         let r = match (cmd.op, vectored) {
-            (Op::Read, false) => retry_eintr(calls, || unsafe { libc::read(fd, cmd.buf.cast(), len) }),
+            (Op::Read, false) => {
+                retry_eintr(calls, || unsafe { libc::read(fd, cmd.buf.cast(), len) })
+            }
             (Op::Read, true) => retry_eintr(calls, || unsafe { libc::readv(fd, &iov, 1) }),
             (_, false) => retry_eintr(calls, || unsafe { libc::write(fd, cmd.buf.cast(), len) }),
             (_, true) => retry_eintr(calls, || unsafe { libc::writev(fd, &iov, 1) }),

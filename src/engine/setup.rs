@@ -9,8 +9,8 @@ use std::os::fd::AsRawFd;
 use anyhow::{Context, Result, anyhow, bail};
 
 use crate::completion::{self, Completer, adaptive};
-use crate::device::null::NullDevice;
 use crate::device::libaio::{Libaio, LibaioOpts};
+use crate::device::null::NullDevice;
 use crate::device::psync::{Psync, PsyncFlags};
 use crate::device::sync::{SyncIo, SyncKind};
 use crate::device::target::{Target, TargetSpec, open_target};

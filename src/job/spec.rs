@@ -101,20 +101,56 @@ pub const ENGINE_NAMES: &str = "null, sync, psync, vsync, pvsync, pvsync2, libai
 /// fio engines iolab does not run, each with the reason (shown when a job asks
 /// for one, and in docs/fio-compat.md).
 pub const REFUSED_ENGINES: &[(&str, &str)] = &[
-    ("posixaio", "glibc's aio_read/aio_write hand every request to a helper thread glibc starts, so the latencies would measure glibc's thread pool rather than an I/O path; use libaio or io_uring"),
-    ("io_uring_cmd", "NVMe passthrough needs an NVMe generic character device (/dev/ngXnY); use io_uring on the block device"),
-    ("sg", "SCSI generic passthrough needs a SCSI device (/dev/sgN or a SCSI block device)"),
-    ("libzbc", "needs a zoned SCSI/ATA (ZBC/ZAC) drive and the libzbc library"),
+    (
+        "posixaio",
+        "glibc's aio_read/aio_write hand every request to a helper thread glibc starts, so the latencies would measure glibc's thread pool rather than an I/O path; use libaio or io_uring",
+    ),
+    (
+        "io_uring_cmd",
+        "NVMe passthrough needs an NVMe generic character device (/dev/ngXnY); use io_uring on the block device",
+    ),
+    (
+        "sg",
+        "SCSI generic passthrough needs a SCSI device (/dev/sgN or a SCSI block device)",
+    ),
+    (
+        "libzbc",
+        "needs a zoned SCSI/ATA (ZBC/ZAC) drive and the libzbc library",
+    ),
     ("xnvme", "needs the xNVMe library and an NVMe device"),
-    ("spdk", "SPDK's user-space NVMe driver takes an NVMe PCI device away from the kernel"),
-    ("libblkio", "needs the libblkio library and a virtio-blk/vhost-user or NVMe device it drives from user space"),
+    (
+        "spdk",
+        "SPDK's user-space NVMe driver takes an NVMe PCI device away from the kernel",
+    ),
+    (
+        "libblkio",
+        "needs the libblkio library and a virtio-blk/vhost-user or NVMe device it drives from user space",
+    ),
     ("rdma", "needs an RDMA-capable network adapter and a peer"),
-    ("librpma_apm_client", "needs an RDMA adapter and persistent memory on a peer (librpma)"),
-    ("librpma_apm_server", "needs an RDMA adapter and persistent memory (librpma)"),
-    ("librpma_gpspm_client", "needs an RDMA adapter and persistent memory on a peer (librpma)"),
-    ("librpma_gpspm_server", "needs an RDMA adapter and persistent memory (librpma)"),
-    ("net", "network I/O, not storage: needs a peer to send to or receive from"),
-    ("netsplice", "network I/O through splice, not storage: needs a peer"),
+    (
+        "librpma_apm_client",
+        "needs an RDMA adapter and persistent memory on a peer (librpma)",
+    ),
+    (
+        "librpma_apm_server",
+        "needs an RDMA adapter and persistent memory (librpma)",
+    ),
+    (
+        "librpma_gpspm_client",
+        "needs an RDMA adapter and persistent memory on a peer (librpma)",
+    ),
+    (
+        "librpma_gpspm_server",
+        "needs an RDMA adapter and persistent memory (librpma)",
+    ),
+    (
+        "net",
+        "network I/O, not storage: needs a peer to send to or receive from",
+    ),
+    (
+        "netsplice",
+        "network I/O through splice, not storage: needs a peer",
+    ),
     ("rbd", "needs a Ceph cluster (librbd)"),
     ("rados", "needs a Ceph cluster (librados)"),
     ("nfs", "needs an NFS server (libnfs)"),
@@ -126,33 +162,90 @@ pub const REFUSED_ENGINES: &[(&str, &str)] = &[
     ("libiscsi", "needs an iSCSI target"),
     ("nbd", "needs an NBD server (libnbd)"),
     ("libcufile", "needs NVIDIA GPUDirect Storage and a CUDA GPU"),
-    ("dev-dax", "needs a device-DAX persistent-memory namespace (/dev/daxX.Y)"),
-    ("libpmem", "needs persistent memory (PMDK's libpmem on a DAX file system)"),
-    ("pmemblk", "needs persistent memory (PMDK's libpmemblk); removed from recent fio"),
+    (
+        "dev-dax",
+        "needs a device-DAX persistent-memory namespace (/dev/daxX.Y)",
+    ),
+    (
+        "libpmem",
+        "needs persistent memory (PMDK's libpmem on a DAX file system)",
+    ),
+    (
+        "pmemblk",
+        "needs persistent memory (PMDK's libpmemblk); removed from recent fio",
+    ),
     ("ime_psync", "needs a DDN IME burst buffer"),
     ("ime_psyncv", "needs a DDN IME burst buffer"),
     ("ime_aio", "needs a DDN IME burst buffer"),
     ("mtd", "needs a raw flash MTD device (/dev/mtdN)"),
     ("windowsaio", "Windows only"),
     ("solarisaio", "Solaris only"),
-    ("exec", "runs an external program; iolab runs no commands from job files"),
-    ("external", "loads a shared object as an engine; iolab loads no engine plugins"),
-    ("cpuio", "burns CPU instead of doing I/O; use iolab's compute co-runners (corunners=N) beside an I/O job"),
-    ("mmap", "memory-maps the file and copies with memcpy: page faults and write-back, not I/O requests with a completion to observe"),
-    ("splice", "moves data through a pipe with splice/vmsplice: not implemented"),
-    ("e4defrag", "drives ext4 online defragmentation (EXT4_IOC_MOVE_EXT), not a data path"),
-    ("falloc", "file-system space allocation (fallocate) as the I/O: not implemented"),
+    (
+        "exec",
+        "runs an external program; iolab runs no commands from job files",
+    ),
+    (
+        "external",
+        "loads a shared object as an engine; iolab loads no engine plugins",
+    ),
+    (
+        "cpuio",
+        "burns CPU instead of doing I/O; use iolab's compute co-runners (corunners=N) beside an I/O job",
+    ),
+    (
+        "mmap",
+        "memory-maps the file and copies with memcpy: page faults and write-back, not I/O requests with a completion to observe",
+    ),
+    (
+        "splice",
+        "moves data through a pipe with splice/vmsplice: not implemented",
+    ),
+    (
+        "e4defrag",
+        "drives ext4 online defragmentation (EXT4_IOC_MOVE_EXT), not a data path",
+    ),
+    (
+        "falloc",
+        "file-system space allocation (fallocate) as the I/O: not implemented",
+    ),
     ("ftruncate", "file truncation as the I/O: not implemented"),
-    ("filecreate", "times file creation (a metadata path), not data I/O: not implemented"),
-    ("filestat", "times stat() (a metadata path), not data I/O: not implemented"),
-    ("filedelete", "times unlink() (a metadata path), not data I/O: not implemented"),
-    ("dircreate", "times directory creation (a metadata path), not data I/O: not implemented"),
-    ("dirstat", "times stat() on directories (a metadata path), not data I/O: not implemented"),
-    ("dirdelete", "times directory removal (a metadata path), not data I/O: not implemented"),
+    (
+        "filecreate",
+        "times file creation (a metadata path), not data I/O: not implemented",
+    ),
+    (
+        "filestat",
+        "times stat() (a metadata path), not data I/O: not implemented",
+    ),
+    (
+        "filedelete",
+        "times unlink() (a metadata path), not data I/O: not implemented",
+    ),
+    (
+        "dircreate",
+        "times directory creation (a metadata path), not data I/O: not implemented",
+    ),
+    (
+        "dirstat",
+        "times stat() on directories (a metadata path), not data I/O: not implemented",
+    ),
+    (
+        "dirdelete",
+        "times directory removal (a metadata path), not data I/O: not implemented",
+    ),
     ("guasi", "removed from fio long ago"),
-    ("syslet-rw", "a kernel interface that was never merged; removed from fio"),
-    ("binject", "a kernel interface that was never merged; removed from fio"),
-    ("psyncv", "fio has no engine of this name; pvsync is preadv/pwritev, psync is pread/pwrite"),
+    (
+        "syslet-rw",
+        "a kernel interface that was never merged; removed from fio",
+    ),
+    (
+        "binject",
+        "a kernel interface that was never merged; removed from fio",
+    ),
+    (
+        "psyncv",
+        "fio has no engine of this name; pvsync is preadv/pwritev, psync is pread/pwrite",
+    ),
 ];
 
 impl Engine {
@@ -189,7 +282,9 @@ impl Engine {
                     name
                 };
                 return Err(match REFUSED_ENGINES.iter().find(|(n, _)| *n == key) {
-                    Some((n, why)) => format!("one of {ENGINE_NAMES} (iolab does not run {n}: {why})"),
+                    Some((n, why)) => {
+                        format!("one of {ENGINE_NAMES} (iolab does not run {n}: {why})")
+                    }
                     None => format!(
                         "one of {ENGINE_NAMES} (other fio engines are not supported by iolab)"
                     ),
