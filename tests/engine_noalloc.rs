@@ -86,3 +86,35 @@ fn psync_and_io_uring_allocate_nothing_per_request() {
         ]);
     }
 }
+
+#[test]
+fn libaio_and_sync_family_allocate_nothing_per_request() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let f = format!("--filename={}", dir.path().join("f").display());
+    let cases: &[&[&str]] = &[
+        &["--ioengine=libaio", "--direct=1", "--completion=interrupt"],
+        &["--ioengine=libaio", "--direct=1", "--completion=poll"],
+        // Buffered AIO (done inside io_submit); writes, so the page cache
+        // keeps it quick.
+        &["--ioengine=libaio", "--rw=randwrite"],
+        &["--ioengine=sync", "--direct=1"],
+        &["--ioengine=vsync", "--direct=1"],
+        &["--ioengine=pvsync", "--direct=1"],
+    ];
+    for extra in cases {
+        let mut a = vec![
+            "--name=f",
+            &f,
+            "--size=8m",
+            "--bs=4k",
+            "--iodepth=4",
+            "--time_based",
+            "--runtime=60",
+        ];
+        a.extend_from_slice(extra);
+        if !a.iter().any(|s| s.starts_with("--rw=")) {
+            a.push("--rw=randread");
+        }
+        check(&a);
+    }
+}
