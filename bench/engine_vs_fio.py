@@ -6,9 +6,16 @@
 (b) psync 4 KiB randread QD1 on a zram device this script hot-adds and removes.
 (c) io_uring 4 KiB randread QD32 on a file on the root disk with direct=1:
     IOPS and CPU per I/O.
+(d) libaio 4 KiB randread direct=1 at QD1 and QD32, on zram and on a file on
+    the root disk: IOPS and CPU per I/O (issue 14's goal: >= 1.0x fio's IOPS at
+    <= fio's CPU per I/O). iolab reaps completions from the AIO ring in user
+    space with its default completion model (interrupt); fio runs its default
+    libaio settings.
+(e) sync (lseek + read) 4 KiB randread QD1, on zram and on a file on the root
+    disk (a synchronous engine has no deeper queue).
 
 Run as root from the repository: `python3 bench/engine_vs_fio.py [--rounds N]
-[--runtime S] [--only a,b,c]`. Prints one table row per case and the ratios.
+[--runtime S] [--only a,b,c,d,e]`. Prints one table row per case and the ratios.
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile
 
@@ -77,6 +84,20 @@ class Zram:
             f.write(str(self.n))
 
 
+class VdaFile:
+    """A 1 GiB file laid out on the root disk (vda), removed afterwards."""
+
+    def __enter__(self):
+        self.dir = tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR", "/var/tmp"))
+        path = os.path.join(self.dir.name, "bench.dat")
+        subprocess.run(["fio", "--name=lay", f"--filename={path}", "--rw=write", "--bs=1m",
+                        "--size=1g", "--output=/dev/null"], check=True)
+        return path
+
+    def __exit__(self, *a):
+        self.dir.cleanup()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
@@ -100,13 +121,24 @@ def main():
                       "--iodepth=1", "--ioengine=psync", "--size=1g"] + rt
             compare("(b) psync 4k randread QD1 zram", common, common, a.rounds, "iops")
     if "c" in only:
-        with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR", "/var/tmp")) as d:
-            path = os.path.join(d, "bench.dat")
-            subprocess.run(["fio", "--name=lay", f"--filename={path}", "--rw=write", "--bs=1m",
-                            "--size=1g", "--output=/dev/null"], check=True)
+        with VdaFile() as path:
             common = ["--name=uring", f"--filename={path}", "--rw=randread", "--bs=4k",
                       "--iodepth=32", "--ioengine=io_uring", "--direct=1", "--size=1g"] + rt
             compare("(c) io_uring 4k randread QD32 vda direct", common, common, a.rounds, "iops")
+    if "d" in only or "e" in only:
+        with Zram() as z, VdaFile() as path:
+            for where, target in (("zram", z.dev), ("vda", path)):
+                base = ["--name=eng", f"--filename={target}", "--rw=randread", "--bs=4k",
+                        "--direct=1", "--size=1g"] + rt
+                if "d" in only:
+                    for qd in (1, 32):
+                        common = base + ["--ioengine=libaio", f"--iodepth={qd}"]
+                        compare(f"(d) libaio 4k randread QD{qd} {where} direct", common, common,
+                                a.rounds, "iops")
+                if "e" in only:
+                    common = base + ["--ioengine=sync", "--iodepth=1"]
+                    compare(f"(e) sync 4k randread QD1 {where} direct", common, common,
+                            a.rounds, "iops")
 
 
 if __name__ == "__main__":
