@@ -178,3 +178,23 @@ fn unsupported_models_and_engines_are_refused() {
         }
     }
 }
+
+#[test]
+fn every_refused_engine_has_its_reason_in_the_error_and_the_docs() {
+    use iolab::job::{ENGINE_NAMES, Engine, REFUSED_ENGINES};
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/fio-compat.md"))
+        .unwrap();
+    for (name, why) in REFUSED_ENGINES {
+        let e = Engine::parse(name).unwrap_err();
+        assert!(e.contains(why) && e.contains(ENGINE_NAMES), "{name}: {e}");
+        assert!(
+            docs.contains(&format!("| `{name}` | {why} |")),
+            "docs/fio-compat.md lacks the row for ioengine={name}"
+        );
+    }
+    for name in ENGINE_NAMES.split(", ") {
+        assert_eq!(Engine::parse(name).unwrap().fio_name(), name);
+    }
+    let e = Engine::parse("/usr/lib/fio/foo.so").unwrap_err();
+    assert!(e.contains("engine plugins"), "{e}");
+}
