@@ -198,3 +198,23 @@ fn every_refused_engine_has_its_reason_in_the_error_and_the_docs() {
     let e = Engine::parse("/usr/lib/fio/foo.so").unwrap_err();
     assert!(e.contains("engine plugins"), "{e}");
 }
+
+#[test]
+fn verify_reads_back_every_block_on_the_new_engines() {
+    let (_d, file) = scratch();
+    for engine in ["libaio", "sync", "vsync", "pvsync"] {
+        for direct in ["--direct=0", "--direct=1"] {
+            let args = job(
+                engine,
+                &file,
+                &["--rw=randwrite", "--iodepth=8", "--verify=crc32c", direct],
+            );
+            let a: Vec<&str> = args.iter().map(String::as_str).collect();
+            let j = run_json(&a);
+            let job = &j["jobs"][0];
+            assert_eq!(job["error"].as_i64(), Some(0), "{engine} {direct}: {job}");
+            assert_eq!(job["write"]["total_ios"].as_u64(), Some(2048), "{job}");
+            assert_eq!(job["read"]["total_ios"].as_u64(), Some(2048), "{job}");
+        }
+    }
+}
