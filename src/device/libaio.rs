@@ -366,6 +366,9 @@ impl Libaio {
         // Acquire: the kernel writes an event, then publishes it with tail.
         let tail = r.tail.load(Ordering::Acquire);
         if head >= nr || tail >= nr {
+            // Not the ring this code knows after all: stop reading it, and let
+            // io_getevents (which the kernel keeps right) take over.
+            self.ring = None;
             return 0;
         }
         let mut n = 0;
@@ -454,10 +457,12 @@ impl Libaio {
         if n == out.len() || self.in_flight == 0 {
             return Ok(n);
         }
-        n += match self.ring {
-            Some(ring) => self.ring_reap(ring, &mut out[n..]),
-            None => self.getevents(0, &mut out[n..], Some(0))?,
-        };
+        if let Some(ring) = self.ring {
+            n += self.ring_reap(ring, &mut out[n..]);
+        }
+        if self.ring.is_none() {
+            n += self.getevents(0, &mut out[n..], Some(0))?;
+        }
         Ok(n)
     }
 
