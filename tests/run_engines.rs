@@ -218,3 +218,46 @@ fn verify_reads_back_every_block_on_the_new_engines() {
         }
     }
 }
+
+/// Every engine named in the job files of Debian's fio-examples is either run or
+/// refused with its own reason (never the generic "not a fio engine" message).
+#[test]
+fn every_engine_of_fios_examples_is_run_or_refused_with_a_reason() {
+    use iolab::job::{Engine, REFUSED_ENGINES};
+    let dir = std::path::Path::new("/usr/share/doc/fio/examples");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        println!(
+            "SKIPPED: {} is missing (apt-get install fio-examples)",
+            dir.display()
+        );
+        return;
+    };
+    let mut seen = 0;
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.extension().and_then(|x| x.to_str()) != Some("fio") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        for line in text.lines() {
+            let Some((k, v)) = line.split_once('=') else {
+                continue;
+            };
+            if k.trim() != "ioengine" {
+                continue;
+            }
+            let name = v.trim();
+            seen += 1;
+            if let Err(e) = Engine::parse(name) {
+                assert!(
+                    REFUSED_ENGINES
+                        .iter()
+                        .any(|(n, why)| *n == name && e.contains(why)),
+                    "{}: ioengine={name} refused without its reason: {e}",
+                    path.display()
+                );
+            }
+        }
+    }
+    assert!(seen > 0, "no ioengine= line found in {}", dir.display());
+}

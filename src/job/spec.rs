@@ -185,6 +185,10 @@ pub const REFUSED_ENGINES: &[(&str, &str)] = &[
         "runs an external program; iolab runs no commands from job files",
     ),
     (
+        "cpp_null",
+        "fio's example engine plugin written in C++ (loaded as a shared object); iolab loads no engine plugins; ioengine=null is iolab's own",
+    ),
+    (
         "external",
         "loads a shared object as an engine; iolab loads no engine plugins",
     ),
