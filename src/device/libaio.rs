@@ -481,7 +481,9 @@ impl Libaio {
             n += self.ring_reap(ring, &mut out[n..]);
         }
         // Only reaped-not-yet requests can complete, and `out` bounds one call.
-        let can_arrive = self.in_flight - self.queued_unsent() - self.nfailed as u32;
+        let can_arrive = self
+            .in_flight
+            .saturating_sub(self.queued_unsent() + self.nfailed as u32);
         let want = (min as usize).min(n + can_arrive as usize).min(out.len());
         if n < want {
             n += self.getevents((want - n) as u32, &mut out[n..], timeout_ns)?;
