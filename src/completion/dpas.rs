@@ -136,6 +136,8 @@ pub struct Window {
 pub struct Verdict {
     pub next: Mode,
     pub rule: &'static str,
+    /// What `measured` is.
+    pub measure: &'static str,
     pub measured: u64,
 }
 
@@ -146,7 +148,8 @@ pub fn evaluate(p: &Params, w: &Window) -> Option<Verdict> {
     match w.mode {
         Mode::Cp if w.count >= p.cp_window => Some(Verdict {
             next: Mode::Pas,
-            rule: "classic-polling window done: re-measure with PAS (measured = requests)",
+            rule: "classic-polling window done: re-measure with PAS",
+                    measure: "requests",
             measured: w.count,
         }),
         Mode::Pas if w.count >= p.pas_window => {
@@ -154,19 +157,22 @@ pub fn evaluate(p: &Params, w: &Window) -> Option<Verdict> {
             Some(if w.tf > p.tf_limit {
                 Verdict {
                     next: Mode::Ol,
-                    rule: "PAS sleeps hit their floor: the timer wakes too late (measured = timer failures)",
+                    rule: "PAS sleeps hit their floor: the timer wakes too late",
+                    measure: "timer failures",
                     measured: w.tf,
                 }
             } else if p.pas_to_cp && a == 10 {
                 Verdict {
                     next: Mode::Cp,
-                    rule: "alone on the CPU: average waiters 1.0 (measured = average waiters x10)",
+                    rule: "alone on the CPU: average waiters 1.0",
+                    measure: "average waiters x10",
                     measured: a,
                 }
             } else {
                 Verdict {
                     next: Mode::Pas,
-                    rule: "PAS keeps up (measured = average waiters x10)",
+                    rule: "PAS keeps up",
+                    measure: "average waiters x10",
                     measured: a,
                 }
             })
@@ -176,26 +182,30 @@ pub fn evaluate(p: &Params, w: &Window) -> Option<Verdict> {
             Some(if a <= p.ol_to_pas_qd10 {
                 Verdict {
                     next: Mode::Pas,
-                    rule: "CPU not crowded: average waiters <= 1.0 (measured = average waiters x10)",
+                    rule: "CPU not crowded: average waiters <= 1.0",
+                    measure: "average waiters x10",
                     measured: a,
                 }
             } else if a > p.ol_to_int_qd10 {
                 Verdict {
                     next: Mode::Int,
-                    rule: "CPU crowded: average waiters > 1.0 (measured = average waiters x10)",
+                    rule: "CPU crowded: average waiters > 1.0",
+                    measure: "average waiters x10",
                     measured: a,
                 }
             } else {
                 Verdict {
                     next: Mode::Ol,
-                    rule: "stay overloaded (measured = average waiters x10)",
+                    rule: "stay overloaded",
+                    measure: "average waiters x10",
                     measured: a,
                 }
             })
         }
         Mode::Int if w.count >= p.int_window => Some(Verdict {
             next: Mode::Ol,
-            rule: "interrupt window done: re-measure (measured = requests)",
+            rule: "interrupt window done: re-measure",
+                    measure: "requests",
             measured: w.count,
         }),
         _ => None,

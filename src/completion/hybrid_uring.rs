@@ -48,8 +48,9 @@ impl HybridUring {
         }
     }
 
-    /// One request completed `elapsed_ns` after issue, of which it slept
-    /// `slept_ns`: keep the smaller running time.
+    /// One request completed `elapsed_ns` after issue, having asked for a sleep
+    /// of `slept_ns` (the asked sleep, as the kernel subtracts: a late wakeup
+    /// counts as running time): keep the smaller running time.
     #[inline]
     pub fn observe(&mut self, elapsed_ns: u64, slept_ns: u64) {
         let runtime = elapsed_ns.saturating_sub(slept_ns);

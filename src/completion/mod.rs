@@ -74,8 +74,10 @@ pub struct ModeSwitch {
     pub at_us: u64,
     pub from: &'static str,
     pub to: &'static str,
-    /// The rule that fired, naming what `measured` is.
+    /// The rule that fired.
     pub rule: &'static str,
+    /// What `measured` is.
+    pub measure: &'static str,
     pub measured: u64,
 }
 
@@ -169,11 +171,12 @@ impl CompletionStats {
                 .filter(|m| !m.to.is_empty())
                 .map(|m| {
                     format!(
-                        "at {:.3} ms {}->{} ({}: {})",
+                        "at {:.1} ms {}->{}: {} ({} = {})",
                         m.at_us as f64 / 1e3,
                         m.from,
                         m.to,
                         m.rule,
+                        m.measure,
                         m.measured
                     )
                 })
@@ -491,7 +494,12 @@ impl Completer {
     ) -> DevResult<usize> {
         let (n, slept) = match self.nap(q, out, self.uring.nap_ns(), deadline_ns)? {
             Nap::Ready(n) => (n, 0),
-            Nap::Slept(slept) => (self.poll_after_nap(q, out, slept, deadline_ns)?.0, slept),
+            Nap::Slept(slept) => (
+                self.poll_after_nap(q, out, slept, deadline_ns)?.0,
+                // The kernel subtracts the sleep it asked for, not the one it
+                // got: a late wakeup counts as running time.
+                if slept > 0 { self.uring.nap_ns() } else { 0 },
+            ),
         };
         if n > 0 && oldest_submit_ns != 0 {
             let elapsed = clock::now_ns().saturating_sub(oldest_submit_ns);
@@ -559,6 +567,7 @@ impl Completer {
                     from: from.name(),
                     to: v.next.name(),
                     rule: v.rule,
+                    measure: v.measure,
                     measured: v.measured,
                 },
             );
@@ -719,5 +728,75 @@ mod tests {
             ..Default::default()
         };
         assert!(!ok.describe(CompletionModel::Poll).contains("WARNING"));
+    }
+
+    fn switch(at_us: u64) -> ModeSwitch {
+        ModeSwitch {
+            at_us,
+            from: "pas",
+            to: "ol",
+            rule: "r",
+            measure: "m",
+            measured: 1,
+        }
+    }
+
+    #[test]
+    fn recent_switches_keep_the_newest_and_serialize_only_used_entries() {
+        let mut a = CompletionStats::default();
+        for t in [10, 20, 30] {
+            push_switch(&mut a.recent_switches, switch(t));
+        }
+        a.mode_switches = 3;
+        let j = serde_json::to_value(a).unwrap();
+        assert_eq!(j["recent_switches"].as_array().unwrap().len(), 3, "{j}");
+        assert_eq!(j["recent_switches"][2]["at_us"], 30);
+        let mut b = CompletionStats::default();
+        for t in [5, 25, 35] {
+            push_switch(&mut b.recent_switches, switch(t));
+        }
+        b.mode_switches = 3;
+        a.merge(&b);
+        assert_eq!(a.mode_switches, 6);
+        let at: Vec<u64> = a.recent_switches.iter().map(|m| m.at_us).collect();
+        assert_eq!(at, [20, 25, 30, 35]);
+        // A full list drops its oldest.
+        push_switch(&mut a.recent_switches, switch(40));
+        assert_eq!(a.recent_switches[0].at_us, 25);
+        assert_eq!(a.recent_switches[3].at_us, 40);
+    }
+
+    #[test]
+    fn policies_are_refused_where_they_cannot_sleep_and_poll() {
+        for m in [
+            CompletionModel::HybridUring,
+            CompletionModel::Pas,
+            CompletionModel::Dpas,
+        ] {
+            assert_eq!(resolve(Some(m), ASYNC, "null"), Ok(m));
+            let e = resolve(Some(m), SYNC, "psync").unwrap_err();
+            assert!(e.contains("completion=sync"), "{e}");
+            let no_sleep = Caps {
+                can_sleep: false,
+                ..ASYNC
+            };
+            let e = resolve(Some(m), no_sleep, "x").unwrap_err();
+            assert!(e.contains(m.name()), "{e}");
+        }
+    }
+
+    #[test]
+    fn only_the_policies_describe_a_policy_line() {
+        let s = CompletionStats {
+            sleeps: 5,
+            oversleeps: 2,
+            undersleeps: 3,
+            ..Default::default()
+        };
+        assert!(s.describe_policy(CompletionModel::Hybrid).is_none());
+        let l = s.describe_policy(CompletionModel::Pas).unwrap();
+        assert!(l.contains("5 sleeps (2 woke late") && l.contains("3 woke early"), "{l}");
+        let d = s.describe_policy(CompletionModel::Dpas).unwrap();
+        assert!(d.contains("requests by mode"), "{d}");
     }
 }
