@@ -762,12 +762,25 @@ fn measure_policy(job: JobSpec) -> Result<PolicyPoint> {
 /// What the policy did, short, for the table.
 fn policy_account(model: CompletionModel, c: &crate::completion::CompletionStats) -> String {
     let n = c.completions.max(1) as f64;
-    let mut s = format!(
-        "{:.2} sleeps/IO, {:.2} late, {:.2} early",
-        c.sleeps as f64 / n,
-        c.oversleeps as f64 / n,
-        c.undersleeps as f64 / n
-    );
+    let mut s = format!("{:.2} sleeps/IO", c.sleeps as f64 / n);
+    if matches!(
+        model,
+        CompletionModel::HybridUring | CompletionModel::Pas | CompletionModel::Dpas
+    ) {
+        // Only these three judge each sleep (woke late or early).
+        s.push_str(&format!(
+            ", {:.2} woke late, {:.2} early, last sleep {:.1} us",
+            c.oversleeps as f64 / n,
+            c.undersleeps as f64 / n,
+            c.last_nap_ns as f64 / 1e3
+        ));
+    }
+    if model == CompletionModel::Adaptive {
+        s.push_str(&format!(
+            "; poll/hybrid/interrupt {}/{}/{}",
+            c.adaptive_poll, c.adaptive_hybrid, c.adaptive_interrupt
+        ));
+    }
     if model == CompletionModel::Dpas {
         s.push_str(&format!(
             "; modes int/cp/pas/ol {}/{}/{}/{}, {} switches",
