@@ -101,7 +101,11 @@ fn policies_never_complete_before_the_device_and_count_their_sleeps() {
                         c.completions,
                         "{what}"
                     );
-                    let kept = c.recent_switches.iter().filter(|m| !m.to.is_empty()).count();
+                    let kept = c
+                        .recent_switches
+                        .iter()
+                        .filter(|m| !m.to.is_empty())
+                        .count();
                     assert_eq!(kept as u64, c.mode_switches.min(4), "{what}");
                 }
             }
@@ -109,7 +113,10 @@ fn policies_never_complete_before_the_device_and_count_their_sleeps() {
             let line = c
                 .describe_policy(j.model)
                 .expect("policies describe themselves");
-            assert!(line.contains("sleeps") && line.contains("woke late"), "{line}");
+            assert!(
+                line.contains("sleeps") && line.contains("woke late"),
+                "{line}"
+            );
         }
     }
 }
@@ -120,7 +127,10 @@ fn more_polling_threads_than_cpus_neither_hang_nor_starve() {
     let ncpu = std::thread::available_parallelism().map_or(1, |n| n.get());
     let cpus = ncpu.min(2);
     let threads = 2 * cpus;
-    let allowed = (0..cpus).map(|c| c.to_string()).collect::<Vec<_>>().join(",");
+    let allowed = (0..cpus)
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
     for model in POLICIES {
         let t0 = Instant::now();
         let runs = run(&args(&[
@@ -200,11 +210,50 @@ fn unknown_policy_names_are_refused_with_the_list() {
         &args(&["--name=x", "--ioengine=null", "--completion=hybird"]),
         &|_| None,
     )
-    .err()
-    .expect("a misspelt model is refused");
+    .expect_err("a misspelt model is refused");
     let msg = format!("{e:#}");
     assert!(
         msg.contains("completion") && msg.contains("hybrid-uring") && msg.contains("dpas"),
         "{msg}"
     );
+}
+
+#[test]
+fn policies_run_on_io_uring_with_their_own_sleeps() {
+    let _one = serial();
+    let dir = tempfile::tempdir_in("/var/tmp").expect("temp dir in /var/tmp");
+    let file = dir.path().join("f");
+    for model in POLICIES {
+        let a = args(&[
+            "--name=u",
+            "--ioengine=io_uring",
+            &format!("--filename={}", file.display()),
+            "--size=8m",
+            "--direct=1",
+            "--rw=randread",
+            "--bs=4k",
+            "--iodepth=1",
+            "--number_ios=200",
+            &format!("--completion={model}"),
+        ]);
+        let plan = parse_run_args(&a, &|_| None).expect("job parses");
+        let groups = match run_jobs(&plan.jobs, &EngineOptions::default()) {
+            Ok(g) => g,
+            Err(e) => {
+                println!("SKIPPED: io_uring with O_DIRECT on /var/tmp is not usable here: {e:#}");
+                return;
+            }
+        };
+        let j = &groups[0].jobs[0];
+        if let Some(e) = &j.error {
+            println!("SKIPPED: io_uring with O_DIRECT on /var/tmp is not usable here: {e}");
+            return;
+        }
+        let c = &j.completion;
+        assert_eq!(c.completions, 200, "{model}: {c:?}");
+        assert!(c.oversleeps + c.undersleeps <= c.sleeps, "{model}: {c:?}");
+        // The disk takes tens of microseconds per read: every policy naps
+        // (DPAS starts in PAS; hybrid-uring after its first completion).
+        assert!(c.sleeps > 0, "{model}: {c:?}");
+    }
 }

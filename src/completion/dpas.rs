@@ -149,7 +149,7 @@ pub fn evaluate(p: &Params, w: &Window) -> Option<Verdict> {
         Mode::Cp if w.count >= p.cp_window => Some(Verdict {
             next: Mode::Pas,
             rule: "classic-polling window done: re-measure with PAS",
-                    measure: "requests",
+            measure: "requests",
             measured: w.count,
         }),
         Mode::Pas if w.count >= p.pas_window => {
@@ -205,7 +205,7 @@ pub fn evaluate(p: &Params, w: &Window) -> Option<Verdict> {
         Mode::Int if w.count >= p.int_window => Some(Verdict {
             next: Mode::Ol,
             rule: "interrupt window done: re-measure",
-                    measure: "requests",
+            measure: "requests",
             measured: w.count,
         }),
         _ => None,
@@ -338,11 +338,13 @@ impl Dpas {
     #[inline]
     pub fn leave(&self, e: &Entry) {
         if let Some(cpu) = e.holds_qd {
-            let _ = self.switches.cpu(cpu).qd.fetch_update(
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-                |q| Some(q.saturating_sub(1)),
-            );
+            let _ =
+                self.switches
+                    .cpu(cpu)
+                    .qd
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |q| {
+                        Some(q.saturating_sub(1))
+                    });
         }
     }
 

@@ -4,7 +4,8 @@
 //! * `interrupt` — sleep in the backend's interrupt mechanism until a completion.
 //! * `poll` — spin on the completion queue (`Wait::Peek`) and never sleep.
 //! * `hybrid` — sleep for half the mean completion latency, then poll (Linux's
-//!   classic hybrid polling, `blk_mq_poll_hybrid_sleep`, removed in Linux 6.4).
+//!   classic hybrid polling: `blk_mq_poll_nsecs` and `blk_mq_poll_hybrid`, named
+//!   `blk_mq_poll_hybrid_sleep` in older kernels; removed in Linux 6.4).
 //! * `hybrid-uring` — see [`hybrid_uring`]: io_uring's hybrid IOPOLL rule (6.13).
 //! * `pas` — see [`pas`]: PAS's self-correcting sleep (FAST '26).
 //! * `dpas` — see [`dpas`]: DPAS, switching among polling, PAS, overloaded and
@@ -237,21 +238,25 @@ pub fn resolve(
         Sync if !caps.sync => Some(format!(
             "backend {backend} completes I/O asynchronously; completion=sync needs a synchronous backend (psync, pvsync2)"
         )),
-        Interrupt | Poll | Hybrid | HybridUring | Pas | Dpas | Adaptive if caps.sync => Some(format!(
-            "backend {backend} performs each I/O inside the submitting call, so there is no completion to {} for; use completion=sync (or ioengine=io_uring / null)",
-            match model {
-                Interrupt => "sleep",
-                _ => "poll",
-            }
-        )),
+        Interrupt | Poll | Hybrid | HybridUring | Pas | Dpas | Adaptive if caps.sync => {
+            Some(format!(
+                "backend {backend} performs each I/O inside the submitting call, so there is no completion to {} for; use completion=sync (or ioengine=io_uring / null)",
+                match model {
+                    Interrupt => "sleep",
+                    _ => "poll",
+                }
+            ))
+        }
         Interrupt if !caps.can_sleep => {
             Some(format!("backend {backend} cannot sleep for completions"))
         }
         Poll if !caps.can_peek => Some(format!("backend {backend} cannot be polled")),
-        Hybrid | HybridUring | Pas | Dpas | Adaptive if !(caps.can_peek && caps.can_sleep) => Some(format!(
-            "completion={} needs a backend that can both sleep and poll; {backend} cannot",
-            model.name()
-        )),
+        Hybrid | HybridUring | Pas | Dpas | Adaptive if !(caps.can_peek && caps.can_sleep) => {
+            Some(format!(
+                "completion={} needs a backend that can both sleep and poll; {backend} cannot",
+                model.name()
+            ))
+        }
         _ => None,
     };
     match why {
@@ -392,7 +397,9 @@ impl Completer {
             CompletionModel::Sync => q.reap(Wait::Peek, out)?,
             CompletionModel::Poll => self.poll(q, out, deadline_ns)?,
             CompletionModel::Interrupt => self.sleep(q, out, deadline_ns)?,
-            CompletionModel::HybridUring => self.wait_uring(q, out, oldest_submit_ns, deadline_ns)?,
+            CompletionModel::HybridUring => {
+                self.wait_uring(q, out, oldest_submit_ns, deadline_ns)?
+            }
             CompletionModel::Pas => self.wait_pas(q, out, len, deadline_ns, None)?,
             CompletionModel::Dpas => self.wait_dpas(q, out, len, deadline_ns)?,
             CompletionModel::Hybrid | CompletionModel::Adaptive => {
@@ -795,7 +802,10 @@ mod tests {
         };
         assert!(s.describe_policy(CompletionModel::Hybrid).is_none());
         let l = s.describe_policy(CompletionModel::Pas).unwrap();
-        assert!(l.contains("5 sleeps (2 woke late") && l.contains("3 woke early"), "{l}");
+        assert!(
+            l.contains("5 sleeps (2 woke late") && l.contains("3 woke early"),
+            "{l}"
+        );
         let d = s.describe_policy(CompletionModel::Dpas).unwrap();
         assert!(d.contains("requests by mode"), "{d}");
     }

@@ -18,6 +18,7 @@
 //!   - over, under: `adj = 1 + up` (the target was crossed: grow gently);
 //!   - under, over: `adj = 1 - dn` (crossed the other way: shrink);
 //!   - under, under: `adj += up` (keep growing, faster);
+//!
 //!   then `adj <= 0` resets to 1, `dur *= adj`, and `dur` is floored at
 //!   `d_init` (a floor hit is what DPAS counts as a timer failure);
 //! * constants (artifact defaults): `d_init` = 100 ns (also the first
@@ -216,7 +217,10 @@ mod tests {
         let mut prev = d1;
         for _ in 0..50 {
             let d = step(&mut p, false);
-            assert!(d > prev, "an early wake lengthens the next sleep: {d} <= {prev}");
+            assert!(
+                d > prev,
+                "an early wake lengthens the next sleep: {d} <= {prev}"
+            );
             prev = d;
         }
     }
@@ -256,7 +260,10 @@ mod tests {
         let mut p = Pas::new(false);
         let v = p.nap(4096).version;
         assert!(p.feedback(4096, v, false));
-        assert!(!p.feedback(4096, v, true), "a second outcome of v is ignored");
+        assert!(
+            !p.feedback(4096, v, true),
+            "a second outcome of v is ignored"
+        );
         let n = p.nap(4096);
         assert_ne!(n.version, v);
         assert!(!p.feedback(4096, v, true), "a stale version is ignored");
@@ -281,7 +288,10 @@ mod tests {
         // (under, over) differ: up cools by 10%, dn = 10 up.
         step(&mut p, true);
         let (up, dn) = p.steps(4096);
-        assert!((up - 0.009).abs() < 1e-12 && (dn - 0.09).abs() < 1e-12, "{up} {dn}");
+        assert!(
+            (up - 0.009).abs() < 1e-12 && (dn - 0.09).abs() < 1e-12,
+            "{up} {dn}"
+        );
         // (over, under) differ again, then (under, under) agree: dn heats by 5%.
         step(&mut p, false);
         let (_, dn1) = p.steps(4096);

@@ -797,7 +797,10 @@ fn hybrid_policies(r: &mut StudyResult, quick: bool) -> Result<()> {
     let (lats_us, rt): (&[u64], Duration) = if quick {
         (&[10, 100], Duration::from_millis(120))
     } else {
-        (&[5, 10, 20, 50, 100, 200, 1000], Duration::from_millis(1000))
+        (
+            &[5, 10, 20, 50, 100, 200, 1000],
+            Duration::from_millis(1000),
+        )
     };
     // Noisy devices, at one latency: 2% of requests spike by 10x, and a 50/50
     // mix of 4 KiB and 128 KiB (DPAS measures both sizes).
