@@ -4,13 +4,21 @@
 //! * `interrupt` — sleep in the backend's interrupt mechanism until a completion.
 //! * `poll` — spin on the completion queue (`Wait::Peek`) and never sleep.
 //! * `hybrid` — sleep for half the mean completion latency, then poll (Linux's
-//!   classic hybrid polling).
+//!   classic hybrid polling: `blk_mq_poll_nsecs` and `blk_mq_poll_hybrid`, named
+//!   `blk_mq_poll_hybrid_sleep` in older kernels; removed in Linux 6.4).
+//! * `hybrid-uring` — see [`hybrid_uring`]: io_uring's hybrid IOPOLL rule (6.13).
+//! * `pas` — see [`pas`]: PAS's self-correcting sleep (FAST '26).
+//! * `dpas` — see [`dpas`]: DPAS, switching among polling, PAS, overloaded and
+//!   interrupts by measured load (FAST '26).
 //! * `adaptive` — see [`adaptive`]: chooses between the others from measurements.
 //!
 //! Whatever the model, [`CompletionStats`] records how completions were actually
 //! observed, so a run that asked for polling and slept is visible in the report.
 
 pub mod adaptive;
+pub mod dpas;
+pub mod hybrid_uring;
+pub mod pas;
 
 use crate::device::{Caps, DevResult, Queue, Wait};
 use crate::job::CompletionModel;
@@ -38,6 +46,63 @@ pub struct CompletionStats {
     pub adaptive_interrupt: u64,
     /// Requests adaptive performed inline, in the caller's context (no wait).
     pub adaptive_sync: u64,
+    /// Sleeps (hybrid-uring, pas, dpas) after which the completion was already
+    /// there on the first poll: the thread woke late.
+    pub oversleeps: u64,
+    /// Sleeps after which the thread still had to poll: it woke early.
+    pub undersleeps: u64,
+    /// The policy's last chosen sleep, ns (hybrid-uring, pas, dpas).
+    pub last_nap_ns: u64,
+    /// DPAS: requests served in each mode (interrupt, classic poll, PAS, overloaded).
+    pub dpas_int: u64,
+    pub dpas_cp: u64,
+    pub dpas_pas: u64,
+    pub dpas_ol: u64,
+    /// DPAS: mode switches this run made.
+    pub mode_switches: u64,
+    /// The last few mode switches, oldest first.
+    #[serde(serialize_with = "serialize_switches")]
+    pub recent_switches: [ModeSwitch; RECENT_SWITCHES],
+}
+
+/// How many mode switches a run keeps for its report.
+pub const RECENT_SWITCHES: usize = 4;
+
+/// One DPAS mode switch: when, from and to which mode, and why.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ModeSwitch {
+    /// Microseconds since the worker started waiting for completions.
+    pub at_us: u64,
+    pub from: &'static str,
+    pub to: &'static str,
+    /// The rule that fired.
+    pub rule: &'static str,
+    /// What `measured` is.
+    pub measure: &'static str,
+    pub measured: u64,
+}
+
+fn serialize_switches<S: serde::Serializer>(
+    v: &[ModeSwitch; RECENT_SWITCHES],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let used = v.iter().filter(|m| !m.to.is_empty());
+    let mut seq = s.serialize_seq(Some(used.clone().count()))?;
+    for m in used {
+        seq.serialize_element(m)?;
+    }
+    seq.end()
+}
+
+/// Keep `m` as the newest of the recent switches (fixed array: no allocation).
+fn push_switch(recent: &mut [ModeSwitch; RECENT_SWITCHES], m: ModeSwitch) {
+    if let Some(free) = recent.iter_mut().find(|s| s.to.is_empty()) {
+        *free = m;
+    } else {
+        recent.rotate_left(1);
+        recent[RECENT_SWITCHES - 1] = m;
+    }
 }
 
 impl CompletionStats {
@@ -52,6 +117,76 @@ impl CompletionStats {
         self.adaptive_hybrid += o.adaptive_hybrid;
         self.adaptive_interrupt += o.adaptive_interrupt;
         self.adaptive_sync += o.adaptive_sync;
+        self.oversleeps += o.oversleeps;
+        self.undersleeps += o.undersleeps;
+        self.last_nap_ns = self.last_nap_ns.max(o.last_nap_ns);
+        self.dpas_int += o.dpas_int;
+        self.dpas_cp += o.dpas_cp;
+        self.dpas_pas += o.dpas_pas;
+        self.dpas_ol += o.dpas_ol;
+        self.mode_switches += o.mode_switches;
+        // The newest switches of both, by time.
+        let mut all = [ModeSwitch::default(); 2 * RECENT_SWITCHES];
+        all[..RECENT_SWITCHES].copy_from_slice(&self.recent_switches);
+        all[RECENT_SWITCHES..].copy_from_slice(&o.recent_switches);
+        all.sort_by_key(|m| (!m.to.is_empty(), m.at_us));
+        self.recent_switches = [ModeSwitch::default(); RECENT_SWITCHES];
+        let used = all.iter().filter(|m| !m.to.is_empty()).count();
+        for m in all[2 * RECENT_SWITCHES - used..]
+            .iter()
+            .skip(used.saturating_sub(RECENT_SWITCHES))
+        {
+            push_switch(&mut self.recent_switches, *m);
+        }
+    }
+
+    /// What a sleep-then-poll policy (hybrid-uring, pas, dpas) did, in one
+    /// line; `None` for the other models.
+    pub fn describe_policy(&self, asked: CompletionModel) -> Option<String> {
+        use std::fmt::Write as _;
+        if !matches!(
+            asked,
+            CompletionModel::HybridUring | CompletionModel::Pas | CompletionModel::Dpas
+        ) {
+            return None;
+        }
+        let mut s = format!(
+            "{}: {} sleeps ({} woke late: completion already there, {} woke early: polled on), {} polls hit, {} empty polls, last sleep {:.1} us",
+            asked.name(),
+            self.sleeps,
+            self.oversleeps,
+            self.undersleeps,
+            self.polls_hit,
+            self.polls_empty,
+            self.last_nap_ns as f64 / 1e3
+        );
+        if asked == CompletionModel::Dpas {
+            let _ = write!(
+                s,
+                "; requests by mode: interrupt {}, classic poll {}, pas {}, overloaded {}; {} mode switches",
+                self.dpas_int, self.dpas_cp, self.dpas_pas, self.dpas_ol, self.mode_switches
+            );
+            let recent: Vec<String> = self
+                .recent_switches
+                .iter()
+                .filter(|m| !m.to.is_empty())
+                .map(|m| {
+                    format!(
+                        "at {:.1} ms {}->{}: {} ({} = {})",
+                        m.at_us as f64 / 1e3,
+                        m.from,
+                        m.to,
+                        m.rule,
+                        m.measure,
+                        m.measured
+                    )
+                })
+                .collect();
+            if !recent.is_empty() {
+                let _ = write!(s, ", last: {}", recent.join("; "));
+            }
+        }
+        Some(s)
     }
 
     /// A one-line, honest account of how completions were seen.
@@ -72,8 +207,13 @@ impl CompletionStats {
         if asked == CompletionModel::Poll && self.sleeps > 0 {
             s.push_str(" — WARNING: asked to poll but slept");
         }
-        if matches!(asked, CompletionModel::Poll | CompletionModel::Hybrid)
-            && self.completions > 0
+        if matches!(
+            asked,
+            CompletionModel::Poll
+                | CompletionModel::Hybrid
+                | CompletionModel::HybridUring
+                | CompletionModel::Pas
+        ) && self.completions > 0
             && self.polls_hit == 0
         {
             s.push_str(" — WARNING: asked to poll but no completion was found by polling");
@@ -98,21 +238,25 @@ pub fn resolve(
         Sync if !caps.sync => Some(format!(
             "backend {backend} completes I/O asynchronously; completion=sync needs a synchronous backend (sync, psync, vsync, pvsync, pvsync2)"
         )),
-        Interrupt | Poll | Hybrid | Adaptive if caps.sync => Some(format!(
-            "backend {backend} performs each I/O inside the submitting call, so there is no completion to {} for; use completion=sync (or ioengine=io_uring / libaio / null)",
-            match model {
-                Interrupt => "sleep",
-                _ => "poll",
-            }
-        )),
+        Interrupt | Poll | Hybrid | HybridUring | Pas | Dpas | Adaptive if caps.sync => {
+            Some(format!(
+                "backend {backend} performs each I/O inside the submitting call, so there is no completion to {} for; use completion=sync (or ioengine=io_uring / libaio / null)",
+                match model {
+                    Interrupt => "sleep",
+                    _ => "poll",
+                }
+            ))
+        }
         Interrupt if !caps.can_sleep => {
             Some(format!("backend {backend} cannot sleep for completions"))
         }
         Poll if !caps.can_peek => Some(format!("backend {backend} cannot be polled")),
-        Hybrid | Adaptive if !(caps.can_peek && caps.can_sleep) => Some(format!(
-            "completion={} needs a backend that can both sleep and poll; {backend} cannot",
-            model.name()
-        )),
+        Hybrid | HybridUring | Pas | Dpas | Adaptive if !(caps.can_peek && caps.can_sleep) => {
+            Some(format!(
+                "completion={} needs a backend that can both sleep and poll; {backend} cannot",
+                model.name()
+            ))
+        }
         _ => None,
     };
     match why {
@@ -130,6 +274,22 @@ pub struct Completer {
     mean_ns: f64,
     samples: u64,
     adaptive: adaptive::Adaptive,
+    /// hybrid-uring's one number.
+    uring: hybrid_uring::HybridUring,
+    /// PAS's table (pas; dpas with adaptive steps).
+    pas: pas::Pas,
+    /// DPAS's handle on the per-CPU switches (dpas only).
+    dpas: Option<dpas::Dpas>,
+    /// When this completer was made (mode switches are timed from it).
+    t0_ns: u64,
+}
+
+/// What a policy's sleep came to.
+enum Nap {
+    /// Completions were already there: no sleep.
+    Ready(usize),
+    /// Slept this long, ns (0: no sleep was due).
+    Slept(u64),
 }
 
 impl Completer {
@@ -140,6 +300,11 @@ impl Completer {
             mean_ns: 0.0,
             samples: 0,
             adaptive,
+            uring: hybrid_uring::HybridUring::default(),
+            pas: pas::Pas::new(model == CompletionModel::Dpas),
+            dpas: (model == CompletionModel::Dpas)
+                .then(|| dpas::Dpas::new(dpas::Switches::shared())),
+            t0_ns: clock::now_ns(),
         }
     }
 
@@ -232,6 +397,11 @@ impl Completer {
             CompletionModel::Sync => q.reap(Wait::Peek, out)?,
             CompletionModel::Poll => self.poll(q, out, deadline_ns)?,
             CompletionModel::Interrupt => self.sleep(q, out, deadline_ns)?,
+            CompletionModel::HybridUring => {
+                self.wait_uring(q, out, oldest_submit_ns, deadline_ns)?
+            }
+            CompletionModel::Pas => self.wait_pas(q, out, len, deadline_ns, None)?,
+            CompletionModel::Dpas => self.wait_dpas(q, out, len, deadline_ns)?,
             CompletionModel::Hybrid | CompletionModel::Adaptive => {
                 // The I/O may have completed inside the submit call (io-wq,
                 // inline completion): never nap for something already done.
@@ -262,6 +432,179 @@ impl Completer {
         };
         self.stats.completions += n as u64;
         Ok(n)
+    }
+
+    /// Sleep `nap_ns` from now (ending at the deadline if that comes first),
+    /// unless completions are already there.
+    #[inline]
+    fn nap(
+        &mut self,
+        q: &mut dyn Queue,
+        out: &mut [Completion],
+        nap_ns: u64,
+        deadline_ns: u64,
+    ) -> DevResult<Nap> {
+        let n = q.reap(Wait::Peek, out)?;
+        if n > 0 {
+            self.stats.polls_hit += 1;
+            return Ok(Nap::Ready(n));
+        }
+        self.stats.last_nap_ns = nap_ns;
+        if nap_ns == 0 {
+            return Ok(Nap::Slept(0));
+        }
+        let t0 = clock::now_ns();
+        let wake = t0 + nap_ns;
+        let wake = if deadline_ns != 0 {
+            wake.min(deadline_ns)
+        } else {
+            wake
+        };
+        clock::sleep_until(wake);
+        let slept = clock::now_ns() - t0;
+        self.stats.sleeps += 1;
+        self.stats.sleep_ns += slept;
+        Ok(Nap::Slept(slept))
+    }
+
+    /// Poll after a nap; also says whether the first peek found a completion
+    /// (the sleep overslept) and counts the outcome if there was a sleep.
+    #[inline]
+    fn poll_after_nap(
+        &mut self,
+        q: &mut dyn Queue,
+        out: &mut [Completion],
+        slept_ns: u64,
+        deadline_ns: u64,
+    ) -> DevResult<(usize, bool)> {
+        let empty_before = self.stats.polls_empty;
+        let n = self.poll(q, out, deadline_ns)?;
+        let overslept = self.stats.polls_empty == empty_before;
+        if n > 0 && slept_ns > 0 {
+            if overslept {
+                self.stats.oversleeps += 1;
+            } else {
+                self.stats.undersleeps += 1;
+            }
+        }
+        Ok((n, overslept))
+    }
+
+    /// io_uring 6.13's hybrid IOPOLL rule ([`hybrid_uring`]).
+    #[inline]
+    fn wait_uring(
+        &mut self,
+        q: &mut dyn Queue,
+        out: &mut [Completion],
+        oldest_submit_ns: u64,
+        deadline_ns: u64,
+    ) -> DevResult<usize> {
+        let (n, slept) = match self.nap(q, out, self.uring.nap_ns(), deadline_ns)? {
+            Nap::Ready(n) => (n, 0),
+            Nap::Slept(slept) => (
+                self.poll_after_nap(q, out, slept, deadline_ns)?.0,
+                // The kernel subtracts the sleep it asked for, not the one it
+                // got: a late wakeup counts as running time.
+                if slept > 0 { self.uring.nap_ns() } else { 0 },
+            ),
+        };
+        if n > 0 && oldest_submit_ns != 0 {
+            let elapsed = clock::now_ns().saturating_sub(oldest_submit_ns);
+            self.uring.observe(elapsed, slept);
+        }
+        Ok(n)
+    }
+
+    /// PAS's sleep ([`pas`]); with `entry`, one DPAS request in PAS or OL mode
+    /// whose waiter count is given back when the sleep ends.
+    #[inline]
+    fn wait_pas(
+        &mut self,
+        q: &mut dyn Queue,
+        out: &mut [Completion],
+        len: u32,
+        deadline_ns: u64,
+        entry: Option<(dpas::Entry, usize)>,
+    ) -> DevResult<usize> {
+        let p = self.pas.nap(len);
+        if let (true, Some(d), Some((_, cpu))) = (p.floor_hit, &self.dpas, entry) {
+            d.timer_failure(cpu);
+        }
+        let napped = self.nap(q, out, p.dur_ns, deadline_ns)?;
+        if let (Some(d), Some((e, _))) = (&self.dpas, entry) {
+            d.leave(&e);
+        }
+        match napped {
+            // Done before the sleep began: as the artifact, a sleep this long
+            // would have overslept.
+            Nap::Ready(n) => {
+                self.pas.feedback(len, p.version, true);
+                Ok(n)
+            }
+            Nap::Slept(slept) => {
+                let (n, overslept) = self.poll_after_nap(q, out, slept, deadline_ns)?;
+                if n > 0 && slept > 0 {
+                    self.pas.feedback(len, p.version, overslept);
+                }
+                Ok(n)
+            }
+        }
+    }
+
+    /// DPAS ([`dpas`]): the CPU's mode decides how this request is waited for.
+    #[inline]
+    fn wait_dpas(
+        &mut self,
+        q: &mut dyn Queue,
+        out: &mut [Completion],
+        len: u32,
+        deadline_ns: u64,
+    ) -> DevResult<usize> {
+        let Some(d) = &self.dpas else {
+            return self.wait_pas(q, out, len, deadline_ns, None);
+        };
+        let cpu = dpas::current_cpu();
+        let e = d.enter(cpu);
+        if let Some((from, v)) = e.switched {
+            self.stats.mode_switches += 1;
+            push_switch(
+                &mut self.stats.recent_switches,
+                ModeSwitch {
+                    at_us: clock::now_ns().saturating_sub(self.t0_ns) / 1000,
+                    from: from.name(),
+                    to: v.next.name(),
+                    rule: v.rule,
+                    measure: v.measure,
+                    measured: v.measured,
+                },
+            );
+            if from == dpas::Mode::Cp {
+                // Back from classic polling: PAS recomputes its duration.
+                self.pas.request_update(len);
+            }
+        }
+        match e.mode {
+            dpas::Mode::Cp => {
+                self.stats.dpas_cp += 1;
+                d.leave(&e);
+                self.poll(q, out, deadline_ns)
+            }
+            dpas::Mode::Int => {
+                self.stats.dpas_int += 1;
+                // The mode may have changed under a request that counted as a
+                // waiter: give the count back before sleeping.
+                d.leave(&e);
+                self.sleep(q, out, deadline_ns)
+            }
+            m => {
+                if m == dpas::Mode::Pas {
+                    self.stats.dpas_pas += 1;
+                } else {
+                    self.stats.dpas_ol += 1;
+                }
+                self.wait_pas(q, out, len, deadline_ns, Some((e, cpu)))
+            }
+        }
     }
 
     #[inline]
@@ -392,5 +735,78 @@ mod tests {
             ..Default::default()
         };
         assert!(!ok.describe(CompletionModel::Poll).contains("WARNING"));
+    }
+
+    fn switch(at_us: u64) -> ModeSwitch {
+        ModeSwitch {
+            at_us,
+            from: "pas",
+            to: "ol",
+            rule: "r",
+            measure: "m",
+            measured: 1,
+        }
+    }
+
+    #[test]
+    fn recent_switches_keep_the_newest_and_serialize_only_used_entries() {
+        let mut a = CompletionStats::default();
+        for t in [10, 20, 30] {
+            push_switch(&mut a.recent_switches, switch(t));
+        }
+        a.mode_switches = 3;
+        let j = serde_json::to_value(a).unwrap();
+        assert_eq!(j["recent_switches"].as_array().unwrap().len(), 3, "{j}");
+        assert_eq!(j["recent_switches"][2]["at_us"], 30);
+        let mut b = CompletionStats::default();
+        for t in [5, 25, 35] {
+            push_switch(&mut b.recent_switches, switch(t));
+        }
+        b.mode_switches = 3;
+        a.merge(&b);
+        assert_eq!(a.mode_switches, 6);
+        let at: Vec<u64> = a.recent_switches.iter().map(|m| m.at_us).collect();
+        assert_eq!(at, [20, 25, 30, 35]);
+        // A full list drops its oldest.
+        push_switch(&mut a.recent_switches, switch(40));
+        assert_eq!(a.recent_switches[0].at_us, 25);
+        assert_eq!(a.recent_switches[3].at_us, 40);
+    }
+
+    #[test]
+    fn policies_are_refused_where_they_cannot_sleep_and_poll() {
+        for m in [
+            CompletionModel::HybridUring,
+            CompletionModel::Pas,
+            CompletionModel::Dpas,
+        ] {
+            assert_eq!(resolve(Some(m), ASYNC, "null"), Ok(m));
+            let e = resolve(Some(m), SYNC, "psync").unwrap_err();
+            assert!(e.contains("completion=sync"), "{e}");
+            let no_sleep = Caps {
+                can_sleep: false,
+                ..ASYNC
+            };
+            let e = resolve(Some(m), no_sleep, "x").unwrap_err();
+            assert!(e.contains(m.name()), "{e}");
+        }
+    }
+
+    #[test]
+    fn only_the_policies_describe_a_policy_line() {
+        let s = CompletionStats {
+            sleeps: 5,
+            oversleeps: 2,
+            undersleeps: 3,
+            ..Default::default()
+        };
+        assert!(s.describe_policy(CompletionModel::Hybrid).is_none());
+        let l = s.describe_policy(CompletionModel::Pas).unwrap();
+        assert!(
+            l.contains("5 sleeps (2 woke late") && l.contains("3 woke early"),
+            "{l}"
+        );
+        let d = s.describe_policy(CompletionModel::Dpas).unwrap();
+        assert!(d.contains("requests by mode"), "{d}");
     }
 }

@@ -281,6 +281,9 @@ fn engine_extras(spec: &JobSpec, runs: &[&JobRun]) -> serde_json::Map<String, se
         "completion_summary".into(),
         Value::from(completion.describe(first.model)),
     );
+    if let Some(p) = completion.describe_policy(first.model) {
+        m.insert("policy_summary".into(), Value::from(p));
+    }
     m.insert("backend_stats".into(), json!(backend));
     m.insert(
         "scheduler".into(),

@@ -267,7 +267,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
     };
     let model =
         completion::resolve(asked, caps, backend).map_err(|e| anyhow!("{}: {e}", label(first)))?;
-    if model == CompletionModel::Hybrid || model == CompletionModel::Interrupt {
+    if model.naps() || model == CompletionModel::Interrupt {
         // hrtimer naps must end on time: the default 50 us slack would swamp
         // microsecond device latencies. Set again on the worker thread itself.
         clock::set_thread_timer_slack_ns(1);

@@ -532,8 +532,7 @@ impl Worker {
     /// from it). Exact at QD1; at higher depth the scan is over `iodepth` slots.
     #[inline]
     fn oldest_inflight(&self) -> (u64, u32) {
-        use crate::job::CompletionModel::{Adaptive, Hybrid};
-        if !matches!(self.completer.model(), Hybrid | Adaptive) {
+        if !self.completer.model().naps() {
             return (0, 0);
         }
         let mut best = (u64::MAX, 0);

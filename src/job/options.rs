@@ -643,8 +643,15 @@ impl Draft {
                     "interrupt" => CompletionModel::Interrupt,
                     "poll" => CompletionModel::Poll,
                     "hybrid" => CompletionModel::Hybrid,
+                    "hybrid-uring" => CompletionModel::HybridUring,
+                    "pas" => CompletionModel::Pas,
+                    "dpas" => CompletionModel::Dpas,
                     "adaptive" => CompletionModel::Adaptive,
-                    _ => return Err(c.bad("one of sync, interrupt, poll, hybrid, adaptive")),
+                    _ => {
+                        return Err(c.bad(
+                            "one of sync, interrupt, poll, hybrid, hybrid-uring, pas, dpas, adaptive",
+                        ));
+                    }
                 })
             }
             "ioclass" => {

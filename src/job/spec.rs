@@ -316,16 +316,39 @@ pub enum CompletionModel {
     Interrupt,
     Poll,
     Hybrid,
+    /// io_uring's hybrid IOPOLL rule (Linux 6.13), in user space.
+    #[serde(rename = "hybrid-uring")]
+    HybridUring,
+    /// PAS (FAST '26): sleep lengthened or shortened by the last two outcomes.
+    Pas,
+    /// DPAS (FAST '26): PAS with adaptive steps, switching among poll, PAS,
+    /// overloaded and interrupt modes by measured load.
+    Dpas,
     Adaptive,
 }
 
 impl CompletionModel {
+    /// Models that sleep on a timer before polling (they need a 1 ns timer slack).
+    pub fn naps(self) -> bool {
+        matches!(
+            self,
+            CompletionModel::Hybrid
+                | CompletionModel::HybridUring
+                | CompletionModel::Pas
+                | CompletionModel::Dpas
+                | CompletionModel::Adaptive
+        )
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             CompletionModel::Sync => "sync",
             CompletionModel::Interrupt => "interrupt",
             CompletionModel::Poll => "poll",
             CompletionModel::Hybrid => "hybrid",
+            CompletionModel::HybridUring => "hybrid-uring",
+            CompletionModel::Pas => "pas",
+            CompletionModel::Dpas => "dpas",
             CompletionModel::Adaptive => "adaptive",
         }
     }

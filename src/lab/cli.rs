@@ -171,8 +171,8 @@ fn run_study(name: &str, quick: bool, topology: Option<&PathBuf>) -> Result<Stud
 /// How long a study usually takes here (for the status line's ETA).
 fn expected(name: &str, quick: bool) -> std::time::Duration {
     let s = match (name, quick) {
-        ("poll", true) => 11,
-        ("poll", false) => 60,
+        ("poll", true) => 18,
+        ("poll", false) => 160,
         ("placement", true) => 7,
         ("placement", false) => 30,
         ("breakdown", true) => 9,

@@ -284,6 +284,9 @@ pub fn job_block(out: &mut String, j: &JobResult, time: &str, precision: usize) 
     if let Some(summary) = e.get("completion_summary").and_then(|v| v.as_str()) {
         let _ = writeln!(out, "  iolab completion: {summary}");
     }
+    if let Some(policy) = e.get("policy_summary").and_then(|v| v.as_str()) {
+        let _ = writeln!(out, "  iolab policy    : {policy}");
+    }
     // Adaptive's choice per size class, with the numbers it was made from.
     for d in e
         .get("adaptive_decisions")

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Study 000 (vi): the hybrid polling policies side by side, as medians of
+alternating rounds.
+
+Grid (as `iolab lab poll` section (vi)): null device latencies 5, 10, 20, 50,
+100, 200, 1000 us plus two noisy devices at 50 us (2% spikes of +500 us; a
+50/50 mix of 4 KiB and 128 KiB); loads: one QD1 thread alone, one QD1 thread on
+CPU 0 with one compute co-runner per CPU, and two QD1 threads per CPU (more
+pollers than CPUs). Policies: interrupt, poll, hybrid, hybrid-uring, pas, dpas,
+adaptive.
+
+Each round runs every policy of a point once, in an order rotated from round
+to round, so a slow phase of a shared machine falls on every policy alike; the
+script prints the median of the rounds per policy: IOPS, CPU per I/O (us),
+p50 / p99 / p99.9 (us), context switches per I/O, and whether adaptive is on
+the CPU-per-I/O / p99 frontier (no policy better by >5% on both at once).
+
+Measure on a quiet machine only. Run from the repository after
+`cargo build --release`:
+
+    python3 bench/hybrid_policies.py [--rounds N] [--runtime 1] [--quick]
+        [--lat 50,200] [--load alone,corunners,overloaded]
+"""
+import argparse, json, os, statistics, subprocess, sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+IOLAB = os.path.join(ROOT, "target", "release", "iolab")
+POLICIES = ["interrupt", "poll", "hybrid", "hybrid-uring", "pas", "dpas", "adaptive"]
+LOADS = ["alone", "corunners", "overloaded"]
+
+
+def ncpu():
+    return len(os.sched_getaffinity(0))
+
+
+def devices(lats, quick):
+    out = [(f"{l} us", [f"--null_lat={l}us", "--bs=4k"]) for l in lats]
+    out.append(("50 us, 2% spikes +500 us",
+                ["--null_lat=50us", "--bs=4k", "--null_spike_rate=0.02", "--null_spike_lat=500us"]))
+    if not quick:
+        # 128 KiB adds 3x the fixed latency through the channel's bandwidth.
+        bw = 128 * 1024 * 1_000_000 // (3 * 50)
+        out.append(("50 us + size, 4K/128K 50/50",
+                    ["--null_lat=50us", f"--null_bw={bw}", "--bssplit=4k/50:128k/50"]))
+    return out
+
+
+def load_args(load):
+    n = ncpu()
+    if load == "alone":
+        return []
+    if load == "corunners":
+        return ["--cpus_allowed=0", f"--corunners={n}"]
+    return [f"--numjobs={2 * n}", "--group_reporting"]
+
+
+def run_point(dev_args, load, policy, runtime):
+    cmd = [IOLAB, "run", "--output-format=json", "--name=vi", "--ioengine=null",
+           "--size=1g", "--rw=randread", "--iodepth=1", "--null_channels=64",
+           f"--runtime={runtime}", "--time_based", f"--completion={policy}"]
+    if load != "overloaded":
+        cmd.append("--filename=vi-dev")
+    cmd += dev_args + load_args(load)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{p.stderr}")
+    doc = json.loads(p.stdout[p.stdout.index("{"):])
+    ios = iops = cpu_s = ctx = 0.0
+    pct = {"50.000000": 0, "99.000000": 0, "99.900000": 0}
+    for j in doc["jobs"]:
+        r = j["read"]
+        ios += r["total_ios"]
+        iops += r["iops"]
+        # usr/sys are percent of the job's runtime (ms).
+        cpu_s += (j["usr_cpu"] + j["sys_cpu"]) / 100.0 * j["job_runtime"] / 1e3
+        ctx += j["ctx"]
+        for k in pct:
+            # Completion latency (the null device has no submission delay);
+            # several reports: the worst thread's tail.
+            pct[k] = max(pct[k], r["clat_ns"]["percentile"][k])
+    ios = max(ios, 1)
+    return {
+        "iops": iops,
+        "cpu_us": cpu_s * 1e6 / ios,
+        "p50": pct["50.000000"] / 1e3,
+        "p99": pct["99.000000"] / 1e3,
+        "p999": pct["99.900000"] / 1e3,
+        "ctx": ctx / ios,
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--runtime", default="1", help="seconds per run (fio time)")
+    ap.add_argument("--quick", action="store_true", help="latencies 10,100 us, 3 rounds, 200 ms runs")
+    ap.add_argument("--lat", help="comma-separated device latencies in us")
+    ap.add_argument("--load", help="comma-separated loads: " + ",".join(LOADS))
+    a = ap.parse_args()
+    if not os.path.exists(IOLAB):
+        sys.exit(f"{IOLAB} not found: run `cargo build --release` first")
+    lats = [5, 10, 20, 50, 100, 200, 1000]
+    rounds, runtime = a.rounds, a.runtime
+    if a.quick:
+        lats, rounds, runtime = [10, 100], min(rounds, 3), "200ms"
+    if a.lat:
+        try:
+            lats = [int(x) for x in a.lat.split(",")]
+        except ValueError:
+            sys.exit(f"--lat {a.lat!r}: give device latencies in us, e.g. --lat 10,50,200")
+    loads = LOADS
+    if a.load:
+        loads = a.load.split(",")
+        bad = [l for l in loads if l not in LOADS]
+        if bad:
+            sys.exit(f"--load: unknown {bad}; valid: {','.join(LOADS)}")
+    print(f"{ncpu()} CPUs, {rounds} alternating rounds of {runtime} s per run; medians")
+    for dev, dev_args in devices(lats, a.quick):
+        for load in loads:
+            samples = {p: [] for p in POLICIES}
+            for r in range(rounds):
+                order = POLICIES[r % len(POLICIES):] + POLICIES[:r % len(POLICIES)]
+                for pol in order:
+                    samples[pol].append(run_point(dev_args, load, pol, runtime))
+            print(f"\n{dev}, {load}")
+            print(f"  {'policy':<13} {'IOPS':>9} {'CPU/IO us':>10} {'p50 us':>8} {'p99 us':>9} {'p99.9 us':>9} {'ctx/IO':>7}")
+            med = {}
+            for pol in POLICIES:
+                m = {k: statistics.median(s[k] for s in samples[pol]) for k in samples[pol][0]}
+                med[pol] = m
+                print(f"  {pol:<13} {m['iops']:>9.0f} {m['cpu_us']:>10.2f} {m['p50']:>8.1f} "
+                      f"{m['p99']:>9.1f} {m['p999']:>9.1f} {m['ctx']:>7.2f}")
+            a_ = med["adaptive"]
+            beat = [p for p in POLICIES if p != "adaptive"
+                    and med[p]["cpu_us"] < 0.95 * a_["cpu_us"] and med[p]["p99"] < 0.95 * a_["p99"]]
+            print("  adaptive on the frontier" if not beat else
+                  f"  adaptive beaten by >5% on CPU/IO and p99 at once by: {', '.join(beat)}")
+
+
+if __name__ == "__main__":
+    main()
