@@ -8,18 +8,14 @@
 use iolab::engine::{EngineOptions, JobRun, run_jobs};
 use iolab::job::plan::parse_run_args;
 
-mod counting_alloc;
+mod support;
 
-use counting_alloc::allocations;
+use support::faults::faulty_job;
 
-#[global_allocator]
-static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
-
-/// Tests here run jobs; the allocation count is process-wide.
+/// One faulty run at a time: a hang is told from a slow request by
+/// io_timeout (2 ms), so these runs must not compete with each other for CPU.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Every test holds this for its whole body: other tests' allocations (even
-/// formatting a message) would count in the allocation test otherwise.
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -28,36 +24,6 @@ fn run(args: &[String]) -> Vec<JobRun> {
     let plan = parse_run_args(args, &|_| None).expect("job parses");
     let groups = run_jobs(&plan.jobs, &EngineOptions::default()).expect("job runs");
     groups.into_iter().flat_map(|g| g.jobs).collect()
-}
-
-fn faulty_job(model: &str, irqmode: &str, rw: &str, seed: u64) -> Vec<String> {
-    [
-        "--name=faults",
-        "--ioengine=null",
-        "--size=2m",
-        "--null_backing=mem",
-        "--null_lat=5us",
-        "--null_channels=2",
-        &format!("--null_irqmode={irqmode}"),
-        &format!("--rw={rw}"),
-        "--bs=4k",
-        "--iodepth=8",
-        "--loops=2",
-        "--verify=crc32c",
-        "--verify_backlog=32",
-        "--continue_on_error=all",
-        "--null_err_rate=0.02",
-        "--null_hang_rate=0.01",
-        "--io_timeout=2ms",
-        "--null_spike_rate=0.02",
-        "--null_spike_lat=100us",
-        "--null_corrupt_rate=0.03",
-        &format!("--randseed={seed}"),
-        &format!("--completion={model}"),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect()
 }
 
 fn check(r: &JobRun, what: &str) {
@@ -192,28 +158,4 @@ fn verify_fatal_stops_at_the_first_mismatch() {
     assert!(v.checked < 256, "{v:?}");
     assert_eq!(r.rec.first_error, libc::EILSEQ);
     assert_eq!(r.slots_free.0, r.slots_free.1);
-}
-
-#[test]
-fn verify_and_fault_handling_allocate_nothing_per_request() {
-    let _serial = serial();
-    let allocs = |loops: u32| {
-        let mut a = faulty_job("poll", "timer", "randwrite", 11);
-        a.push(format!("--loops={loops}"));
-        let before = allocations();
-        let r = run(&a);
-        let n = allocations() - before;
-        assert!(r[0].acct.submitted > 500 * loops as u64, "{:?}", r[0].acct);
-        n
-    };
-    allocs(1);
-    let small = allocs(2);
-    let large = allocs(20);
-    // Ten times the requests (with their headers, checks, errors, aborts and
-    // retries) and no more allocations than run-to-run noise of thread start-up
-    // and the IOPS log.
-    assert!(
-        large <= small + 8,
-        "2 loops: {small} allocations, 20 loops: {large}"
-    );
 }
