@@ -1,5 +1,7 @@
 //! Target probing against what sysfs and the kernel say directly.
 
+mod support;
+
 mod backend_common;
 
 use std::fs;

@@ -1,5 +1,7 @@
 //! psync / pvsync2 backend on real files (ext4 on vda) and a hot-added zram.
 
+mod support;
+
 mod backend_common;
 
 use backend_common::*;

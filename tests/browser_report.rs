@@ -11,6 +11,10 @@
 //! real saved lab results instead of the synthetic ones; `IOLAB_KEEP_SCREENSHOT=PATH.png` keeps the lab screenshot
 //! (and the pages beside it as PATH.html and PATH.run.html).
 
+mod support;
+
+use support::needs::{Need, chromium, ready};
+
 mod report_html_common;
 
 use std::path::{Path, PathBuf};
@@ -20,16 +24,6 @@ use std::time::{Duration, Instant};
 use iolab::report::html::{load_results, render_lab_html, render_run_html};
 use report_html_common::{chart_count, lab_results, run_result, svgs};
 use serde_json::Value;
-
-fn chromium() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("IOLAB_CHROMIUM") {
-        return Some(PathBuf::from(p));
-    }
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-}
 
 /// Run Chromium headless on `page` with `extra` flags; (stdout, stderr).
 /// Killed (by its own handle) after 90 s so a hung browser fails the test.
@@ -178,12 +172,10 @@ fn check_png(path: &Path, w: u32, h: u32) -> u64 {
 
 #[test]
 fn report_renders_in_chromium() {
-    let Some(bin) = chromium() else {
-        eprintln!(
-            "browser_report: SKIPPED — no /usr/bin/chromium (install Debian's `chromium` package, or set IOLAB_CHROMIUM)"
-        );
+    if !ready(&[Need::Chromium]) {
         return;
-    };
+    }
+    let bin = chromium().expect("checked by ready");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     // Our own scripts in a probed page: the 3 probe scripts, nothing else.

@@ -3,6 +3,10 @@
 //! removal of the tracefs instance after success, error and SIGINT. Needs root,
 //! tracefs and a C compiler; skips with a reason.
 
+mod support;
+
+use support::needs::{Need, ready, skip};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -18,9 +22,13 @@ struct Helper {
 
 /// Compile tests/helpers/syscalls.c into a temp dir, or say why not.
 fn helper() -> Option<Helper> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: observe needs root");
+    if !ready(&[
+        Need::Root,
+        Need::Tool {
+            cmd: "cc",
+            package: "gcc",
+        },
+    ]) {
         return None;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -34,7 +42,7 @@ fn helper() -> Option<Helper> {
     {
         Ok(s) if s.success() => Some(Helper { _dir: dir, bin }),
         r => {
-            eprintln!("skipped: cannot compile the helper with cc: {r:?}");
+            skip(format_args!("cannot compile the helper with cc: {r:?}"));
             None
         }
     }
@@ -154,7 +162,7 @@ fn time_sampling_keeps_counts_exact_and_times_a_random_share() {
     let (total, _) = observe_helper(&h, &["--time-sample", "16"], (n, m, k));
     let total = &total;
     if total["backend"] != "bpf" {
-        eprintln!("skipped: time sampling needs the bpf backend, unavailable here");
+        skip("time sampling needs observe's bpf backend, unavailable on this kernel");
         return;
     }
     assert_eq!(total["time_sample"], 16);

@@ -3,6 +3,10 @@
 //! checked from the JSON report against the kernel's view of each thread (the CPU
 //! it was last on must lie in the set it was pinned to).
 
+mod support;
+
+use support::needs::skip;
+
 use serde_json::Value;
 
 mod run_common;
@@ -26,10 +30,10 @@ fn cpus_at_least(n: usize) -> Option<Vec<u32>> {
     let t = iolab::placement::Topology::from_system().expect("topology");
     let cpus = t.cpus();
     if cpus.len() < n {
-        eprintln!(
-            "skipped: needs {n} online CPUs to place threads apart, this machine has {}",
+        skip(format_args!(
+            "needs {n} online CPUs to place threads apart, this machine has {}",
             cpus.len()
-        );
+        ));
         return None;
     }
     Some(cpus)
@@ -241,7 +245,7 @@ fn bad_placements_are_refused_with_the_job_named() {
 fn live_balancer_classifies_workers_by_behaviour_and_spreads_pollers() {
     let Some(cpus) = cpus_at_least(2) else { return };
     if cpus.len() != 2 {
-        eprintln!("skipped: the start placement checked here is the one on 2 CPUs");
+        skip("the start placement checked here is the one on exactly 2 CPUs");
         return;
     }
     // Round-robin start over 2 CPUs: pa -> cpu0, ia -> cpu1, pb -> cpu0, ib -> cpu1,

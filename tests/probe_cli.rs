@@ -3,6 +3,10 @@
 //! be tmpfs, which has no O_DIRECT), on a directory, and on a zram device of our
 //! own (root only), with the text and JSON reports checked.
 
+mod support;
+
+use support::needs::{Need, ready, skip};
+
 use std::io::Write;
 use std::path::Path;
 
@@ -153,14 +157,13 @@ fn probe_writes_only_with_write_and_only_to_our_temp_file() {
 
 #[test]
 fn zram_is_probed_and_its_punting_reported() {
-    if !iolab::sys::is_root() {
-        println!("skipped: hot-adding a zram device needs root");
+    if !ready(&[Need::Zram]) {
         return;
     }
     let z = match iolab::sys::zram::Zram::create(64 << 20) {
         Ok(z) => z,
         Err(e) => {
-            println!("skipped: cannot create zram: {e:#}");
+            skip(format_args!("cannot create zram: {e:#}"));
             return;
         }
     };
@@ -246,14 +249,13 @@ impl Drop for Mounted {
 
 #[test]
 fn mounted_device_is_read_with_a_note_and_write_is_refused() {
-    if !iolab::sys::is_root() {
-        println!("skipped: zram, mkfs and mount need root");
+    if !ready(&[Need::Zram]) {
         return;
     }
     let z = match iolab::sys::zram::Zram::create(64 << 20) {
         Ok(z) => z,
         Err(e) => {
-            println!("skipped: cannot create zram: {e:#}");
+            skip(format_args!("cannot create zram: {e:#}"));
             return;
         }
     };
@@ -264,7 +266,9 @@ fn mounted_device_is_read_with_a_note_and_write_is_refused() {
     match out {
         Ok(o) if o.status.success() => {}
         other => {
-            println!("skipped: mkfs.ext4 unavailable or failed: {other:?}");
+            skip(format_args!(
+                "mkfs.ext4 unavailable or failed: {other:?} (apt-get install e2fsprogs)"
+            ));
             return;
         }
     }
@@ -276,7 +280,7 @@ fn mounted_device_is_read_with_a_note_and_write_is_refused() {
         .map(|s| s.success())
         .unwrap_or(false);
     if !ok {
-        println!("skipped: cannot mount the zram file system");
+        skip("cannot mount the zram file system");
         return;
     }
     let _guard = Mounted(mnt.path().to_path_buf());
@@ -303,14 +307,13 @@ fn mounted_device_is_read_with_a_note_and_write_is_refused() {
 
 #[test]
 fn block_device_without_permission_says_how() {
-    if !iolab::sys::is_root() {
-        println!("skipped: needs root to create a device and drop to nobody");
+    if !ready(&[Need::Zram]) {
         return;
     }
     let z = match iolab::sys::zram::Zram::create(16 << 20) {
         Ok(z) => z,
         Err(e) => {
-            println!("skipped: cannot create zram: {e:#}");
+            skip(format_args!("cannot create zram: {e:#}"));
             return;
         }
     };

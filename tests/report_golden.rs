@@ -8,6 +8,10 @@
 //! the order of its line labels. Without fio the test says why and passes (CI
 //! installs fio).
 
+mod support;
+
+use support::needs::{Need, ready};
+
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
@@ -222,12 +226,10 @@ fn strip_units(label: &str) -> String {
 
 #[test]
 fn json_and_text_structure_match_fio() {
-    let Some(version) = fio_version() else {
-        eprintln!(
-            "SKIPPED report_golden: `fio` is not installed (install fio 3.33 to run this comparison)"
-        );
+    if !ready(&[Need::Fio]) {
         return;
-    };
+    }
+    let version = fio_version().expect("checked by ready");
     eprintln!("comparing with {version}");
     let dir = tempfile::tempdir().expect("temp dir");
 

@@ -2,6 +2,10 @@
 //! io_uring, buffered and O_DIRECT) and a hot-added zram device; JSON checked for
 //! byte counts, IOPS, ordered percentiles; bad input rejected with exit status 1.
 
+mod support;
+
+use support::needs::{Need, ready};
+
 use std::path::Path;
 
 use serde_json::Value;
@@ -209,8 +213,7 @@ fn io_uring_cq_spinning_and_registered_resources() {
 
 #[test]
 fn zram_device_psync_and_io_uring() {
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: creating a zram device needs root (CI runs as root)");
+    if !ready(&[Need::Zram]) {
         return;
     }
     let z = iolab::sys::zram::Zram::create(32 << 20).expect("hot-add zram");
@@ -370,8 +373,7 @@ fn bad_input_is_refused_clearly() {
 
 #[test]
 fn size_beyond_a_block_device_is_refused() {
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: creating a zram device needs root (CI runs as root)");
+    if !ready(&[Need::Zram]) {
         return;
     }
     let z = iolab::sys::zram::Zram::create(8 << 20).expect("hot-add zram");

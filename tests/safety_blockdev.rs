@@ -6,32 +6,25 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod support;
+
+use support::needs::Need;
+
 use iolab::device::target::{TargetSpec, open_target};
-use iolab::sys::is_root;
 use iolab::sys::loopdev::LoopDev;
 use iolab::sys::safety::{Hazard, check_block_write, inspect};
 use iolab::sys::zram::Zram;
 
-fn have(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-/// Root and the named tools, or a printed reason to skip.
-fn ready(test: &str, tools: &[&str]) -> bool {
-    if !is_root() {
-        eprintln!("skip {test}: needs root");
-        return false;
-    }
-    for t in tools {
-        if !have(t) {
-            eprintln!("skip {test}: {t} not installed (apt-get install e2fsprogs util-linux)");
-            return false;
-        }
-    }
-    true
+/// Loop devices (root) and the named tools with their Debian packages, or a
+/// reported skip.
+fn ready(tools: &[(&'static str, &'static str)]) -> bool {
+    let mut needs = vec![Need::Loop];
+    needs.extend(
+        tools
+            .iter()
+            .map(|&(cmd, package)| Need::Tool { cmd, package }),
+    );
+    support::needs::ready(&needs)
 }
 
 fn run(cmd: &str, args: &[&str]) {
@@ -95,7 +88,7 @@ fn write_spec(dev: &Path) -> TargetSpec {
 
 #[test]
 fn ext4_is_refused_unless_destructive() {
-    if !ready("ext4", &["mkfs.ext4"]) {
+    if !ready(&[("mkfs.ext4", "e2fsprogs")]) {
         return;
     }
     let lo = loop_dev(32);
@@ -128,7 +121,11 @@ fn ext4_is_refused_unless_destructive() {
 
 #[test]
 fn mounted_is_refused_and_allow_mounted_write_overrides_it() {
-    if !ready("mounted", &["mkfs.ext4", "mount", "umount"]) {
+    if !ready(&[
+        ("mkfs.ext4", "e2fsprogs"),
+        ("mount", "mount"),
+        ("umount", "mount"),
+    ]) {
         return;
     }
     let lo = loop_dev(32);
@@ -159,7 +156,11 @@ fn mounted_is_refused_and_allow_mounted_write_overrides_it() {
 
 #[test]
 fn active_swap_is_refused_even_with_allow_mounted_write() {
-    if !ready("swap", &["mkswap", "swapon", "swapoff"]) {
+    if !ready(&[
+        ("mkswap", "util-linux"),
+        ("swapon", "mount"),
+        ("swapoff", "mount"),
+    ]) {
         return;
     }
     let lo = loop_dev(16);
@@ -187,7 +188,7 @@ fn active_swap_is_refused_even_with_allow_mounted_write() {
 
 #[test]
 fn blank_zram_is_allowed() {
-    if !ready("zram", &[]) {
+    if !support::needs::ready(&[Need::Zram]) {
         return;
     }
     let z = Zram::create(16 << 20).unwrap();
@@ -197,7 +198,7 @@ fn blank_zram_is_allowed() {
 
 #[test]
 fn holder_is_refused() {
-    if !ready("holders", &["dmsetup", "mkfs.ext4"]) {
+    if !ready(&[("dmsetup", "dmsetup"), ("mkfs.ext4", "e2fsprogs")]) {
         return;
     }
     let misc = std::fs::read_to_string("/proc/misc").unwrap_or_default();

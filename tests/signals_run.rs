@@ -3,12 +3,15 @@
 //! on a zram device we hot-added stops cleanly and leaves the device free to
 //! remove; a second SIGINT exits at once even when the engine cannot stop.
 
+mod support;
+
+use support::needs::{Need, ready};
+
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use iolab::sys::is_root;
 use iolab::sys::zram::Zram;
 
 /// Kills the child if a test fails before it exits.
@@ -135,8 +138,7 @@ fn second_sigint_exits_at_once() {
 
 #[test]
 fn interrupted_run_on_zram_leaves_the_device_free() {
-    if !is_root() {
-        eprintln!("skip: hot-adding zram needs root");
+    if !ready(&[Need::Zram]) {
         return;
     }
     let z = Zram::create(64 << 20).expect("hot-add zram");

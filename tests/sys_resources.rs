@@ -1,6 +1,10 @@
 //! zram, loop devices and the scheduler guard on devices these tests create.
 //! Needs root (as in CI); without it each test says why it skips.
 
+mod support;
+
+use support::needs::{Need, ready};
+
 use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -8,13 +12,14 @@ use std::path::Path;
 use iolab::sys::blockdev::{BlockDev, SchedulerGuard};
 use iolab::sys::loopdev::LoopDev;
 use iolab::sys::zram::Zram;
-use iolab::sys::{cleanup, is_root};
+use iolab::sys::cleanup;
 
 fn root_or_skip(what: &str) -> bool {
-    if !is_root() {
-        eprintln!("skip {what}: needs root");
-    }
-    is_root()
+    ready(&[match what {
+        w if w.contains("zram") => Need::Zram,
+        w if w.contains("loop") => Need::Loop,
+        _ => Need::Root,
+    }])
 }
 
 fn backing_file(bytes: usize) -> tempfile::NamedTempFile {

@@ -1,9 +1,12 @@
 //! open_target on files (always) and block devices (zram, root only).
 
+mod support;
+
+use support::needs::{Need, ready, skip};
+
 use std::os::unix::fs::FileExt;
 
 use iolab::device::target::{Layout, TargetErrorKind, TargetKind, TargetSpec, open_target};
-use iolab::sys::is_root;
 use iolab::sys::zram::Zram;
 
 fn dir() -> tempfile::TempDir {
@@ -117,7 +120,7 @@ fn direct_needs_aligned_bs_and_offset() {
 fn direct_on_tmpfs_opens_or_says_why_not() {
     let shm = std::path::Path::new("/dev/shm");
     if !shm.is_dir() {
-        eprintln!("skip: no /dev/shm");
+        skip("needs tmpfs at /dev/shm (mount -t tmpfs tmpfs /dev/shm)");
         return;
     }
     let d = tempfile::tempdir_in(shm).unwrap();
@@ -151,8 +154,7 @@ fn directory_is_refused() {
 
 #[test]
 fn block_device_sizes_and_alignment() {
-    if !is_root() {
-        eprintln!("skip: zram needs root");
+    if !ready(&[Need::Zram]) {
         return;
     }
     let z = Zram::create(32 << 20).unwrap();

@@ -2,6 +2,8 @@
 //! device on a temp file), joined with user-side timestamps taken around pread.
 //! Needs root; skips with a reason otherwise.
 
+mod support;
+
 use iolab::measure::blktrace::{
     Action, BlockTrace, btt_table, join, match_requests, render_breakdown, render_btt,
 };

@@ -1,18 +1,20 @@
 //! Live tracefs checks: need root and tracefs; skip with a reason otherwise.
 
+mod support;
+
+use support::needs::{Need, ready, skip};
+
 use iolab::measure::clock::now_ns;
 use iolab::measure::tracefs::{Tracefs, field_i64};
 
 fn tracefs_or_skip() -> Option<Tracefs> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: tracefs instances need root");
+    if !ready(&[Need::Root]) {
         return None;
     }
     match Tracefs::open() {
         Ok(t) => Some(t),
         Err(e) => {
-            eprintln!("skipped: {e:#}");
+            skip(format_args!("{e:#}"));
             None
         }
     }

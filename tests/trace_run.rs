@@ -3,6 +3,10 @@
 //! based: Q G I D C). Checks the JSON btt table and split, and the text view.
 //! Root only (zram, loop, tracefs); otherwise each test prints why it skipped.
 
+mod support;
+
+use support::needs::{Need, ready};
+
 use iolab::sys::loopdev::LoopDev;
 use iolab::sys::zram::Zram;
 use serde_json::Value;
@@ -22,13 +26,9 @@ fn iolab<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (i32, String, String) {
     run_common::iolab_run(args)
 }
 
+/// --trace needs root: zram and loop devices, tracefs.
 fn root() -> bool {
-    // SAFETY: geteuid has no failure mode.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: --trace needs root (zram/loop devices and tracefs)");
-        return false;
-    }
-    true
+    ready(&[Need::Zram, Need::Loop])
 }
 
 fn job(dev: &str, extra: &[&str]) -> Vec<String> {

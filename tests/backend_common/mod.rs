@@ -113,10 +113,7 @@ pub fn open(path: &Path, direct: bool, write: bool) -> File {
         .unwrap_or_else(|e| panic!("open {}: {e}", path.display()))
 }
 
-pub fn is_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
+use crate::support::needs::{Need, ready, skip};
 
 /// A zram device this test hot-added; reset and removed on drop, also on panic.
 pub struct ZramGuard {
@@ -124,16 +121,15 @@ pub struct ZramGuard {
 }
 
 impl ZramGuard {
-    /// `None` (with the reason printed) where zram cannot be created.
+    /// `None` (reported as skipped) where zram cannot be created.
     pub fn new(size: u64) -> Option<ZramGuard> {
-        if !is_root() {
-            eprintln!("skipped: zram needs root");
+        if !ready(&[Need::Zram]) {
             return None;
         }
         let id: u32 = match std::fs::read_to_string("/sys/class/zram-control/hot_add") {
             Ok(s) => s.trim().parse().ok()?,
             Err(e) => {
-                eprintln!("skipped: zram hot_add unavailable: {e} (modprobe zram)");
+                skip(format_args!("zram hot_add failed: {e} (modprobe zram)"));
                 return None;
             }
         };

@@ -3,3 +3,4 @@
 #![allow(dead_code)] // each binary uses part of it
 
 pub mod faults;
+pub mod needs;

@@ -6,17 +6,13 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 use std::time::Duration;
 
+use crate::support::needs::{Need, ready, skip};
 use iolab::measure::blktrace::{BlockTraceOptions, UserIo};
 use iolab::measure::clock;
 use iolab::request::Op;
 
 pub fn root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let r = unsafe { libc::geteuid() } == 0;
-    if !r {
-        eprintln!("skipped: block tracing needs root");
-    }
-    r
+    ready(&[Need::Root])
 }
 
 pub fn opts() -> BlockTraceOptions {
@@ -66,13 +62,13 @@ pub fn direct_reads(dev: &Path, n: u64) -> (Vec<UserIo>, Vec<(u64, u64)>) {
 /// A hot-added 16 MiB zram, or None after saying why the test skips.
 pub fn zram_16m() -> Option<iolab::sys::zram::Zram> {
     iolab::sys::zram::Zram::create(16 << 20)
-        .map_err(|e| eprintln!("skipped: no zram: {e:#}"))
+        .map_err(|e| skip(format_args!("no zram: {e:#} (modprobe zram)")))
         .ok()
 }
 
 /// A direct-I/O loop device over `file`, or None after saying why the test skips.
 pub fn loop_on(file: &Path) -> Option<iolab::sys::loopdev::LoopDev> {
     iolab::sys::loopdev::LoopDev::attach(file, true)
-        .map_err(|e| eprintln!("skipped: no loop device: {e:#}"))
+        .map_err(|e| skip(format_args!("no loop device: {e:#} (modprobe loop)")))
         .ok()
 }
