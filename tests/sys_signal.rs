@@ -1,3 +1,4 @@
+// Own binary: sets the process's signal disposition and owns the cleanup registry.
 //! The signal policy and the cleanup registry, process-wide: each test here owns
 //! process state (signal disposition, the whole registry), hence its own binary.
 //! The abort path runs in a child process (this same test binary, re-executed).

@@ -1,3 +1,4 @@
+// Own binary: clock::init() picks the TSC as the clock of the whole process.
 //! Block tracing while the engine clock reads the TSC: the trace instance stamps
 //! events with `x86-tsc` and they are scaled with the engine's own calibration.
 //! Checks on a live trace of a zram this test creates that every request's kernel
@@ -20,7 +21,7 @@ use iolab::measure::blktrace::{
 use iolab::measure::clock;
 use iolab::measure::tracefs::Tracefs;
 
-mod trace_common;
+use support::trace as trace_common;
 
 use trace_common::*;
 

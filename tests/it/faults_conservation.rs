@@ -8,16 +8,14 @@
 use iolab::engine::{EngineOptions, JobRun, run_jobs};
 use iolab::job::plan::parse_run_args;
 
-mod support;
+use crate::support;
 
 use support::faults::faulty_job;
 
 /// One faulty run at a time: a hang is told from a slow request by
 /// io_timeout (2 ms), so these runs must not compete with each other for CPU.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    support::serial::one_at_a_time()
 }
 
 fn run(args: &[String]) -> Vec<JobRun> {

@@ -8,7 +8,7 @@
 //! the order of its line labels. Without fio the test says why and passes (CI
 //! installs fio).
 
-mod support;
+use crate::support;
 
 use support::needs::{Need, ready};
 

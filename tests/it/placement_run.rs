@@ -3,25 +3,23 @@
 //! checked from the JSON report against the kernel's view of each thread (the CPU
 //! it was last on must lie in the set it was pinned to).
 
-mod support;
+use crate::support;
 
 use support::needs::skip;
 
 use serde_json::Value;
 
-mod run_common;
+use crate::run_common;
 
-/// One run at a time: each spins pollers and co-runners on every CPU, and the
+/// One run at a time (shared with every test of `it` that must run alone): each spins pollers and co-runners on every CPU, and the
 /// live balancer's predictor must see its pollers get CPU time every tick.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 fn iolab(args: &[&str]) -> (i32, String, String) {
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = crate::support::serial::one_at_a_time();
     run_common::iolab_run(args)
 }
 
 fn run_json(args: &[&str]) -> Value {
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = crate::support::serial::one_at_a_time();
     run_common::run_json(args)
 }
 

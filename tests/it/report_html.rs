@@ -2,7 +2,7 @@
 //! SVG with a real size, nothing unescaped, nothing external; `iolab report`
 //! joins files and names the bad ones.
 
-mod report_html_common;
+use crate::report_html_common;
 
 use iolab::report::html::{
     LabSet, ReportArgs, load_results, render_lab_html, render_lab_set_html, render_run_html,

@@ -3,6 +3,10 @@
 //! devices with transactions and system calls, and leaves nothing behind: no
 //! mount, loop device, zram device, cgroup or postgres process.
 
+use crate::support;
+
+use support::needs::{Need, ready};
+
 use iolab::lab::model::{Cell, StudyResult};
 use iolab::lab::observe::{ObserveStudyOpts, run};
 
@@ -12,9 +16,6 @@ fn num(c: &Cell) -> f64 {
         Cell::Text(t) => panic!("expected a number, got {t:?}"),
     }
 }
-
-/// The studies load both CPUs and their numbers mean nothing side by side.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn root() -> bool {
     // SAFETY: geteuid cannot fail.
@@ -41,10 +42,14 @@ fn device_and_dir(desc: &str) -> (String, Option<String>) {
 
 #[test]
 fn quick_study_measures_both_devices_and_cleans_up() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    // The studies load both CPUs and their numbers mean nothing side by side.
+    let _one = support::serial::one_at_a_time();
     if !root() {
         let e = run(&ObserveStudyOpts { quick: true }).unwrap_err();
         assert!(e.to_string().contains("root"), "{e}");
+        return;
+    }
+    if !ready(&[Need::Postgres]) {
         return;
     }
     let r = run(&ObserveStudyOpts { quick: true }).expect("study 004 runs as root");

@@ -21,6 +21,7 @@ fn text(c: &Cell) -> &str {
 
 #[test]
 fn quick_study_has_low_and_normal_rows_per_device() {
+    let _one = crate::support::serial::one_at_a_time();
     let t0 = std::time::Instant::now();
     let r = run(&BreakdownStudyOpts { quick: true }).expect("study runs");
     println!("{}", r.render_text());

@@ -1,7 +1,7 @@
 //! zram, loop devices and the scheduler guard on devices these tests create.
 //! Needs root (as in CI); without it each test says why it skips.
 
-mod support;
+use crate::support;
 
 use support::needs::{Need, ready};
 
@@ -10,9 +10,9 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use iolab::sys::blockdev::{BlockDev, SchedulerGuard};
+use iolab::sys::cleanup;
 use iolab::sys::loopdev::LoopDev;
 use iolab::sys::zram::Zram;
-use iolab::sys::cleanup;
 
 fn root_or_skip(what: &str) -> bool {
     ready(&[match what {

@@ -3,7 +3,7 @@
 //! removal of the tracefs instance after success, error and SIGINT. Needs root,
 //! tracefs and a C compiler; skips with a reason.
 
-mod support;
+use crate::support;
 
 use support::needs::{Need, ready, skip};
 
@@ -124,6 +124,7 @@ fn observe_helper(h: &Helper, opts: &[&str], (n, m, k): (u64, u64, u64)) -> (Val
 
 #[test]
 fn counts_exact_syscalls_of_threads_and_children() {
+    let _one = crate::support::serial::one_at_a_time();
     let Some(h) = helper() else { return };
     let (n, m, k) = (50_000u64, 7_001u64, 3_333u64);
     for backend in BACKENDS {
@@ -157,6 +158,7 @@ fn counts_exact_syscalls_of_threads_and_children() {
 
 #[test]
 fn time_sampling_keeps_counts_exact_and_times_a_random_share() {
+    let _one = crate::support::serial::one_at_a_time();
     let Some(h) = helper() else { return };
     let (n, m, k) = (50_000u64, 7_001u64, 3_333u64);
     let (total, _) = observe_helper(&h, &["--time-sample", "16"], (n, m, k));
@@ -214,6 +216,7 @@ fn time_sampling_keeps_counts_exact_and_times_a_random_share() {
 
 #[test]
 fn interval_reports_add_up_to_the_total() {
+    let _one = crate::support::serial::one_at_a_time();
     let Some(h) = helper() else { return };
     let bin = h.bin.to_str().unwrap();
     let n = 400_000u64;
@@ -265,6 +268,7 @@ fn interval_reports_add_up_to_the_total() {
 
 #[test]
 fn exit_code_of_the_command_is_returned_and_errors_leave_nothing() {
+    let _one = crate::support::serial::one_at_a_time();
     let Some(h) = helper() else { return };
     // Too few arguments: the helper exits 2.
     let (out, pid) = run(&["observe", "--", h.bin.to_str().unwrap()]);
@@ -285,6 +289,7 @@ fn exit_code_of_the_command_is_returned_and_errors_leave_nothing() {
 
 #[test]
 fn attaches_to_a_running_pid() {
+    let _one = crate::support::serial::one_at_a_time();
     let Some(h) = helper() else { return };
     let mut spinner = Command::new(&h.bin)
         .args(["0", "0", "0", "1"])
@@ -330,6 +335,7 @@ fn attaches_to_a_running_pid() {
 
 #[test]
 fn sigint_stops_observing_and_removes_the_instance() {
+    let _one = crate::support::serial::one_at_a_time();
     let Some(_h) = helper() else { return };
     for backend in BACKENDS {
         let child = Command::new(IOLAB)

@@ -1,8 +1,6 @@
 //! psync / pvsync2 backend on real files (ext4 on vda) and a hot-added zram.
 
-mod support;
-
-mod backend_common;
+use crate::backend_common;
 
 use backend_common::*;
 use iolab::device::psync::{Psync, PsyncFlags};

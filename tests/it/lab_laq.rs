@@ -15,6 +15,7 @@ fn num(c: &Cell) -> f64 {
 
 #[test]
 fn quick_study_shows_laq_shortening_the_periodic_read() {
+    let _one = crate::support::serial::one_at_a_time();
     let r = run(&LaqStudyOpts { quick: true }).expect("study 003 runs");
     println!("{}", r.render_text());
     assert_eq!((r.id.as_str(), r.seed.as_str()), ("laq", "003"));

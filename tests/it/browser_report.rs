@@ -11,11 +11,11 @@
 //! real saved lab results instead of the synthetic ones; `IOLAB_KEEP_SCREENSHOT=PATH.png` keeps the lab screenshot
 //! (and the pages beside it as PATH.html and PATH.run.html).
 
-mod support;
+use crate::support;
 
 use support::needs::{Need, chromium, ready};
 
-mod report_html_common;
+use crate::report_html_common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -172,6 +172,7 @@ fn check_png(path: &Path, w: u32, h: u32) -> u64 {
 
 #[test]
 fn report_renders_in_chromium() {
+    let _one = crate::support::serial::one_at_a_time();
     if !ready(&[Need::Chromium]) {
         return;
     }

@@ -1,8 +1,6 @@
 //! Target probing against what sysfs and the kernel say directly.
 
-mod support;
-
-mod backend_common;
+use crate::backend_common;
 
 use std::fs;
 

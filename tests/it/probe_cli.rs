@@ -3,7 +3,7 @@
 //! be tmpfs, which has no O_DIRECT), on a directory, and on a zram device of our
 //! own (root only), with the text and JSON reports checked.
 
-mod support;
+use crate::support;
 
 use support::needs::{Need, ready, skip};
 
@@ -321,7 +321,7 @@ fn block_device_without_permission_says_how() {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "child_probe_as_unprivileged_user",
+            "probe_cli::child_probe_as_unprivileged_user",
             "--nocapture",
             "--test-threads=1",
         ])

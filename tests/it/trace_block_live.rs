@@ -2,18 +2,17 @@
 //! device on a temp file), joined with user-side timestamps taken around pread.
 //! Needs root; skips with a reason otherwise.
 
-mod support;
-
 use iolab::measure::blktrace::{
     Action, BlockTrace, btt_table, join, match_requests, render_breakdown, render_btt,
 };
 
-mod trace_common;
+use crate::support::trace as trace_common;
 
 use trace_common::*;
 
 #[test]
 fn zram_is_bio_based_and_reports_only_q2c() {
+    let _one = crate::support::serial::one_at_a_time();
     if !root() {
         return;
     }
@@ -45,6 +44,7 @@ fn zram_is_bio_based_and_reports_only_q2c() {
 
 #[test]
 fn loop_device_has_request_stages_and_joins() {
+    let _one = crate::support::serial::one_at_a_time();
     if !root() {
         return;
     }

@@ -3,7 +3,7 @@
 //! based: Q G I D C). Checks the JSON btt table and split, and the text view.
 //! Root only (zram, loop, tracefs); otherwise each test prints why it skipped.
 
-mod support;
+use crate::support;
 
 use support::needs::{Need, ready};
 
@@ -11,18 +11,16 @@ use iolab::sys::loopdev::LoopDev;
 use iolab::sys::zram::Zram;
 use serde_json::Value;
 
-mod run_common;
+use crate::run_common;
 
 /// One traced run at a time. In a CI run the sampled test's collector missed
 /// every switch of its windows (one 681 ms window in a 600 ms run) while another
-/// test of this binary ran its own traced run beside it. Not reproduced since;
+/// test ran its own traced run beside it (now: any test of `it` that traces). Not reproduced since;
 /// the likely cause is that two runs contend for the kernel's tracing locks
 /// (instance set-up and removal hold them through RCU grace periods) and for two
 /// CPUs, which this test is not about.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 fn iolab<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (i32, String, String) {
-    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = crate::support::serial::one_at_a_time();
     run_common::iolab_run(args)
 }
 

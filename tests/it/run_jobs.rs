@@ -2,7 +2,7 @@
 //! io_uring, buffered and O_DIRECT) and a hot-added zram device; JSON checked for
 //! byte counts, IOPS, ordered percentiles; bad input rejected with exit status 1.
 
-mod support;
+use crate::support;
 
 use support::needs::{Need, ready};
 
@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-mod run_common;
+use crate::run_common;
 
 use run_common::{iolab_run as iolab, run_json};
 

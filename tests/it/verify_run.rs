@@ -7,7 +7,7 @@ use std::os::unix::fs::FileExt;
 
 use serde_json::Value;
 
-mod run_common;
+use crate::run_common;
 
 use run_common::iolab_run as iolab;
 

@@ -1,6 +1,6 @@
 //! open_target on files (always) and block devices (zram, root only).
 
-mod support;
+use crate::support;
 
 use support::needs::{Need, ready, skip};
 

@@ -1,17 +1,17 @@
 //! io_uring backend on real files (ext4 on vda) and a hot-added zram.
 
-mod support;
+use crate::support;
 
-mod backend_common;
+use crate::backend_common;
 
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use backend_common::*;
-use support::needs::is_root;
 use iolab::device::uring::{PuntCount, Uring, UringOpts};
 use iolab::device::{Queue, Queued, Wait};
 use iolab::request::{Completion, IoCmd, Op};
+use support::needs::is_root;
 
 fn opts(entries: u32) -> UringOpts<'static> {
     UringOpts {

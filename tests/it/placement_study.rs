@@ -8,6 +8,7 @@ use iolab::placement::Topology;
 
 #[test]
 fn quick_study_runs_and_reports() {
+    let _one = crate::support::serial::one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let what_if = dir.path().join("xeon.topo");
     std::fs::write(&what_if, "packages=1 cores=4 threads=2\n").unwrap();
@@ -80,6 +81,7 @@ fn quick_study_runs_and_reports() {
 /// read, or a lab run without the placement study, is an error naming the reason.
 #[test]
 fn lab_topology_option_is_checked_first() {
+    let _one = crate::support::serial::one_at_a_time();
     let lab = |args: &[&str]| {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
             .arg("lab")

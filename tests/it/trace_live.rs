@@ -1,6 +1,6 @@
 //! Live tracefs checks: need root and tracefs; skip with a reason otherwise.
 
-mod support;
+use crate::support;
 
 use support::needs::{Need, ready, skip};
 
@@ -27,6 +27,7 @@ fn gettid() -> i32 {
 
 #[test]
 fn raw_reader_counts_exact_syscalls_on_the_mono_clock() {
+    let _one = crate::support::serial::one_at_a_time();
     let Some(tfs) = tracefs_or_skip() else { return };
     let mut inst = tfs.new_instance().unwrap();
     let dir = inst.dir().to_path_buf();
@@ -84,6 +85,7 @@ fn raw_reader_counts_exact_syscalls_on_the_mono_clock() {
 
 #[test]
 fn instance_is_removed_on_drop_after_an_error() {
+    let _one = crate::support::serial::one_at_a_time();
     let Some(tfs) = tracefs_or_skip() else { return };
     let dir;
     {

@@ -4,8 +4,9 @@
 
 use std::path::Path;
 
-#[path = "../fuzz/fuzz_targets/support.rs"]
-mod support;
+// The fuzz targets' own harness (not the tests' `support`).
+#[path = "../../fuzz/fuzz_targets/support.rs"]
+mod fuzz_harness;
 
 fn replay(target: &str, run: fn(&[u8])) -> usize {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz");
@@ -34,19 +35,21 @@ fn replay(target: &str, run: fn(&[u8])) -> usize {
 #[test]
 fn job_file_corpus_never_panics() {
     let n = replay("job_file", |d| {
-        support::job_file(&String::from_utf8_lossy(d))
+        fuzz_harness::job_file(&String::from_utf8_lossy(d))
     });
     assert!(n >= 3, "the job_file corpus is missing ({n} files)");
 }
 
 #[test]
 fn cmdline_corpus_never_panics() {
-    let n = replay("cmdline", |d| support::cmdline(&String::from_utf8_lossy(d)));
+    let n = replay("cmdline", |d| {
+        fuzz_harness::cmdline(&String::from_utf8_lossy(d))
+    });
     assert!(n >= 2, "the cmdline corpus is missing ({n} files)");
 }
 
 #[test]
 fn option_value_corpus_never_panics() {
-    let n = replay("option_value", support::option_value);
+    let n = replay("option_value", fuzz_harness::option_value);
     assert!(n >= 3, "the option_value corpus is missing ({n} files)");
 }

@@ -3,7 +3,7 @@
 //! on a zram device we hot-added stops cleanly and leaves the device free to
 //! remove; a second SIGINT exits at once even when the engine cannot stop.
 
-mod support;
+use crate::support;
 
 use support::needs::{Need, ready};
 
@@ -71,6 +71,7 @@ const LONG_NULL: &[&str] = &[
 
 #[test]
 fn first_sigint_prints_partial_json_and_exits_130() {
+    let _one = crate::support::serial::one_at_a_time();
     let mut a = LONG_NULL.to_vec();
     a.push("--output-format=json");
     let c = spawn(&a);
@@ -98,6 +99,7 @@ fn first_sigint_prints_partial_json_and_exits_130() {
 
 #[test]
 fn first_sigint_prints_partial_text() {
+    let _one = crate::support::serial::one_at_a_time();
     let c = spawn(LONG_NULL);
     std::thread::sleep(Duration::from_millis(300));
     sigint(&c);
@@ -110,6 +112,7 @@ fn first_sigint_prints_partial_text() {
 
 #[test]
 fn second_sigint_exits_at_once() {
+    let _one = crate::support::serial::one_at_a_time();
     // A 10 s device latency under the interrupt model: the worker sleeps in the
     // device and the first SIGINT cannot end the run before it wakes.
     let c = spawn(&[
@@ -138,6 +141,7 @@ fn second_sigint_exits_at_once() {
 
 #[test]
 fn interrupted_run_on_zram_leaves_the_device_free() {
+    let _one = crate::support::serial::one_at_a_time();
     if !ready(&[Need::Zram]) {
         return;
     }
