@@ -4,7 +4,8 @@
 //! NAME::` runs one). Kept apart, each in its own binary and saying why at its
 //! top: `engine_noalloc`, `null_noalloc` and `report_record_cost` (counting
 //! global allocator), `trace_tsc_clock` (picks the process's clock source),
-//! `sys_signal` (installs signal handlers and re-runs itself as a child).
+//! `sys_signal` (installs signal handlers and re-runs itself as a child),
+//! `studies` (the lab studies, which time themselves: nothing else beside them).
 //!
 //! Tests that must not run beside each other here take
 //! `support::serial::one_at_a_time()`; those that cannot run on this machine
@@ -25,9 +26,6 @@ mod browser_report;
 mod faults_conservation;
 mod fuzz_corpus_replay;
 mod job_parse;
-mod lab_breakdown;
-mod lab_laq;
-mod lab_observe;
 mod null_conservation;
 mod null_device;
 mod null_measure;
@@ -35,7 +33,6 @@ mod observe_exact;
 mod placement_affinity;
 mod placement_balance;
 mod placement_run;
-mod placement_study;
 mod placement_topology;
 mod probe_cli;
 mod report_golden;
