@@ -5,7 +5,7 @@
 # Needs: rustup toolchain nightly, `cargo install cargo-fuzz`.
 # New corpus entries land in fuzz/corpus/<target>/ and are minimised at the end
 # (cargo fuzz cmin); crashes land in fuzz/artifacts/<target>/. Commit the
-# minimised corpus: tests/fuzz_corpus_replay.rs replays it on stable.
+# minimised corpus: tests/it/fuzz_corpus_replay.rs replays it on stable.
 set -eu
 secs=${1:-240}
 [ $# -gt 0 ] && shift

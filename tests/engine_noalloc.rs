@@ -1,31 +1,40 @@
+// Own binary: installs a counting global allocator, and each test re-runs it alone.
 //! The hot path allocates nothing: a job of 20x more I/Os makes exactly as many
 //! heap allocations as a small one (everything is allocated before the clock
-//! starts). Counted by a global allocator over the whole process, all threads.
+//! starts). Counted by a global allocator over the test's thread and the
+//! threads the engine starts, each test in a process of its own (see
+//! `counting_alloc` for why).
 
-use iolab::engine::{EngineOptions, run_jobs};
+use iolab::engine::{EngineOptions, JobRun, run_jobs};
 use iolab::job::plan::parse_run_args;
 
 mod counting_alloc;
+mod support;
 
 #[global_allocator]
 static GLOBAL: counting_alloc::Counting = counting_alloc::Counting;
 
+/// This test's libtest name (its thread's name).
+fn current_test() -> &'static str {
+    let name = std::thread::current()
+        .name()
+        .expect("libtest names test threads")
+        .to_string();
+    name.leak()
+}
+
 /// Allocations made by running the job given as fio options.
 fn allocations_of(args: &[String]) -> u64 {
     let plan = parse_run_args(args, &|_| None).expect("job parses");
-    let before = counting_alloc::allocations();
-    let groups = run_jobs(&plan.jobs, &EngineOptions::default()).expect("job runs");
-    let after = counting_alloc::allocations();
+    let (groups, n) = counting_alloc::allocations_during(|| {
+        run_jobs(&plan.jobs, &EngineOptions::default()).expect("job runs")
+    });
     assert!(groups[0].jobs.iter().all(|j| j.error.is_none()));
     drop(groups);
-    after - before
+    n
 }
 
-/// The counter is process-wide: tests must not run jobs at the same time.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 fn check(base: &[&str]) {
-    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let with = |n: u64| {
         let mut a: Vec<String> = base.iter().map(|s| s.to_string()).collect();
         a.push(format!("--number_ios={n}"));
@@ -46,7 +55,18 @@ fn check(base: &[&str]) {
 
 #[test]
 fn null_device_every_model_allocates_nothing_per_request() {
-    for model in ["poll", "interrupt", "hybrid", "adaptive"] {
+    if !counting_alloc::alone(current_test()) {
+        return;
+    }
+    for model in [
+        "poll",
+        "interrupt",
+        "hybrid",
+        "hybrid-uring",
+        "pas",
+        "dpas",
+        "adaptive",
+    ] {
         check(&[
             "--name=n",
             "--ioengine=null",
@@ -70,6 +90,9 @@ fn null_device_every_model_allocates_nothing_per_request() {
 
 #[test]
 fn psync_and_io_uring_allocate_nothing_per_request() {
+    if !counting_alloc::alone(current_test()) {
+        return;
+    }
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let f = format!("--filename={}", dir.path().join("f").display());
     for engine in ["psync", "io_uring"] {
@@ -89,6 +112,9 @@ fn psync_and_io_uring_allocate_nothing_per_request() {
 
 #[test]
 fn libaio_and_sync_family_allocate_nothing_per_request() {
+    if !counting_alloc::alone(current_test()) {
+        return;
+    }
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let f = format!("--filename={}", dir.path().join("f").display());
     let cases: &[&[&str]] = &[
@@ -117,4 +143,34 @@ fn libaio_and_sync_family_allocate_nothing_per_request() {
         }
         check(&a);
     }
+}
+
+fn run(args: &[String]) -> Vec<JobRun> {
+    let plan = parse_run_args(args, &|_| None).expect("job parses");
+    let groups = run_jobs(&plan.jobs, &EngineOptions::default()).expect("job runs");
+    groups.into_iter().flat_map(|g| g.jobs).collect()
+}
+
+#[test]
+fn verify_and_fault_handling_allocate_nothing_per_request() {
+    if !counting_alloc::alone(current_test()) {
+        return;
+    }
+    let allocs = |loops: u32| {
+        let mut a = support::faults::faulty_job("poll", "timer", "randwrite", 11);
+        a.push(format!("--loops={loops}"));
+        let (r, n) = counting_alloc::allocations_during(|| run(&a));
+        assert!(r[0].acct.submitted > 500 * loops as u64, "{:?}", r[0].acct);
+        n
+    };
+    allocs(1);
+    let small = allocs(2);
+    let large = allocs(20);
+    // Ten times the requests (with their headers, checks, errors, aborts and
+    // retries) and no more allocations than run-to-run noise of thread start-up
+    // and the IOPS log.
+    assert!(
+        large <= small + 8,
+        "2 loops: {small} allocations, 20 loops: {large}"
+    );
 }

@@ -1,3 +1,4 @@
+// Own binary: installs its own counting global allocator.
 //! The null device's per-request path (queue, commit, reap by peek and by sleep,
 //! with faults, backing memory and both interrupt modes) never touches the heap:
 //! a counting global allocator sees zero allocations by the host thread once the

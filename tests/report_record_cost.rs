@@ -1,3 +1,4 @@
+// Own binary: installs a counting global allocator.
 //! The recorder's hot path: no allocation per request, and what one call costs.
 //!
 //! A counting global allocator proves `record_sample`/`record` allocate nothing

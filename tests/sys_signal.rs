@@ -1,6 +1,11 @@
+// Own binary: sets the process's signal disposition and owns the cleanup registry.
 //! The signal policy and the cleanup registry, process-wide: each test here owns
 //! process state (signal disposition, the whole registry), hence its own binary.
 //! The abort path runs in a child process (this same test binary, re-executed).
+
+mod support;
+
+use support::needs::{Need, ready};
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::ExitStatusExt;
@@ -10,7 +15,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use iolab::sys::cleanup;
-use iolab::sys::is_root;
 use iolab::sys::zram::Zram;
 
 const CHILD_ENV: &str = "IOLAB_SIGNAL_TEST_CHILD";
@@ -78,8 +82,7 @@ fn second_sigint_removes_zram_and_exits_130() {
     if std::env::var_os(CHILD_ENV).is_some() {
         return;
     }
-    if !is_root() {
-        eprintln!("skip: zram needs root");
+    if !ready(&[Need::Zram]) {
         return;
     }
     let mut child = Command::new(std::env::current_exe().unwrap())

@@ -1,3 +1,4 @@
+// Own binary: clock::init() picks the TSC as the clock of the whole process.
 //! Block tracing while the engine clock reads the TSC: the trace instance stamps
 //! events with `x86-tsc` and they are scaled with the engine's own calibration.
 //! Checks on a live trace of a zram this test creates that every request's kernel
@@ -8,6 +9,10 @@
 //! Own test binary: `clock::init()` picks the TSC for the whole process.
 //! Root only (zram, loop, tracefs); otherwise each test says why it skipped.
 
+mod support;
+
+use support::needs::skip;
+
 use std::time::Duration;
 
 use iolab::measure::blktrace::{
@@ -16,7 +21,7 @@ use iolab::measure::blktrace::{
 use iolab::measure::clock;
 use iolab::measure::tracefs::Tracefs;
 
-mod trace_common;
+use support::trace as trace_common;
 
 use trace_common::*;
 
@@ -27,15 +32,15 @@ fn tsc_trace_clock_joins_exactly_and_agrees_with_monotonic() {
     }
     clock::init();
     if clock::tsc_scale().is_none() {
-        eprintln!(
-            "skipped: the engine clock is {} here (TSC not constant/nonstop or not the \
+        skip(format_args!(
+            "the engine clock is {} here (TSC not constant/nonstop or not the \
              kernel clocksource), so tracing uses `mono`",
             clock::source()
-        );
+        ));
         return;
     }
     if !Tracefs::open().unwrap().offers_clock("x86-tsc") {
-        eprintln!("skipped: this kernel's trace_clock has no x86-tsc");
+        skip("this kernel's trace_clock has no x86-tsc");
         return;
     }
     let Some(z) = zram_16m() else {

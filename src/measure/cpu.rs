@@ -4,7 +4,12 @@
 //! Each source has a snapshot type with a `parse` (fixture-testable), a `read`
 //! (the live file) and a `delta(&before, &after)`. The /proc formats are plain
 //! whitespace tables, so they are parsed by hand: one pass, no allocation beyond
-//! the result, and the same code reads fixtures in tests.
+//! the result, errors that name the line and field, and the same code reads
+//! fixtures in tests. The `procfs` crate was weighed and does not fit: its
+//! /proc/stat (`KernelStats`) keeps neither the `intr` and `softirq` totals nor
+//! the CPU numbers (a CPU that goes offline must drop out of a delta, not shift
+//! the others), and for /proc/interrupts and /proc/diskstats alone it would not
+//! be worth a dependency.
 
 use std::fs;
 use std::path::Path;

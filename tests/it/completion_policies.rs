@@ -1,0 +1,221 @@
+//! The hybrid polling policies (`completion=hybrid-uring`, `pas`, `dpas`) on the
+//! null device: no request completes before its device time, the sleeps and
+//! their outcomes are counted, more polling threads than CPUs neither hang nor
+//! starve a thread, Assertions are
+//! on counts and rules, never on speed (the machine may be busy).
+
+use std::time::{Duration, Instant};
+
+use iolab::engine::{EngineOptions, JobRun, run_jobs};
+use iolab::job::plan::parse_run_args;
+
+/// Jobs here run one at a time: DPAS's per-CPU switches are shared by the runs
+/// alive at once. (That no policy allocates per request is checked with the
+/// other models in tests/engine_noalloc.rs.)
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+const POLICIES: [&str; 3] = ["hybrid-uring", "pas", "dpas"];
+
+fn args(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+fn run(a: &[String]) -> Vec<JobRun> {
+    let plan = parse_run_args(a, &|_| None).expect("job parses");
+    let groups = run_jobs(&plan.jobs, &EngineOptions::default()).expect("job runs");
+    groups.into_iter().flat_map(|g| g.jobs).collect()
+}
+
+fn ios(j: &JobRun) -> u64 {
+    j.rec.dirs[..2].iter().map(|d| d.total_ios).sum()
+}
+
+fn min_lat_ns(j: &JobRun) -> u64 {
+    j.rec.dirs[..2]
+        .iter()
+        .filter(|d| d.total_ios > 0)
+        .map(|d| d.lat.min())
+        .min()
+        .unwrap_or(0)
+}
+
+#[test]
+fn policies_never_complete_before_the_device_and_count_their_sleeps() {
+    let _one = serial();
+    for irq in ["timer", "thread"] {
+        for model in POLICIES {
+            let runs = run(&args(&[
+                "--name=p",
+                "--ioengine=null",
+                "--size=64m",
+                "--rw=randread",
+                "--bs=4k",
+                "--iodepth=1",
+                "--null_lat=200us",
+                &format!("--null_irqmode={irq}"),
+                "--number_ios=400",
+                &format!("--completion={model}"),
+            ]));
+            let j = &runs[0];
+            assert!(j.error.is_none(), "{model}/{irq}: {:?}", j.error);
+            let c = &j.completion;
+            let what = format!("{model}/{irq}: {c:?}");
+            assert_eq!(ios(j), 400, "{what}");
+            assert_eq!(c.completions, 400, "{what}");
+            assert!(
+                min_lat_ns(j) >= 200_000,
+                "{what}: a request completed after {} ns, before the device's 200 us",
+                min_lat_ns(j)
+            );
+            // Every sleep that ended in a completion was judged once.
+            assert!(c.oversleeps + c.undersleeps <= c.sleeps, "{what}");
+            assert!(c.sleeps > 0, "{what}: the policy never slept");
+            match model {
+                "hybrid-uring" => {
+                    // Its first request polls (nothing observed yet), then
+                    // every request sleeps half the smallest running time.
+                    assert!(c.sleeps >= 300, "{what}");
+                    assert!(c.last_nap_ns > 0, "{what}");
+                    assert_eq!(c.mode_switches, 0, "{what}");
+                }
+                "pas" => {
+                    assert!(c.oversleeps + c.undersleeps > 0, "{what}");
+                    // From 100 ns, waking early against a 200 us device grows
+                    // the sleep: it cannot still be at its floor.
+                    assert!(c.last_nap_ns > 1_000, "{what}");
+                }
+                _ => {
+                    // DPAS starts in PAS; at QD1 every wait serves one request
+                    // in exactly one mode.
+                    assert!(c.dpas_pas > 0, "{what}");
+                    assert_eq!(
+                        c.dpas_int + c.dpas_cp + c.dpas_pas + c.dpas_ol,
+                        c.completions,
+                        "{what}"
+                    );
+                    let kept = c
+                        .recent_switches
+                        .iter()
+                        .filter(|m| !m.to.is_empty())
+                        .count();
+                    assert_eq!(kept as u64, c.mode_switches.min(4), "{what}");
+                }
+            }
+            // The text report's line says what the policy did.
+            let line = c
+                .describe_policy(j.model)
+                .expect("policies describe themselves");
+            assert!(
+                line.contains("sleeps") && line.contains("woke late"),
+                "{line}"
+            );
+        }
+    }
+}
+
+#[test]
+fn more_polling_threads_than_cpus_neither_hang_nor_starve() {
+    let _one = serial();
+    let ncpu = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpus = ncpu.min(2);
+    let threads = 2 * cpus;
+    let allowed = (0..cpus)
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    for model in POLICIES {
+        let t0 = Instant::now();
+        let runs = run(&args(&[
+            "--name=o",
+            "--ioengine=null",
+            "--size=64m",
+            "--rw=randread",
+            "--bs=4k",
+            "--iodepth=1",
+            "--null_lat=20us",
+            "--null_channels=8",
+            &format!("--numjobs={threads}"),
+            &format!("--cpus_allowed={allowed}"),
+            "--time_based",
+            "--runtime=400ms",
+            &format!("--completion={model}"),
+        ]));
+        assert_eq!(runs.len(), threads, "{model}");
+        for j in &runs {
+            assert!(j.error.is_none(), "{model}: {:?}", j.error);
+            assert!(
+                ios(j) > 0,
+                "{model}: thread {} of {threads} on {cpus} CPUs completed no I/O",
+                j.jobnum
+            );
+        }
+        // A 400 ms run; a generous bound that only a hang would cross.
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "{model}: took {:?}",
+            t0.elapsed()
+        );
+    }
+}
+
+#[test]
+fn unknown_policy_names_are_refused_with_the_list() {
+    let e = parse_run_args(
+        &args(&["--name=x", "--ioengine=null", "--completion=hybird"]),
+        &|_| None,
+    )
+    .expect_err("a misspelt model is refused");
+    let msg = format!("{e:#}");
+    assert!(
+        msg.contains("completion") && msg.contains("hybrid-uring") && msg.contains("dpas"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn policies_run_on_io_uring_with_their_own_sleeps() {
+    let _one = serial();
+    let dir = tempfile::tempdir_in("/var/tmp").expect("temp dir in /var/tmp");
+    let file = dir.path().join("f");
+    for model in POLICIES {
+        let a = args(&[
+            "--name=u",
+            "--ioengine=io_uring",
+            &format!("--filename={}", file.display()),
+            "--size=8m",
+            "--direct=1",
+            "--rw=randread",
+            "--bs=4k",
+            "--iodepth=1",
+            "--number_ios=200",
+            &format!("--completion={model}"),
+        ]);
+        let plan = parse_run_args(&a, &|_| None).expect("job parses");
+        let groups = match run_jobs(&plan.jobs, &EngineOptions::default()) {
+            Ok(g) => g,
+            Err(e) => {
+                crate::support::needs::skip(format_args!(
+                    "io_uring with O_DIRECT on /var/tmp is not usable here: {e:#}"
+                ));
+                return;
+            }
+        };
+        let j = &groups[0].jobs[0];
+        if let Some(e) = &j.error {
+            crate::support::needs::skip(format_args!(
+                "io_uring with O_DIRECT on /var/tmp is not usable here: {e}"
+            ));
+            return;
+        }
+        let c = &j.completion;
+        assert_eq!(c.completions, 200, "{model}: {c:?}");
+        assert!(c.oversleeps + c.undersleeps <= c.sleeps, "{model}: {c:?}");
+        // The disk takes tens of microseconds per read: every policy naps
+        // (DPAS starts in PAS; hybrid-uring after its first completion).
+        assert!(c.sleeps > 0, "{model}: {c:?}");
+    }
+}

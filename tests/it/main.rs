@@ -1,0 +1,55 @@
+//! The integration tests that need no process of their own, in one binary:
+//! one link instead of one per file, and one place for shared helpers. Each
+//! former `tests/NAME.rs` is the module `NAME` (`cargo test --release --test it
+//! NAME::` runs one). Kept apart, each in its own binary and saying why at its
+//! top: `engine_noalloc`, `null_noalloc` and `report_record_cost` (counting
+//! global allocator), `trace_tsc_clock` (picks the process's clock source),
+//! `sys_signal` (installs signal handlers and re-runs itself as a child),
+//! `studies` (the lab studies, which time themselves: nothing else beside them).
+//!
+//! Tests that must not run beside each other here take
+//! `support::serial::one_at_a_time()`; those that cannot run on this machine
+//! report `SKIPPED` through `support::needs`.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+// Helpers shared by several modules.
+mod backend_common;
+mod report_html_common;
+mod run_common;
+
+mod backend_libaio;
+mod backend_probe;
+mod backend_psync;
+mod backend_sync;
+mod backend_uring;
+mod browser_report;
+mod completion_policies;
+mod faults_conservation;
+mod fuzz_corpus_replay;
+mod job_parse;
+mod null_conservation;
+mod null_device;
+mod null_measure;
+mod observe_exact;
+mod placement_affinity;
+mod placement_balance;
+mod placement_run;
+mod placement_topology;
+mod probe_cli;
+mod report_golden;
+mod report_html;
+mod run_engines;
+mod run_jobs;
+mod safety_blockdev;
+mod sched_props;
+mod sched_sim;
+mod signals_run;
+mod sys_resources;
+mod sys_target;
+mod trace_block_live;
+mod trace_fixtures;
+mod trace_live;
+mod trace_run;
+mod verify_run;
