@@ -1,8 +1,8 @@
 //! The hybrid polling policies (`completion=hybrid-uring`, `pas`, `dpas`) on the
 //! null device: no request completes before its device time, the sleeps and
 //! their outcomes are counted, more polling threads than CPUs neither hang nor
-//! starve a thread, Assertions are
-//! on counts and rules, never on speed (the machine may be busy).
+//! starve a thread. Assertions are on counts and rules, never on speed (the
+//! machine may be busy).
 
 use std::time::{Duration, Instant};
 
