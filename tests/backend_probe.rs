@@ -5,7 +5,7 @@ mod backend_common;
 use std::fs;
 
 use backend_common::*;
-use iolab::device::probe::{Outcome, TargetKind, probe_target};
+use iolab::probe::caps::{Outcome, TargetKind, probe_target};
 
 fn sysfs(disk: &str, attr: &str) -> String {
     fs::read_to_string(format!("/sys/block/{disk}/queue/{attr}"))

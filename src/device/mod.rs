@@ -7,7 +7,7 @@
 //! polling) or by sleeping in the backend's interrupt mechanism ([`Wait::Sleep`]).
 
 pub mod null;
-pub mod probe;
+pub mod polled;
 pub mod psync;
 pub mod target;
 pub mod uring;

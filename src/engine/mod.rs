@@ -10,6 +10,7 @@ pub mod cli;
 pub mod place;
 pub mod progress;
 pub mod setup;
+pub mod summary;
 pub mod trace;
 pub mod worker;
 

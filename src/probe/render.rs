@@ -2,8 +2,8 @@
 
 use std::fmt::Write as _;
 
+use super::caps::{Outcome, TargetKind};
 use super::{OpKind, OpResult, ProbeReport, target::Origin};
-use crate::device::probe::{Outcome, TargetKind};
 use crate::device::target::human;
 
 pub fn json(r: &ProbeReport) -> anyhow::Result<String> {

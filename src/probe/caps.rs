@@ -1,16 +1,16 @@
 //! What a target (file or device) supports, read from the kernel rather than assumed.
 //!
-//! `probe_target` feeds `iolab probe` and the engine's validation (block size against
-//! the logical block size with `direct=1`, sizes beyond a block device). The helpers
-//! that map a file to the block device under it are shared with the backends, which
-//! must refuse polled I/O (`hipri=1`) on a device without poll queues at setup.
+//! `probe_target` feeds `iolab probe`: the kind of object the path names, its
+//! sizes, the block device under it and that queue's attributes (read through
+//! `sys::blockdev`, their one owner), whether O_DIRECT works and whether
+//! non-blocking issue does (one read at offset 0 through psync and io_uring).
 
 use std::ffi::CString;
-use std::fs;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 
-use super::{DevResult, DeviceError};
+use crate::device::{DevResult, DeviceError};
+use crate::sys::blockdev::{BlockQueue, Elevator, block_queue_of_fd, fstat};
 
 /// What kind of object a target path names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -22,123 +22,6 @@ pub enum TargetKind {
     Other,
 }
 
-/// The block device a target lives on (the whole disk, not the partition).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct BlockQueue {
-    /// Disk name as in /sys/block (`vda`, `zram1`, `nvme0n1`).
-    pub disk: String,
-    /// Partition name when the target sits on one (`vda1`).
-    pub partition: Option<String>,
-    /// `/sys/block/<disk>`-equivalent directory (resolved).
-    #[serde(skip)]
-    pub sysfs: PathBuf,
-}
-
-impl BlockQueue {
-    fn queue_attr(&self, name: &str) -> Option<String> {
-        fs::read_to_string(self.sysfs.join("queue").join(name))
-            .ok()
-            .map(|s| s.trim().to_string())
-    }
-
-    fn queue_num(&self, name: &str) -> Option<u64> {
-        self.queue_attr(name)?.parse().ok()
-    }
-
-    /// `queue/io_poll`: 1 when the driver has poll queues, so polled I/O is possible.
-    pub fn io_poll(&self) -> Option<bool> {
-        self.queue_num("io_poll").map(|v| v != 0)
-    }
-
-    /// `queue/scheduler`: the active one is the bracketed name.
-    pub fn scheduler(&self) -> Option<Scheduler> {
-        Scheduler::parse(&self.queue_attr("scheduler")?)
-    }
-}
-
-/// The kernel I/O scheduler of a block queue.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Scheduler {
-    pub current: String,
-    pub available: Vec<String>,
-}
-
-impl Scheduler {
-    /// Parse sysfs's `none [mq-deadline] kyber bfq`; bio-based devices show `none`
-    /// alone, without brackets.
-    pub fn parse(s: &str) -> Option<Scheduler> {
-        let mut current = None;
-        let mut available = Vec::new();
-        for word in s.split_whitespace() {
-            match word.strip_prefix('[').and_then(|w| w.strip_suffix(']')) {
-                Some(active) => {
-                    current = Some(active.to_string());
-                    available.push(active.to_string());
-                }
-                None => available.push(word.to_string()),
-            }
-        }
-        let current = match current {
-            Some(c) => c,
-            None if available.len() == 1 => available[0].clone(),
-            None => return None,
-        };
-        Some(Scheduler { current, available })
-    }
-}
-
-/// Major and minor of a device number, as the kernel splits `dev_t`.
-fn dev_parts(dev: libc::dev_t) -> (u32, u32) {
-    (libc::major(dev), libc::minor(dev))
-}
-
-/// The block device for `major:minor`, via /sys/dev/block; a partition resolves
-/// to its disk because queue attributes live on the disk.
-pub fn block_queue_of_dev(major: u32, minor: u32) -> Result<BlockQueue, String> {
-    let link = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
-    let dir = fs::canonicalize(&link).map_err(|e| {
-        if major == 0 {
-            format!(
-                "device {major}:{minor} is an anonymous device (tmpfs, overlayfs, btrfs \
-                 subvolume, ...), not a block device"
-            )
-        } else {
-            format!("{}: {e}", link.display())
-        }
-    })?;
-    let name_of = |p: &Path| {
-        p.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    };
-    if dir.join("partition").exists() {
-        let disk_dir = dir
-            .parent()
-            .ok_or_else(|| format!("{}: partition without a parent disk", dir.display()))?
-            .to_path_buf();
-        Ok(BlockQueue {
-            disk: name_of(&disk_dir),
-            partition: Some(name_of(&dir)),
-            sysfs: disk_dir,
-        })
-    } else {
-        Ok(BlockQueue {
-            disk: name_of(&dir),
-            partition: None,
-            sysfs: dir,
-        })
-    }
-}
-
-fn fstat(fd: RawFd) -> std::io::Result<libc::stat> {
-    // SAFETY: zeroed stat is a valid out-parameter; fd is only read.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstat(fd, &mut st) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(st)
-}
-
 fn kind_of(mode: libc::mode_t) -> TargetKind {
     match mode & libc::S_IFMT {
         libc::S_IFREG => TargetKind::RegularFile,
@@ -146,72 +29,6 @@ fn kind_of(mode: libc::mode_t) -> TargetKind {
         libc::S_IFCHR => TargetKind::CharDevice,
         _ => TargetKind::Other,
     }
-}
-
-/// The block queue an open file's I/O reaches: the device itself for a block
-/// device node, the device holding the file system for a regular file.
-pub fn block_queue_of_fd(fd: RawFd) -> Result<BlockQueue, String> {
-    let st = fstat(fd).map_err(|e| format!("fstat: {e}"))?;
-    match kind_of(st.st_mode) {
-        TargetKind::BlockDevice => {
-            let (ma, mi) = dev_parts(st.st_rdev);
-            block_queue_of_dev(ma, mi)
-        }
-        TargetKind::RegularFile => {
-            let (ma, mi) = dev_parts(st.st_dev);
-            block_queue_of_dev(ma, mi)
-        }
-        TargetKind::CharDevice => Err("a character device has no block queue".into()),
-        TargetKind::Other => Err("not a regular file or block device".into()),
-    }
-}
-
-fn fd_flags(fd: RawFd) -> std::io::Result<libc::c_int> {
-    // SAFETY: F_GETFL only reads the descriptor's status flags.
-    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    if fl < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(fl)
-}
-
-/// Refuse polled I/O (`hipri=1`) where it cannot work, naming the reason: the file
-/// must be open with O_DIRECT, and the block queue under it must have poll queues.
-pub fn check_polled_io(fd: RawFd) -> DevResult<()> {
-    let fl = fd_flags(fd).map_err(|e| DeviceError::io("hipri: fcntl(F_GETFL)", e))?;
-    if fl & libc::O_DIRECT == 0 {
-        return Err(DeviceError::Unsupported(
-            "hipri=1: polled I/O needs direct=1 (O_DIRECT); buffered I/O is served from the \
-             page cache and never reaches a device queue that could be polled"
-                .into(),
-        ));
-    }
-    let q = block_queue_of_fd(fd).map_err(|why| {
-        DeviceError::Unsupported(format!(
-            "hipri=1: cannot find the block device to poll: {why}; polled I/O needs a block \
-             device with poll queues (NVMe with poll_queues=N)"
-        ))
-    })?;
-    match q.io_poll() {
-        Some(true) => Ok(()),
-        Some(false) => Err(DeviceError::Unsupported(iopoll_missing_message(&q))),
-        None => Err(DeviceError::Unsupported(format!(
-            "{}: {}/queue/io_poll is missing; polled I/O needs a driver with poll queues \
-             (NVMe with poll_queues=N)",
-            q.disk,
-            q.sysfs.display()
-        ))),
-    }
-}
-
-/// The message for a device without poll queues, shared by setup checks and the
-/// run-time refusal (EOPNOTSUPP from the kernel).
-pub fn iopoll_missing_message(q: &BlockQueue) -> String {
-    format!(
-        "{d}: /sys/block/{d}/queue/io_poll = 0; polled I/O needs a driver with poll queues \
-         (NVMe with poll_queues=N)",
-        d = q.disk
-    )
 }
 
 /// Outcome of one probing attempt.
@@ -264,7 +81,7 @@ pub struct TargetCaps {
     pub nowait: NowaitCaps,
     /// `queue/scheduler`; `None` where the attribute is absent: bio-based devices
     /// (zram, brd) have no request queue and so no scheduler or `nr_requests`.
-    pub scheduler: Option<Scheduler>,
+    pub scheduler: Option<Elevator>,
     pub rotational: Option<bool>,
     pub nr_requests: Option<u32>,
 }
@@ -359,8 +176,8 @@ fn probe_rwf_nowait(fd: RawFd, len: usize) -> Outcome {
 }
 
 fn probe_uring_punt(fd: RawFd, len: u32) -> Outcome {
-    use super::uring::{PuntCount, Uring, UringOpts};
-    use super::{Queue, Wait};
+    use crate::device::uring::{PuntCount, Uring, UringOpts};
+    use crate::device::{Queue, Wait};
     use crate::request::{Class, Completion, IoCmd, Op};
     let Some(buf) = AlignedBuf::new(len as usize) else {
         return Outcome::Unknown("cannot allocate a probe buffer".into());
@@ -473,19 +290,4 @@ pub fn probe_target(path: impl AsRef<Path>) -> DevResult<TargetCaps> {
             .map(|v| v as u32),
         block_device,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn scheduler_parse_bracketed_and_single() {
-        let s = Scheduler::parse("none [mq-deadline] kyber bfq").unwrap();
-        assert_eq!(s.current, "mq-deadline");
-        assert_eq!(s.available, ["none", "mq-deadline", "kyber", "bfq"]);
-        let s = Scheduler::parse("none").unwrap();
-        assert_eq!(s.current, "none");
-        assert!(Scheduler::parse("a b").is_none());
-    }
 }
