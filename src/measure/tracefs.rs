@@ -27,6 +27,10 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result, anyhow, bail};
 
+// Device numbers are block-device facts, owned by `sys::blockdev`; re-exported
+// here for the block tracer, which names them next to the events.
+pub use crate::sys::blockdev::{block_dev_numbers, kernel_dev};
+
 const DEFAULT_ROOT: &str = "/sys/kernel/tracing";
 const INSTANCE_PREFIX: &str = "iolab-";
 
@@ -1104,22 +1108,6 @@ pub fn ids_by_name(formats: &[EventFormat]) -> HashMap<String, u16> {
         .iter()
         .map(|f| (format!("{}:{}", f.system, f.name), f.id))
         .collect()
-}
-
-/// The kernel's `dev_t` encoding used in block tracepoints (major << 20 | minor).
-pub fn kernel_dev(major: u32, minor: u32) -> u32 {
-    (major << 20) | minor
-}
-
-/// `major:minor` of a block device node or a sysfs `dev` file content.
-pub fn block_dev_numbers(path: &Path) -> Result<(u32, u32)> {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let md = fs::metadata(path).with_context(|| format!("stat {}", path.display()))?;
-    if !md.file_type().is_block_device() {
-        bail!("{} is not a block device", path.display());
-    }
-    let rdev = md.rdev();
-    Ok((libc::major(rdev), libc::minor(rdev)))
 }
 
 #[cfg(test)]

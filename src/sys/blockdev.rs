@@ -419,6 +419,22 @@ pub fn iopoll_missing_message(q: &BlockQueue) -> String {
     )
 }
 
+/// Names in `SYSFS_CLASS_BLOCK/NAME/holders`.
+pub fn holders_of(sys_class_block: &Path, name: &str) -> std::io::Result<Vec<String>> {
+    let dir: PathBuf = sys_class_block.join(name).join("holders");
+    let rd = match std::fs::read_dir(&dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut v: Vec<String> = rd
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
 pub(crate) fn write_attr(path: &Path, value: &str) -> Result<()> {
     fs::write(path, value).with_context(|| format!("cannot write {value:?} to {}", path.display()))
 }
@@ -472,6 +488,17 @@ mod tests {
         let s = parse_scheduler("none").in_effect().unwrap();
         assert_eq!(s.current, "none");
         assert!(parse_scheduler("a b").in_effect().is_none());
+    }
+
+    #[test]
+    fn holders_from_a_fake_sysfs() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("loop9/holders/dm-1")).unwrap();
+        std::fs::create_dir_all(d.path().join("loop9/holders/dm-0")).unwrap();
+        std::fs::create_dir_all(d.path().join("loop8/holders")).unwrap();
+        assert_eq!(holders_of(d.path(), "loop9").unwrap(), ["dm-0", "dm-1"]);
+        assert!(holders_of(d.path(), "loop8").unwrap().is_empty());
+        assert!(holders_of(d.path(), "nvme0n1").unwrap().is_empty());
     }
 
     #[test]
