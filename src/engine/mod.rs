@@ -5,7 +5,6 @@
 //! (so a bad job fails the run before I/O begins), starts them together behind a
 //! barrier, and collects per-job results.
 
-pub mod buffers;
 pub mod cli;
 pub mod place;
 pub mod progress;

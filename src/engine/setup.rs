@@ -8,13 +8,13 @@ use std::os::fd::AsRawFd;
 
 use anyhow::{Context, Result, anyhow, bail};
 
+use crate::buf::Buffers;
 use crate::completion::{self, Completer, adaptive};
 use crate::device::null::NullDevice;
 use crate::device::psync::{Psync, PsyncFlags};
 use crate::device::target::{Target, TargetSpec, open_target};
 use crate::device::uring::{Uring, UringOpts};
 use crate::device::{Caps, Queue};
-use crate::engine::buffers::Buffers;
 use crate::engine::worker::{Stream, Worker};
 use crate::job::{CompletionModel, Direction, Engine, JobSpec};
 use crate::measure::clock;

@@ -32,6 +32,7 @@ use io_uring::{IoUring, opcode, types};
 
 use super::model::{Cell, Chart, ChartKind, Comparison, Series, Skipped, StudyResult, Table};
 use super::runner;
+use crate::buf::{Buffers, PAGE_ALIGN};
 use crate::job::{
     BlockSizes, CompletionModel, Direction, Engine, JobSpec, LaqParams, NullOrder, NullParams,
     Pattern, RwMode, SchedKind,
@@ -114,35 +115,6 @@ impl Plan {
         }
     }
 }
-
-/// A page-aligned buffer for O_DIRECT.
-struct AlignedBuf {
-    ptr: *mut u8,
-    layout: std::alloc::Layout,
-}
-
-impl AlignedBuf {
-    fn new(len: usize) -> Result<AlignedBuf> {
-        let layout =
-            std::alloc::Layout::from_size_align(len, 4096).context("buffer layout for O_DIRECT")?;
-        // SAFETY: layout has a non-zero size (callers pass > 0).
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        if ptr.is_null() {
-            bail!("cannot allocate {len} bytes of aligned I/O buffer");
-        }
-        Ok(AlignedBuf { ptr, layout })
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout.
-        unsafe { std::alloc::dealloc(self.ptr, self.layout) };
-    }
-}
-
-// SAFETY: the buffer is owned by the one thread that does I/O into it.
-unsafe impl Send for AlignedBuf {}
 
 /// Run the experiment under each kernel scheduler on a fresh loop device.
 /// Needs root; everything created (temp file, loop device, scheduler setting)
@@ -381,14 +353,12 @@ fn run_one(
 /// (bytes read, ns elapsed) over the whole run including warm-up.
 fn background_reader(f: &File, size: u64, stop: &AtomicBool) -> Result<(u64, u64)> {
     let mut ring = IoUring::new(BG_DEPTH as u32 * 2).context("io_uring setup (background)")?;
-    let bufs = (0..BG_DEPTH)
-        .map(|_| AlignedBuf::new(BG_BYTES))
-        .collect::<Result<Vec<_>>>()?;
+    let bufs = Buffers::new(BG_DEPTH, BG_BYTES, PAGE_ALIGN)?;
     let fd = types::Fd(f.as_raw_fd());
     let span = size - size % BG_BYTES as u64;
     let mut next_off = 0u64;
     let issue = |ring: &mut IoUring, i: usize, off: &mut u64| -> Result<()> {
-        let sqe = opcode::Read::new(fd, bufs[i].ptr, BG_BYTES as u32)
+        let sqe = opcode::Read::new(fd, bufs.ptr(i), BG_BYTES as u32)
             .offset(*off)
             .ioprio(BG_IOPRIO)
             .build()
@@ -440,7 +410,7 @@ fn foreground_reader(path: &Path, size: u64, plan: Plan) -> Result<(Vec<u64>, u6
     set_thread_timer_slack_ns(1);
     let f = open_direct(path)?;
     let mut ring = IoUring::new(4).context("io_uring setup (foreground)")?;
-    let buf = AlignedBuf::new(FG_BYTES)?;
+    let buf = Buffers::one(FG_BYTES)?;
     let fd = types::Fd(f.as_raw_fd());
     let blocks = size / FG_BYTES as u64;
     let period = plan.period.as_nanos() as u64;
@@ -456,7 +426,7 @@ fn foreground_reader(path: &Path, size: u64, plan: Plan) -> Result<(Vec<u64>, u6
         x ^= x >> 7;
         x ^= x << 17;
         let off = (x % blocks) * FG_BYTES as u64;
-        let sqe = opcode::Read::new(fd, buf.ptr, FG_BYTES as u32)
+        let sqe = opcode::Read::new(fd, buf.ptr(0), FG_BYTES as u32)
             .offset(off)
             .ioprio(FG_IOPRIO)
             .build();

@@ -9,6 +9,7 @@ use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 
+use crate::buf::Buffers;
 use crate::device::{DevResult, DeviceError};
 use crate::sys::blockdev::{BlockQueue, Elevator, block_queue_of_fd, fstat};
 
@@ -128,34 +129,14 @@ fn blockdev_size(fd: RawFd) -> std::io::Result<u64> {
     Ok(end as u64)
 }
 
-/// An aligned scratch buffer for probing reads (O_DIRECT needs aligned memory).
-struct AlignedBuf {
-    ptr: *mut u8,
-    layout: std::alloc::Layout,
-}
-
-impl AlignedBuf {
-    fn new(len: usize) -> Option<AlignedBuf> {
-        let layout = std::alloc::Layout::from_size_align(len.max(4096), 4096).ok()?;
-        // SAFETY: non-zero size layout.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        (!ptr.is_null()).then_some(AlignedBuf { ptr, layout })
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout.
-        unsafe { std::alloc::dealloc(self.ptr, self.layout) };
-    }
-}
-
 fn probe_rwf_nowait(fd: RawFd, len: usize) -> Outcome {
-    let Some(buf) = AlignedBuf::new(len) else {
-        return Outcome::Unknown("cannot allocate a probe buffer".into());
+    // O_DIRECT needs aligned memory.
+    let buf = match Buffers::one(len) {
+        Ok(b) => b,
+        Err(e) => return Outcome::Unknown(format!("probe buffer: {e}")),
     };
     let iov = libc::iovec {
-        iov_base: buf.ptr.cast(),
+        iov_base: buf.ptr(0).cast(),
         iov_len: len,
     };
     // SAFETY: one iovec over our own buffer of `len` bytes.
@@ -179,8 +160,9 @@ fn probe_uring_punt(fd: RawFd, len: u32) -> Outcome {
     use crate::device::uring::{PuntCount, Uring, UringOpts};
     use crate::device::{Queue, Wait};
     use crate::request::{Class, Completion, IoCmd, Op};
-    let Some(buf) = AlignedBuf::new(len as usize) else {
-        return Outcome::Unknown("cannot allocate a probe buffer".into());
+    let buf = match Buffers::one(len as usize) {
+        Ok(b) => b,
+        Err(e) => return Outcome::Unknown(format!("probe buffer: {e}")),
     };
     let opts = UringOpts {
         entries: 2,
@@ -195,7 +177,7 @@ fn probe_uring_punt(fd: RawFd, len: u32) -> Outcome {
         offset: 0,
         len,
         slot: 0,
-        buf: buf.ptr,
+        buf: buf.ptr(0),
         buf_index: 0,
         ioprio: 0,
         class: Class::Read,
