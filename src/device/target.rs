@@ -70,6 +70,8 @@ pub enum Layout {
     Zero,
 }
 
+/// What a job's target is once opened: a file iolab lays out, or a block device
+/// (`probe::caps::NodeKind` is the wider question of what any path names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TargetKind {

@@ -40,7 +40,7 @@ use crate::job::{
 use crate::measure::clock::{now_ns, set_thread_timer_slack_ns, sleep_until};
 use crate::request::Class;
 use crate::sched::sim::{DeviceModel, SimConfig, simulate};
-use crate::sys::blockdev::{BlockDev, SchedulerGuard};
+use crate::sys::blockdev::{BlockDev, ElevatorGuard};
 use crate::sys::loopdev::LoopDev;
 
 /// The kernel schedulers compared, in the order they run.
@@ -153,7 +153,7 @@ pub fn run_kernel_peers(quick: bool) -> Result<Vec<KernelPeerResult>> {
             ));
             continue;
         }
-        let guard = SchedulerGuard::set(&dev, sched)?;
+        let guard = ElevatorGuard::set(&dev, sched)?;
         let previous = guard.previous().to_string();
         let r = run_one(&lo.path(), plan, sched, &lo.name(), true);
         drop(guard);
@@ -169,7 +169,7 @@ pub fn run_kernel_peers(quick: bool) -> Result<Vec<KernelPeerResult>> {
     // iolab's schedulers on the same device, the kernel's out of the way.
     if dev.scheduler()?.available.iter().any(|a| a == "none") {
         // An early return drops the guard, which restores the scheduler.
-        let guard = SchedulerGuard::set(&dev, "none")?;
+        let guard = ElevatorGuard::set(&dev, "none")?;
         for kind in [SchedKind::Noop, SchedKind::Laq] {
             out.push(run_iolab(&lo.path(), plan, kind, &lo.name())?);
         }

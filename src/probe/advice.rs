@@ -519,11 +519,11 @@ mod tests {
     }
 
     fn caps(block: bool, punted: Outcome) -> TargetCaps {
-        use crate::probe::caps::{NowaitCaps, TargetKind};
+        use crate::probe::caps::{NodeKind, NowaitCaps};
         use crate::sys::blockdev::BlockQueue;
         TargetCaps {
             path: "/x".into(),
-            kind: TargetKind::RegularFile,
+            kind: NodeKind::RegularFile,
             size: 1 << 20,
             block_device: if block {
                 Ok(BlockQueue {

@@ -13,22 +13,23 @@ use crate::buf::Buffers;
 use crate::device::{DevResult, DeviceError};
 use crate::sys::blockdev::{BlockQueue, Elevator, block_queue_of_fd, fstat};
 
-/// What kind of object a target path names.
+/// What kind of file-system object a probed path names (its `st_mode` type);
+/// `device::target::TargetKind` is the other question, what iolab opened to run on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum TargetKind {
+pub enum NodeKind {
     RegularFile,
     BlockDevice,
     CharDevice,
     Other,
 }
 
-fn kind_of(mode: libc::mode_t) -> TargetKind {
+fn kind_of(mode: libc::mode_t) -> NodeKind {
     match mode & libc::S_IFMT {
-        libc::S_IFREG => TargetKind::RegularFile,
-        libc::S_IFBLK => TargetKind::BlockDevice,
-        libc::S_IFCHR => TargetKind::CharDevice,
-        _ => TargetKind::Other,
+        libc::S_IFREG => NodeKind::RegularFile,
+        libc::S_IFBLK => NodeKind::BlockDevice,
+        libc::S_IFCHR => NodeKind::CharDevice,
+        _ => NodeKind::Other,
     }
 }
 
@@ -63,7 +64,7 @@ pub struct NowaitCaps {
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct TargetCaps {
     pub path: PathBuf,
-    pub kind: TargetKind,
+    pub kind: NodeKind,
     /// Bytes: file size, or the block device's capacity.
     pub size: u64,
     /// The block device under the target, or why there is none.
@@ -214,7 +215,7 @@ pub fn probe_target(path: impl AsRef<Path>) -> DevResult<TargetCaps> {
         .map_err(|e| DeviceError::io(format!("probe {}: fstat", path.display()), e))?;
     let kind = kind_of(st.st_mode);
     let size = match kind {
-        TargetKind::BlockDevice => blockdev_size(fd.as_raw_fd()).map_err(|e| {
+        NodeKind::BlockDevice => blockdev_size(fd.as_raw_fd()).map_err(|e| {
             DeviceError::io(format!("probe {}: lseek(SEEK_END)", path.display()), e)
         })?,
         _ => st.st_size as u64,
@@ -242,7 +243,7 @@ pub fn probe_target(path: impl AsRef<Path>) -> DevResult<TargetCaps> {
         .max()
         .unwrap_or(512)
         .max(512);
-    let nowait = if matches!(kind, TargetKind::RegularFile | TargetKind::BlockDevice) {
+    let nowait = if matches!(kind, NodeKind::RegularFile | NodeKind::BlockDevice) {
         NowaitCaps {
             rwf_nowait: probe_rwf_nowait(probe_fd, probe_len as usize),
             uring_punted: probe_uring_punt(probe_fd, probe_len),

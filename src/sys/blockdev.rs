@@ -156,7 +156,7 @@ impl BlockDev {
         Ok(sectors * 512)
     }
 
-    /// The queue's schedulers; a bio-based device (zram) has no `scheduler`
+    /// The queue's kernel I/O schedulers (elevators); a bio-based device (zram) has no `scheduler`
     /// file at all and gets an empty list.
     pub fn scheduler(&self) -> Result<Elevators> {
         if !self.queue_dir().join("scheduler").exists() && self.queue_dir().exists() {
@@ -238,18 +238,18 @@ pub fn parse_scheduler(s: &str) -> Elevators {
     Elevators { current, available }
 }
 
-/// Switches a disk's I/O scheduler and restores the previous one when dropped
+/// Switches a disk's kernel I/O scheduler (its elevator) and restores the previous one when dropped
 /// (also on a second Ctrl-C, through the cleanup registry).
 #[derive(Debug)]
-pub struct SchedulerGuard {
+pub struct ElevatorGuard {
     dev: BlockDev,
     previous: String,
     id: Option<CleanupId>,
 }
 
-impl SchedulerGuard {
+impl ElevatorGuard {
     /// Set `sched` on `dev`'s queue ("bfq", "mq-deadline", "kyber", "none").
-    pub fn set(dev: &BlockDev, sched: &str) -> Result<SchedulerGuard> {
+    pub fn set(dev: &BlockDev, sched: &str) -> Result<ElevatorGuard> {
         let path = dev.queue_dir().join("scheduler");
         let s = dev.scheduler()?;
         if s.available.is_empty() {
@@ -286,7 +286,7 @@ impl SchedulerGuard {
             format!("restore scheduler {previous} on {}", dev.disk),
             move || write_attr(&undo_path, &undo_value),
         );
-        Ok(SchedulerGuard {
+        Ok(ElevatorGuard {
             dev: dev.clone(),
             previous,
             id: Some(id),
@@ -303,7 +303,7 @@ impl SchedulerGuard {
     }
 }
 
-impl Drop for SchedulerGuard {
+impl Drop for ElevatorGuard {
     fn drop(&mut self) {
         if let Some(id) = self.id.take()
             && let Some(Err(f)) = cleanup::run(id)
