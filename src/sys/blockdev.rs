@@ -189,7 +189,7 @@ impl BlockDev {
 
 /// What a queue's `scheduler` file says: the kernel I/O schedulers ("elevators":
 /// mq-deadline, kyber, bfq, none) it offers and the one in effect. Not to be
-/// confused with iolab's own host scheduler (`crate::sched`).
+/// confused with iolab's own host scheduler (the `sched` module).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Elevators {
     /// `None` when the file names none in effect (no file, or no bracketed name
