@@ -220,7 +220,8 @@ pub fn probe_target(path: impl AsRef<Path>) -> DevResult<TargetCaps> {
         })?,
         _ => st.st_size as u64,
     };
-    let block_device = block_queue_of_fd(fd.as_raw_fd());
+    // Kept as text: the report shows why there is no block device.
+    let block_device = block_queue_of_fd(fd.as_raw_fd()).map_err(|e| e.to_string());
     let bq = block_device.as_ref().ok();
     let lbs = bq.and_then(|q| q.queue_num("logical_block_size"));
     let pbs = bq.and_then(|q| q.queue_num("physical_block_size"));

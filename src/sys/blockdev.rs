@@ -347,18 +347,42 @@ impl BlockQueue {
     }
 }
 
+/// Why there is no block queue under a file or device number.
+#[derive(Debug, thiserror::Error)]
+pub enum NoBlockQueue {
+    #[error(
+        "device {major}:{minor} is an anonymous device (tmpfs, overlayfs, btrfs subvolume, ...), \
+         not a block device"
+    )]
+    Anonymous { major: u32, minor: u32 },
+    #[error("{}: {source}", link.display())]
+    NotInSysfs {
+        link: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: partition without a parent disk", .0.display())]
+    PartitionWithoutDisk(PathBuf),
+    #[error("fstat: {0}")]
+    Fstat(#[source] std::io::Error),
+    #[error("a character device has no block queue")]
+    CharDevice,
+    #[error("not a regular file or block device")]
+    NotFileOrBlockDevice,
+}
+
 /// The block device for `major:minor`, via /sys/dev/block; a partition resolves
 /// to its disk because queue attributes live on the disk.
-pub fn block_queue_of_dev(major: u32, minor: u32) -> Result<BlockQueue, String> {
+pub fn block_queue_of_dev(major: u32, minor: u32) -> Result<BlockQueue, NoBlockQueue> {
     let link = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
-    let dir = fs::canonicalize(&link).map_err(|e| {
+    let dir = fs::canonicalize(&link).map_err(|source| {
         if major == 0 {
-            format!(
-                "device {major}:{minor} is an anonymous device (tmpfs, overlayfs, btrfs \
-                 subvolume, ...), not a block device"
-            )
+            NoBlockQueue::Anonymous { major, minor }
         } else {
-            format!("{}: {e}", link.display())
+            NoBlockQueue::NotInSysfs {
+                link: link.clone(),
+                source,
+            }
         }
     })?;
     let name_of = |p: &Path| {
@@ -369,7 +393,7 @@ pub fn block_queue_of_dev(major: u32, minor: u32) -> Result<BlockQueue, String> 
     if dir.join("partition").exists() {
         let disk_dir = dir
             .parent()
-            .ok_or_else(|| format!("{}: partition without a parent disk", dir.display()))?
+            .ok_or_else(|| NoBlockQueue::PartitionWithoutDisk(dir.clone()))?
             .to_path_buf();
         Ok(BlockQueue {
             disk: name_of(&disk_dir),
@@ -397,13 +421,13 @@ pub fn fstat(fd: RawFd) -> std::io::Result<libc::stat> {
 
 /// The block queue an open file's I/O reaches: the device itself for a block
 /// device node, the device holding the file system for a regular file.
-pub fn block_queue_of_fd(fd: RawFd) -> Result<BlockQueue, String> {
-    let st = fstat(fd).map_err(|e| format!("fstat: {e}"))?;
+pub fn block_queue_of_fd(fd: RawFd) -> Result<BlockQueue, NoBlockQueue> {
+    let st = fstat(fd).map_err(NoBlockQueue::Fstat)?;
     let dev = match st.st_mode & libc::S_IFMT {
         libc::S_IFBLK => st.st_rdev,
         libc::S_IFREG => st.st_dev,
-        libc::S_IFCHR => return Err("a character device has no block queue".into()),
-        _ => return Err("not a regular file or block device".into()),
+        libc::S_IFCHR => return Err(NoBlockQueue::CharDevice),
+        _ => return Err(NoBlockQueue::NotFileOrBlockDevice),
     };
     let (ma, mi) = dev_split(dev);
     block_queue_of_dev(ma, mi)
