@@ -9,6 +9,8 @@ use crate::job::{
 };
 
 pub use crate::engine::summary::{Measured, measure, run};
+/// Whether the study may create block devices (zram, loop): root only.
+pub use crate::sys::is_root;
 
 /// A QD-`qd` random-read job on the null device.
 pub fn null_job(
@@ -45,10 +47,4 @@ pub fn median(mut v: Vec<f64>) -> f64 {
     }
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
-}
-
-/// Whether the study may create block devices (zram, loop): root only.
-pub fn is_root() -> bool {
-    // SAFETY: geteuid has no failure mode.
-    unsafe { libc::geteuid() == 0 }
 }
