@@ -7,6 +7,7 @@
 //! finished) -> `measure` (timestamps, histograms, CPU). `engine` runs that loop per
 //! worker thread, `report` renders results, `lab` holds the study reproductions.
 
+pub mod buf;
 pub mod completion;
 pub mod device;
 pub mod engine;

@@ -8,7 +8,7 @@
 
 pub mod libaio;
 pub mod null;
-pub mod probe;
+pub mod polled;
 pub mod psync;
 pub mod sync;
 pub mod target;

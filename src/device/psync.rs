@@ -48,7 +48,7 @@ impl Psync {
             )));
         }
         if flags.hipri {
-            super::probe::check_polled_io(fd)?;
+            super::polled::check_polled_io(fd)?;
         }
         let mut rwf = 0;
         if flags.hipri {

@@ -70,6 +70,8 @@ pub enum Layout {
     Zero,
 }
 
+/// What a job's target is once opened: a file iolab lays out, or a block device
+/// (`probe::caps::NodeKind` is the wider question of what any path names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TargetKind {
@@ -247,12 +249,9 @@ fn parent_logical_block_size(path: &std::path::Path) -> Option<u32> {
         _ => std::path::Path::new("."),
     };
     let dev = std::fs::metadata(dir).ok()?.dev();
-    let q = crate::device::probe::block_queue_of_dev(libc::major(dev), libc::minor(dev)).ok()?;
-    std::fs::read_to_string(q.sysfs.join("queue/logical_block_size"))
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
+    let (major, minor) = crate::sys::blockdev::dev_split(dev);
+    let q = crate::sys::blockdev::block_queue_of_dev(major, minor).ok()?;
+    q.queue_num("logical_block_size")?.try_into().ok()
 }
 
 fn check_alignment(spec: &TargetSpec, lbs: u32) -> Result<(), TargetErrorKind> {

@@ -5,11 +5,11 @@
 //! (so a bad job fails the run before I/O begins), starts them together behind a
 //! barrier, and collects per-job results.
 
-pub mod buffers;
 pub mod cli;
 pub mod place;
 pub mod progress;
 pub mod setup;
+pub mod summary;
 pub mod trace;
 pub mod worker;
 

@@ -8,6 +8,7 @@ use std::os::fd::AsRawFd;
 
 use anyhow::{Context, Result, anyhow, bail};
 
+use crate::buf::Buffers;
 use crate::completion::{self, Completer, adaptive};
 use crate::device::libaio::{Libaio, LibaioOpts};
 use crate::device::null::NullDevice;
@@ -16,7 +17,6 @@ use crate::device::sync::{SyncIo, SyncKind};
 use crate::device::target::{Target, TargetSpec, open_target};
 use crate::device::uring::{Uring, UringOpts};
 use crate::device::{Caps, Queue};
-use crate::engine::buffers::Buffers;
 use crate::engine::worker::{Stream, Worker};
 use crate::job::{CompletionModel, Direction, Engine, JobSpec};
 use crate::measure::clock;

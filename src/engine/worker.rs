@@ -11,9 +11,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::buf::Buffers;
 use crate::completion::{Completer, CompletionStats};
 use crate::device::{DevResult, Queue, Queued};
-use crate::engine::buffers::Buffers;
 use crate::job::ContinueOnError;
 use crate::measure::clock;
 use crate::measure::recorder::{Recorder, Sample};

@@ -609,14 +609,10 @@ pub fn disk_of_path(path: &Path) -> Option<String> {
     if maj == 0 {
         return None;
     }
-    let link = fs::canonicalize(format!("/sys/dev/block/{maj}:{min}")).ok()?;
-    // A partition's sysfs dir has a `partition` file; its parent is the disk.
-    let disk = if link.join("partition").exists() {
-        link.parent()?.to_path_buf()
-    } else {
-        link
-    };
-    Some(disk.file_name()?.to_str()?.to_string())
+    let disk = crate::sys::blockdev::block_queue_of_dev(maj, min)
+        .ok()?
+        .disk;
+    (!disk.is_empty()).then_some(disk)
 }
 
 /// All system-wide sources at one instant. Sources that cannot be read are

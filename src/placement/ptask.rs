@@ -11,6 +11,7 @@ use std::thread::JoinHandle;
 
 use hdrhistogram::Histogram;
 
+use crate::buf::Buffers;
 use crate::device::{Queue, Queued, Wait};
 use crate::measure::clock::now_ns;
 use crate::request::{Class, Completion, IoCmd, Op};
@@ -62,8 +63,7 @@ pub fn run_ptask(
         queue.name()
     );
     anyhow::ensure!(io.block_size > 0, "P task: block size must be > 0");
-    let layout = std::alloc::Layout::from_size_align(io.block_size as usize, 4096)?;
-    let buf = AlignedBuf::new(layout)?;
+    let buf = Buffers::one(io.block_size as usize).map_err(|e| anyhow::anyhow!("P task: {e}"))?;
     let mut hist = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)?;
     let blocks = (io.span / io.block_size as u64).max(1);
     let mut out = [Completion::default(); 1];
@@ -77,7 +77,7 @@ pub fn run_ptask(
             offset: block * io.block_size as u64,
             len: io.block_size,
             slot: 0,
-            buf: buf.ptr,
+            buf: buf.ptr(0),
             buf_index: 0,
             ioprio: 0,
             class: Class::Read,
@@ -125,27 +125,6 @@ pub fn run_ptask(
         voluntary_switches: vol1 - vol0,
         involuntary_switches: invol1 - invol0,
     })
-}
-
-struct AlignedBuf {
-    ptr: *mut u8,
-    layout: std::alloc::Layout,
-}
-
-impl AlignedBuf {
-    fn new(layout: std::alloc::Layout) -> anyhow::Result<Self> {
-        // SAFETY: layout has a non-zero size (block_size checked > 0).
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        anyhow::ensure!(!ptr.is_null(), "P task: cannot allocate an I/O buffer");
-        Ok(AlignedBuf { ptr, layout })
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        // SAFETY: allocated in new() with this layout.
-        unsafe { std::alloc::dealloc(self.ptr, self.layout) };
-    }
 }
 
 /// A P task on its own thread; like [`super::corunner::CoRunner`] it publishes its

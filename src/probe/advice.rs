@@ -10,8 +10,8 @@
 //! rule is printed beside it, so a disagreement between rule and measurement is
 //! visible rather than hidden.
 
+use super::caps::{Outcome, TargetCaps};
 use super::{ModelKey, OpResult, Row};
-use crate::device::probe::{Outcome, TargetCaps};
 
 /// Latency within this fraction of the best counts as equally fast.
 const LAT_TOLERANCE: f64 = 0.10;
@@ -519,10 +519,11 @@ mod tests {
     }
 
     fn caps(block: bool, punted: Outcome) -> TargetCaps {
-        use crate::device::probe::{BlockQueue, NowaitCaps, TargetKind};
+        use crate::probe::caps::{NodeKind, NowaitCaps};
+        use crate::sys::blockdev::BlockQueue;
         TargetCaps {
             path: "/x".into(),
-            kind: TargetKind::RegularFile,
+            kind: NodeKind::RegularFile,
             size: 1 << 20,
             block_device: if block {
                 Ok(BlockQueue {

@@ -1,7 +1,7 @@
 //! `iolab probe TARGET`: what a file or device supports, and which completion
 //! model pays there — measured, not assumed.
 //!
-//! Three parts: the target's capabilities (`device::probe::probe_target`) with
+//! Three parts: the target's capabilities ([`caps::probe_target`]) with
 //! the consequence of each; QD1 4 KiB random reads under every completion model
 //! that can work there (psync, io_uring interrupt / CQ spinning / hybrid /
 //! adaptive, IOPOLL where the device has poll queues), next to this machine's
@@ -9,6 +9,7 @@
 //! study 000's reasoning (see [`advice`]).
 
 pub mod advice;
+pub mod caps;
 pub mod render;
 pub mod target;
 
@@ -18,10 +19,10 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 
 use crate::completion::adaptive;
-use crate::device::probe::{Outcome, TargetCaps, probe_target};
+use crate::engine::summary::measure;
 use crate::job::{BlockSizes, CompletionModel, Direction, Engine, JobSpec, Pattern, RwMode};
-use crate::lab::runner::measure;
 use crate::measure::clock;
+use caps::{Outcome, TargetCaps, probe_target};
 
 #[derive(clap::Args, Debug, Clone)]
 #[command(
@@ -275,7 +276,7 @@ fn iopoll_possible(caps: &TargetCaps, direct: bool) -> Result<(), String> {
     match (&caps.block_device, caps.io_poll) {
         (Err(why), _) => Err(format!("no block device under the target ({why})")),
         (Ok(_), Some(true)) => Ok(()),
-        (Ok(q), Some(false)) => Err(crate::device::probe::iopoll_missing_message(q)),
+        (Ok(q), Some(false)) => Err(crate::sys::blockdev::iopoll_missing_message(q)),
         (Ok(q), None) => Err(format!(
             "{}: no queue/io_poll attribute (bio-based driver): no poll queues",
             q.disk

@@ -2,8 +2,8 @@
 
 use std::fmt::Write as _;
 
+use super::caps::{NodeKind, Outcome};
 use super::{OpKind, OpResult, ProbeReport, target::Origin};
-use crate::device::probe::{Outcome, TargetKind};
 use crate::device::target::human;
 
 pub fn json(r: &ProbeReport) -> anyhow::Result<String> {
@@ -27,10 +27,10 @@ pub fn text(r: &ProbeReport) -> String {
     let c = &r.caps;
     let kind = match (c.kind, r.origin) {
         (_, Origin::TempFileInDirectory) => "regular file (temp file in the directory)",
-        (TargetKind::RegularFile, _) => "regular file",
-        (TargetKind::BlockDevice, _) => "block device",
-        (TargetKind::CharDevice, _) => "character device",
-        (TargetKind::Other, _) => "other",
+        (NodeKind::RegularFile, _) => "regular file",
+        (NodeKind::BlockDevice, _) => "block device",
+        (NodeKind::CharDevice, _) => "character device",
+        (NodeKind::Other, _) => "other",
     };
     let _ = writeln!(s, "iolab probe {}", r.given.display());
     let _ = writeln!(s, "\ntarget");

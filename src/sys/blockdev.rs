@@ -1,7 +1,12 @@
 //! Block devices as sysfs shows them: names from dev_t or path, the whole disk
-//! behind a partition, queue attributes, and a scheduler switch that undoes itself.
+//! behind a partition, queue attributes, the block queue an open file's I/O
+//! reaches, and a scheduler switch that undoes itself.
+//!
+//! This module is the one owner of these facts: backends (polled I/O checks),
+//! `iolab probe`, the studies and block tracing all read them here.
 
 use std::fs;
+use std::os::fd::RawFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
@@ -26,6 +31,20 @@ pub struct BlockDev {
 /// `major:minor` of a dev_t.
 pub fn dev_split(rdev: u64) -> (u32, u32) {
     (libc::major(rdev), libc::minor(rdev))
+}
+
+/// `major:minor` of a block device node (`/dev/loop3`).
+pub fn block_dev_numbers(path: &Path) -> Result<(u32, u32)> {
+    let md = fs::metadata(path).with_context(|| format!("stat {}", path.display()))?;
+    if !md.file_type().is_block_device() {
+        bail!("{} is not a block device", path.display());
+    }
+    Ok(dev_split(md.rdev()))
+}
+
+/// The kernel's `dev_t` encoding used in block tracepoints (major << 20 | minor).
+pub fn kernel_dev(major: u32, minor: u32) -> u32 {
+    (major << 20) | minor
 }
 
 impl BlockDev {
@@ -137,11 +156,11 @@ impl BlockDev {
         Ok(sectors * 512)
     }
 
-    /// The queue's schedulers; a bio-based device (zram) has no `scheduler`
+    /// The queue's kernel I/O schedulers (elevators); a bio-based device (zram) has no `scheduler`
     /// file at all and gets an empty list.
-    pub fn scheduler(&self) -> Result<Schedulers> {
+    pub fn scheduler(&self) -> Result<Elevators> {
         if !self.queue_dir().join("scheduler").exists() && self.queue_dir().exists() {
-            return Ok(Schedulers {
+            return Ok(Elevators {
                 current: None,
                 available: Vec::new(),
             });
@@ -168,16 +187,40 @@ impl BlockDev {
     }
 }
 
-/// The I/O schedulers a queue offers and the one in use.
+/// What a queue's `scheduler` file says: the kernel I/O schedulers ("elevators":
+/// mq-deadline, kyber, bfq, none) it offers and the one in effect. Not to be
+/// confused with iolab's own host scheduler (the `sched` module).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Schedulers {
-    /// `None` when sysfs marks none (a bio-based device prints just `none`).
+pub struct Elevators {
+    /// `None` when the file names none in effect (no file, or no bracketed name
+    /// among several).
     pub current: Option<String>,
     pub available: Vec<String>,
 }
 
-/// Parse `/sys/block/X/queue/scheduler` ("[mq-deadline] kyber bfq none").
-pub fn parse_scheduler(s: &str) -> Schedulers {
+impl Elevators {
+    /// The elevator in effect with the offered ones, when the file names one.
+    pub fn in_effect(&self) -> Option<Elevator> {
+        Some(Elevator {
+            current: self.current.clone()?,
+            available: self.available.clone(),
+        })
+    }
+}
+
+/// The kernel I/O scheduler in effect on a block queue, and those it offers
+/// (`iolab probe` reports this).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Elevator {
+    pub current: String,
+    pub available: Vec<String>,
+}
+
+/// Parse `/sys/block/X/queue/scheduler` ("[mq-deadline] kyber bfq none"): the
+/// bracketed name is in effect. A queue that cannot take an elevator at all
+/// prints a bare `none` (block/elevator.c, `elv_iosched_show`): none is then in
+/// effect, and the only choice.
+pub fn parse_scheduler(s: &str) -> Elevators {
     let mut current = None;
     let mut available = Vec::new();
     for w in s.split_whitespace() {
@@ -189,21 +232,24 @@ pub fn parse_scheduler(s: &str) -> Schedulers {
             None => available.push(w.to_string()),
         }
     }
-    Schedulers { current, available }
+    if current.is_none() && available.len() == 1 {
+        current = Some(available[0].clone());
+    }
+    Elevators { current, available }
 }
 
-/// Switches a disk's I/O scheduler and restores the previous one when dropped
+/// Switches a disk's kernel I/O scheduler (its elevator) and restores the previous one when dropped
 /// (also on a second Ctrl-C, through the cleanup registry).
 #[derive(Debug)]
-pub struct SchedulerGuard {
+pub struct ElevatorGuard {
     dev: BlockDev,
     previous: String,
     id: Option<CleanupId>,
 }
 
-impl SchedulerGuard {
+impl ElevatorGuard {
     /// Set `sched` on `dev`'s queue ("bfq", "mq-deadline", "kyber", "none").
-    pub fn set(dev: &BlockDev, sched: &str) -> Result<SchedulerGuard> {
+    pub fn set(dev: &BlockDev, sched: &str) -> Result<ElevatorGuard> {
         let path = dev.queue_dir().join("scheduler");
         let s = dev.scheduler()?;
         if s.available.is_empty() {
@@ -240,7 +286,7 @@ impl SchedulerGuard {
             format!("restore scheduler {previous} on {}", dev.disk),
             move || write_attr(&undo_path, &undo_value),
         );
-        Ok(SchedulerGuard {
+        Ok(ElevatorGuard {
             dev: dev.clone(),
             previous,
             id: Some(id),
@@ -257,7 +303,7 @@ impl SchedulerGuard {
     }
 }
 
-impl Drop for SchedulerGuard {
+impl Drop for ElevatorGuard {
     fn drop(&mut self) {
         if let Some(id) = self.id.take()
             && let Some(Err(f)) = cleanup::run(id)
@@ -265,6 +311,152 @@ impl Drop for SchedulerGuard {
             eprintln!("iolab: warning: {f}");
         }
     }
+}
+
+/// The block device an open file's I/O reaches (the whole disk, not the partition).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct BlockQueue {
+    /// Disk name as in /sys/block (`vda`, `zram1`, `nvme0n1`).
+    pub disk: String,
+    /// Partition name when the target sits on one (`vda1`).
+    pub partition: Option<String>,
+    /// `/sys/block/<disk>`-equivalent directory (resolved).
+    #[serde(skip)]
+    pub sysfs: PathBuf,
+}
+
+impl BlockQueue {
+    /// One queue attribute, trimmed; `None` where the driver has no such attribute.
+    pub fn queue_attr(&self, name: &str) -> Option<String> {
+        read_trim(&self.sysfs.join("queue").join(name)).ok()
+    }
+
+    /// A numeric queue attribute (`logical_block_size`, `nr_requests`, ...).
+    pub fn queue_num(&self, name: &str) -> Option<u64> {
+        self.queue_attr(name)?.parse().ok()
+    }
+
+    /// `queue/io_poll`: 1 when the driver has poll queues, so polled I/O is possible.
+    pub fn io_poll(&self) -> Option<bool> {
+        self.queue_num("io_poll").map(|v| v != 0)
+    }
+
+    /// `queue/scheduler`; `None` where the attribute is absent (bio-based devices).
+    pub fn scheduler(&self) -> Option<Elevator> {
+        parse_scheduler(&self.queue_attr("scheduler")?).in_effect()
+    }
+}
+
+/// Why there is no block queue under a file or device number.
+#[derive(Debug, thiserror::Error)]
+pub enum NoBlockQueue {
+    #[error(
+        "device {major}:{minor} is an anonymous device (tmpfs, overlayfs, btrfs subvolume, ...), \
+         not a block device"
+    )]
+    Anonymous { major: u32, minor: u32 },
+    #[error("{}: {source}", link.display())]
+    NotInSysfs {
+        link: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: partition without a parent disk", .0.display())]
+    PartitionWithoutDisk(PathBuf),
+    #[error("fstat: {0}")]
+    Fstat(#[source] std::io::Error),
+    #[error("a character device has no block queue")]
+    CharDevice,
+    #[error("not a regular file or block device")]
+    NotFileOrBlockDevice,
+}
+
+/// The block device for `major:minor`, via /sys/dev/block; a partition resolves
+/// to its disk because queue attributes live on the disk.
+pub fn block_queue_of_dev(major: u32, minor: u32) -> Result<BlockQueue, NoBlockQueue> {
+    let link = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+    let dir = fs::canonicalize(&link).map_err(|source| {
+        if major == 0 {
+            NoBlockQueue::Anonymous { major, minor }
+        } else {
+            NoBlockQueue::NotInSysfs {
+                link: link.clone(),
+                source,
+            }
+        }
+    })?;
+    let name_of = |p: &Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    if dir.join("partition").exists() {
+        let disk_dir = dir
+            .parent()
+            .ok_or_else(|| NoBlockQueue::PartitionWithoutDisk(dir.clone()))?
+            .to_path_buf();
+        Ok(BlockQueue {
+            disk: name_of(&disk_dir),
+            partition: Some(name_of(&dir)),
+            sysfs: disk_dir,
+        })
+    } else {
+        Ok(BlockQueue {
+            disk: name_of(&dir),
+            partition: None,
+            sysfs: dir,
+        })
+    }
+}
+
+/// `fstat(2)` of a descriptor.
+pub fn fstat(fd: RawFd) -> std::io::Result<libc::stat> {
+    // SAFETY: zeroed stat is a valid out-parameter; fd is only read.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(st)
+}
+
+/// The block queue an open file's I/O reaches: the device itself for a block
+/// device node, the device holding the file system for a regular file.
+pub fn block_queue_of_fd(fd: RawFd) -> Result<BlockQueue, NoBlockQueue> {
+    let st = fstat(fd).map_err(NoBlockQueue::Fstat)?;
+    let dev = match st.st_mode & libc::S_IFMT {
+        libc::S_IFBLK => st.st_rdev,
+        libc::S_IFREG => st.st_dev,
+        libc::S_IFCHR => return Err(NoBlockQueue::CharDevice),
+        _ => return Err(NoBlockQueue::NotFileOrBlockDevice),
+    };
+    let (ma, mi) = dev_split(dev);
+    block_queue_of_dev(ma, mi)
+}
+
+/// The message for a device without poll queues, shared by setup checks and the
+/// run-time refusal (EOPNOTSUPP from the kernel).
+pub fn iopoll_missing_message(q: &BlockQueue) -> String {
+    format!(
+        "{d}: /sys/block/{d}/queue/io_poll = 0; polled I/O needs a driver with poll queues \
+         (NVMe with poll_queues=N)",
+        d = q.disk
+    )
+}
+
+/// Names in `SYSFS_CLASS_BLOCK/NAME/holders`.
+pub fn holders_of(sys_class_block: &Path, name: &str) -> std::io::Result<Vec<String>> {
+    let dir: PathBuf = sys_class_block.join(name).join("holders");
+    let rd = match std::fs::read_dir(&dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut v: Vec<String> = rd
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    Ok(v)
 }
 
 pub(crate) fn write_attr(path: &Path, value: &str) -> Result<()> {
@@ -300,9 +492,37 @@ mod tests {
         assert_eq!(s.available, ["none", "mq-deadline", "kyber", "bfq"]);
         let s = parse_scheduler("mq-deadline [bfq] none");
         assert_eq!(s.current.as_deref(), Some("bfq"));
+        // A queue that cannot take an elevator prints a bare `none`: none is in
+        // effect (this parse once said "unknown"; `iolab probe`'s said "none").
         let s = parse_scheduler("none");
-        assert_eq!(s.current, None);
+        assert_eq!(s.current.as_deref(), Some("none"));
         assert_eq!(s.available, ["none"]);
+        let s = parse_scheduler("a b");
+        assert_eq!(s.current, None);
+        assert!(s.in_effect().is_none());
+    }
+
+    #[test]
+    fn elevator_in_effect_bracketed_and_single() {
+        let s = parse_scheduler("none [mq-deadline] kyber bfq")
+            .in_effect()
+            .unwrap();
+        assert_eq!(s.current, "mq-deadline");
+        assert_eq!(s.available, ["none", "mq-deadline", "kyber", "bfq"]);
+        let s = parse_scheduler("none").in_effect().unwrap();
+        assert_eq!(s.current, "none");
+        assert!(parse_scheduler("a b").in_effect().is_none());
+    }
+
+    #[test]
+    fn holders_from_a_fake_sysfs() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("loop9/holders/dm-1")).unwrap();
+        std::fs::create_dir_all(d.path().join("loop9/holders/dm-0")).unwrap();
+        std::fs::create_dir_all(d.path().join("loop8/holders")).unwrap();
+        assert_eq!(holders_of(d.path(), "loop9").unwrap(), ["dm-0", "dm-1"]);
+        assert!(holders_of(d.path(), "loop8").unwrap().is_empty());
+        assert!(holders_of(d.path(), "nvme0n1").unwrap().is_empty());
     }
 
     #[test]

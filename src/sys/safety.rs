@@ -10,9 +10,9 @@
 
 use std::fs::File;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::blockdev::{BlockDev, dev_split, parse_dev};
+use super::blockdev::{BlockDev, dev_split, holders_of, parse_dev};
 use super::signature::{self, Signature};
 
 /// One reason a block device is not free to be overwritten.
@@ -253,22 +253,6 @@ pub fn swap_devices(
         .collect()
 }
 
-/// Names in `SYSFS_CLASS_BLOCK/NAME/holders`.
-pub fn holders_of(sys_class_block: &Path, name: &str) -> std::io::Result<Vec<String>> {
-    let dir: PathBuf = sys_class_block.join(name).join("holders");
-    let rd = match std::fs::read_dir(&dir) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
-    let mut v: Vec<String> = rd
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    Ok(v)
-}
-
 /// The kernel escapes space, tab, newline and backslash in mount fields as `\ooo`.
 fn unescape(s: &str) -> String {
     let b = s.as_bytes();
@@ -338,17 +322,6 @@ mod tests {
                      /swapfile                               file\t\t1020\t\t0\t\t-3\n";
         assert_eq!(swap_devices(swaps, &[(7, 6), (7, 3)], fake_rdev), [(7, 6)]);
         assert!(swap_devices(swaps, &[(7, 3)], fake_rdev).is_empty());
-    }
-
-    #[test]
-    fn holders_from_a_fake_sysfs() {
-        let d = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(d.path().join("loop9/holders/dm-1")).unwrap();
-        std::fs::create_dir_all(d.path().join("loop9/holders/dm-0")).unwrap();
-        std::fs::create_dir_all(d.path().join("loop8/holders")).unwrap();
-        assert_eq!(holders_of(d.path(), "loop9").unwrap(), ["dm-0", "dm-1"]);
-        assert!(holders_of(d.path(), "loop8").unwrap().is_empty());
-        assert!(holders_of(d.path(), "nvme0n1").unwrap().is_empty());
     }
 
     fn ext4_sig() -> Hazard {

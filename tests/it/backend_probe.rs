@@ -5,7 +5,7 @@ use crate::backend_common;
 use std::fs;
 
 use backend_common::*;
-use iolab::device::probe::{Outcome, TargetKind, probe_target};
+use iolab::probe::caps::{NodeKind, Outcome, probe_target};
 
 fn sysfs(disk: &str, attr: &str) -> String {
     fs::read_to_string(format!("/sys/block/{disk}/queue/{attr}"))
@@ -18,7 +18,7 @@ fn sysfs(disk: &str, attr: &str) -> String {
 fn regular_file_on_the_system_disk() {
     let t = TempTarget::new(12345, false);
     let c = probe_target(&t.path).unwrap();
-    assert_eq!(c.kind, TargetKind::RegularFile);
+    assert_eq!(c.kind, NodeKind::RegularFile);
     assert_eq!(c.size, 12345);
     let q = c
         .block_device
@@ -61,7 +61,7 @@ fn missing_target_is_an_error_naming_it() {
 #[test]
 fn char_device_is_recognised() {
     let c = probe_target("/dev/null").unwrap();
-    assert_eq!(c.kind, TargetKind::CharDevice);
+    assert_eq!(c.kind, NodeKind::CharDevice);
     assert!(c.block_device.is_err());
     assert!(matches!(c.nowait.uring_punted, Outcome::Unknown(_)));
 }
@@ -73,7 +73,7 @@ fn zram_block_device() {
     };
     let c = probe_target(z.path()).unwrap();
     eprintln!("{}", serde_json::to_string_pretty(&c).unwrap());
-    assert_eq!(c.kind, TargetKind::BlockDevice);
+    assert_eq!(c.kind, NodeKind::BlockDevice);
     assert_eq!(c.size, 32 << 20);
     let q = c.block_device.as_ref().unwrap();
     assert_eq!(

@@ -9,7 +9,7 @@ use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use iolab::sys::blockdev::{BlockDev, SchedulerGuard};
+use iolab::sys::blockdev::{BlockDev, ElevatorGuard};
 use iolab::sys::cleanup;
 use iolab::sys::loopdev::LoopDev;
 use iolab::sys::zram::Zram;
@@ -134,7 +134,7 @@ fn scheduler_guard_restores_previous() {
         .expect("a blk-mq loop device offers more than one scheduler")
         .clone();
     {
-        let g = SchedulerGuard::set(&dev, &other).unwrap();
+        let g = ElevatorGuard::set(&dev, &other).unwrap();
         assert_eq!(g.previous(), before_cur);
         assert_eq!(
             dev.scheduler().unwrap().current.as_deref(),
@@ -142,7 +142,7 @@ fn scheduler_guard_restores_previous() {
         );
     }
     assert_eq!(dev.scheduler().unwrap().current, Some(before_cur));
-    let e = SchedulerGuard::set(&dev, "no-such-sched")
+    let e = ElevatorGuard::set(&dev, "no-such-sched")
         .unwrap_err()
         .to_string();
     assert!(e.contains("not available") && e.contains(&l.name()), "{e}");
@@ -155,7 +155,7 @@ fn zram_offers_no_scheduler_choice() {
     }
     let z = Zram::create(16 << 20).unwrap();
     let dev = BlockDev::from_path(&z.path()).unwrap();
-    let e = SchedulerGuard::set(&dev, "bfq").unwrap_err().to_string();
+    let e = ElevatorGuard::set(&dev, "bfq").unwrap_err().to_string();
     assert!(
         e.contains("no I/O scheduler") && e.contains(&z.name()),
         "{e}"

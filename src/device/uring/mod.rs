@@ -16,10 +16,11 @@ use io_uring::{IoUring, opcode, squeue, types};
 pub use punt::PuntCount;
 use punt::PuntTrace;
 
-use super::probe::{self, BlockQueue};
+use super::polled::check_polled_io;
 use super::psync;
 use super::{BackendStats, Caps, Completion, DevResult, DeviceError, Queue, Queued, Wait};
 use crate::request::{IoCmd, Op};
+use crate::sys::blockdev::{BlockQueue, block_queue_of_fd, iopoll_missing_message};
 
 // io_uring_enter(2) flags (include/uapi/linux/io_uring.h); the crate keeps its own
 // copies private.
@@ -130,8 +131,8 @@ impl Uring {
             return Err(DeviceError::last_os(format!("io_uring: fd {fd}")));
         }
         let polled = if opts.iopoll {
-            probe::check_polled_io(fd)?;
-            probe::block_queue_of_fd(fd).ok()
+            check_polled_io(fd)?;
+            block_queue_of_fd(fd).ok()
         } else {
             None
         };
@@ -382,7 +383,7 @@ impl Uring {
         match &self.polled {
             Some(q) => format!(
                 "the kernel refused polled I/O (EOPNOTSUPP): {}",
-                probe::iopoll_missing_message(q)
+                iopoll_missing_message(q)
                     .replace("io_poll = 0", &format!("io_poll = {}", poll_value(q)))
             ),
             None => "the kernel refused polled I/O (EOPNOTSUPP): the target's block device \

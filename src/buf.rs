@@ -1,7 +1,30 @@
-//! The worker's I/O buffers: one aligned allocation, one buffer per request slot,
-//! made before the clock starts (study 002's lesson: no per-I/O allocation).
+//! Aligned I/O buffers: one allocation, one buffer per request slot, made before
+//! the clock starts (study 002's lesson: no per-I/O allocation).
+//!
+//! The one buffer type of the crate: the engine's workers, the studies' own I/O
+//! loops, the P task and `iolab probe` all take their O_DIRECT memory from here.
 
 use std::alloc::{Layout, alloc_zeroed, dealloc};
+
+/// Alignment that satisfies O_DIRECT on any logical block size up to a page.
+pub const PAGE_ALIGN: usize = 4096;
+
+/// Why a buffer pool could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum BufError {
+    #[error("buffer pool of {count} x {size} bytes overflows; use a smaller iodepth or block size")]
+    Overflow { count: usize, size: usize },
+    #[error(
+        "buffer pool of {total} bytes aligned to {align}: {why}; the alignment must be a power of two"
+    )]
+    Layout {
+        total: usize,
+        align: usize,
+        why: std::alloc::LayoutError,
+    },
+    #[error("cannot allocate {0} bytes of I/O buffers; use a smaller iodepth or block size")]
+    OutOfMemory(usize),
+}
 
 /// `count` buffers of `size` bytes each, every one aligned to `align` (4096 covers
 /// O_DIRECT on any logical block size up to a page).
@@ -16,17 +39,20 @@ pub struct Buffers {
 unsafe impl Send for Buffers {}
 
 impl Buffers {
-    pub fn new(count: usize, size: usize, align: usize) -> Result<Buffers, String> {
+    pub fn new(count: usize, size: usize, align: usize) -> Result<Buffers, BufError> {
         let size = size.max(1).next_multiple_of(align);
         let total = size
             .checked_mul(count.max(1))
-            .ok_or_else(|| format!("buffer pool of {count} x {size} bytes overflows"))?;
-        let layout = Layout::from_size_align(total, align)
-            .map_err(|e| format!("buffer pool of {total} bytes aligned to {align}: {e}"))?;
+            .ok_or(BufError::Overflow { count, size })?;
+        let layout = Layout::from_size_align(total, align).map_err(|why| BufError::Layout {
+            total,
+            align,
+            why,
+        })?;
         // SAFETY: layout has non-zero size.
         let base = unsafe { alloc_zeroed(layout) };
         if base.is_null() {
-            return Err(format!("cannot allocate {total} bytes of I/O buffers"));
+            return Err(BufError::OutOfMemory(total));
         }
         Ok(Buffers {
             base,
@@ -45,6 +71,11 @@ impl Buffers {
             let v = rng.u64(..).to_ne_bytes();
             chunk.copy_from_slice(&v[..chunk.len()]);
         }
+    }
+
+    /// One page-aligned buffer of at least `len` bytes.
+    pub fn one(len: usize) -> Result<Buffers, BufError> {
+        Self::new(1, len, PAGE_ALIGN)
     }
 
     pub fn count(&self) -> usize {
