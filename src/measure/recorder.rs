@@ -681,7 +681,12 @@ mod tests {
         assert!((h.mean() - mean).abs() < 1e-6);
         let var = vals.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / 9_999.0;
         assert!((h.stddev() - var.sqrt()).abs() / var.sqrt() < 1e-9);
-        let list = crate::job::spec::DEFAULT_PERCENTILES;
+        // fio's default percentile list (job::spec::DEFAULT_PERCENTILES; written
+        // out here: measure sits below job).
+        let list = [
+            1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9,
+            99.95, 99.99,
+        ];
         let got = h.percentiles(&list);
         for w in got.windows(2) {
             assert!(w[0] <= w[1], "percentiles must be ordered: {got:?}");

@@ -4,7 +4,8 @@
 //! [`topology`] says which logical CPUs share a physical core, [`predictor`] (fed by
 //! a [`PollSignal`] or by [`procsignal`] for other processes) tells P from C tasks,
 //! [`policy`] and [`balance`] decide where each task runs, and [`affinity`] makes it
-//! so and undoes it. [`corunner`] provides C tasks, [`ptask`] P tasks.
+//! so and undoes it. [`corunner`] provides C tasks; the placement study's P tasks
+//! (pollers on a device queue) are in `lab::placement::ptask`, above the devices.
 
 pub mod affinity;
 pub mod balance;
@@ -13,7 +14,6 @@ pub mod corunner;
 pub mod policy;
 pub mod predictor;
 pub mod procsignal;
-pub mod ptask;
 pub mod topology;
 
 pub use policy::{Plan, Policy, PolicyError, place};

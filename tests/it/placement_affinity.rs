@@ -4,10 +4,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, mpsc};
 
 use iolab::device::{Caps, DevResult, Queue, Queued, Wait};
+use iolab::lab::placement::ptask::{PTask, PTaskIo};
 use iolab::measure::clock::now_ns;
 use iolab::placement::affinity::{AffinityGuard, current_cpu, get_affinity, gettid};
 use iolab::placement::corunner::{CoRunner, Kernel};
-use iolab::placement::ptask::{PTask, PTaskIo};
 use iolab::request::{Completion, IoCmd};
 use iolab::sys::cleanup;
 

@@ -27,9 +27,11 @@ use crate::placement::affinity::AffinityGuard;
 use crate::placement::balance;
 use crate::placement::corunner::{CoRunner, CoRunnerReport, Kernel};
 use crate::placement::predictor::{Predictor, SignalSampler, TaskKind};
-use crate::placement::ptask::{PTask, PTaskIo, PTaskReport};
+pub mod ptask;
+
 use crate::placement::topology::{Core, Topology, format_cpu_list};
 use crate::placement::{Policy, place};
+use ptask::{PTask, PTaskIo, PTaskReport};
 
 /// Published: Scatter over Bunch, C task performance (avg / max), section 2.1.
 pub const PUB_SCATTER_VS_BUNCH_AVG: f64 = 17.0;

@@ -16,9 +16,9 @@ use crate::device::{Queue, Queued, Wait};
 use crate::measure::clock::now_ns;
 use crate::request::{Class, Completion, IoCmd, Op};
 
-use super::affinity::gettid;
-use super::corunner::thread_usage;
-use super::predictor::PollSignal;
+use crate::placement::affinity::gettid;
+use crate::placement::corunner::thread_usage;
+use crate::placement::predictor::PollSignal;
 
 /// What one P task did.
 #[derive(Clone, Copy, Debug, serde::Serialize)]
@@ -127,7 +127,7 @@ pub fn run_ptask(
     })
 }
 
-/// A P task on its own thread; like [`super::corunner::CoRunner`] it publishes its
+/// A P task on its own thread; like [`crate::placement::corunner::CoRunner`] it publishes its
 /// thread id, waits at `go`, and runs until `stop`.
 pub struct PTask {
     tid: i32,
