@@ -154,6 +154,10 @@ impl BpfCounter {
                 sys::prog_load(raw, "iolab_pexit", &progs::sched_process_exit(&fds)?)?,
             ),
             (
+                "sched_process_exec",
+                sys::prog_load(raw, "iolab_exec", &progs::sched_process_exec(&fds)?)?,
+            ),
+            (
                 "sched_process_fork",
                 sys::prog_load(
                     sys::PROG_TRACEPOINT,
@@ -170,7 +174,7 @@ impl BpfCounter {
             epoch_map,
             misc: misc_map,
             hashed,
-            fork_prog: 4,
+            fork_prog: 5,
             progs,
             links: Vec::new(),
             ncpu,
@@ -234,15 +238,16 @@ impl BpfCounter {
         if !self.links.is_empty() {
             return Ok(());
         }
-        // Fork first, so no task created after this is missed; exit before the
-        // syscall programs, so a slot never stays "in a call" past its exit.
+        // Fork first, so no task created after this is missed; exit and exec
+        // before the syscall programs, so a slot never stays "in a call" past
+        // its exit, and an exec from another thread is followed from the start.
         // A program on a perf tracepoint belongs to the tracepoint, not to the
         // perf event: one event (on any CPU) runs it for hits on every CPU.
         let fork_id = fork_format()?.id;
         let cpu = sys::online_cpus()?.first().copied().unwrap_or(0);
         let l = sys::perf_tracepoint_attach(fork_id, cpu, &self.progs[self.fork_prog].1)?;
         self.links.push(l);
-        for i in [3usize, 2, 0, 1] {
+        for i in [3usize, 4, 2, 0, 1] {
             let (tp, prog) = &self.progs[i];
             let l = sys::raw_tracepoint_open(tp, prog)?;
             self.links.push(l);
@@ -511,11 +516,11 @@ mod tests {
         let tid = unsafe { libc::gettid() };
         c.add_pids(&[tid]).unwrap();
         c.start().unwrap();
-        // 5 maps, 5 programs, 4 raw tracepoint links, 1 perf event.
-        assert_eq!(bpf_fds(), before + 15);
+        // 5 maps, 6 programs, 5 raw tracepoint links, 1 perf event.
+        assert_eq!(bpf_fds(), before + 17);
         getppid_n(100);
         c.stop();
-        assert_eq!(bpf_fds(), before + 10, "links closed by stop");
+        assert_eq!(bpf_fds(), before + 11, "links closed by stop");
         let g = syscall_nr("getppid").unwrap();
         let counted = c.take_interval().unwrap().syscalls[g].calls;
         assert_eq!(counted, 100);

@@ -2,11 +2,13 @@
 //! the collector is attached) or a running process and its tree, found in /proc;
 //! and a pidfd to wake the moment it exits.
 
-use std::ffi::CString;
+use std::ffi::{CString, OsStr};
 use std::fs;
-use std::time::Duration;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 
 /// The observed process: a command we started, or an existing pid.
 pub(super) enum Target {
@@ -22,9 +24,66 @@ impl Target {
     }
 }
 
+/// The file `execvp` would run for `name`: `name` itself if it has a slash,
+/// else the first regular, executable file `DIR/name` for DIR in `path` (PATH;
+/// an empty entry is the current directory). Resolved before the fork, as
+/// strace does, so the child's one `execve` is the command's: no failed
+/// attempts of a PATH search are counted as the command's calls.
+pub(super) fn resolve_program(name: &str, path: Option<&OsStr>) -> Result<PathBuf, ResolveError> {
+    if name.is_empty() {
+        return Err(ResolveError::Empty);
+    }
+    if name.contains('/') {
+        return Ok(PathBuf::from(name));
+    }
+    // glibc's execvp default when PATH is unset.
+    let path = path.unwrap_or(OsStr::new("/bin:/usr/bin"));
+    for dir in std::env::split_paths(path) {
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
+        let cand = dir.join(name);
+        if is_executable_file(&cand) {
+            return Ok(cand);
+        }
+    }
+    Err(ResolveError::NotFound {
+        name: name.to_string(),
+        path: path.to_string_lossy().into_owned(),
+    })
+}
+
+fn is_executable_file(p: &Path) -> bool {
+    if !fs::metadata(p).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let Ok(c) = CString::new(p.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: c is a valid NUL-terminated path.
+    unsafe { libc::access(c.as_ptr(), libc::X_OK) == 0 }
+}
+
+/// Why a command name did not resolve to a program.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    #[error("the command is empty: give a program to run after --")]
+    Empty,
+    #[error(
+        "{name}: no executable file of that name in PATH ({path}); \
+         give its path (e.g. ./{name}) or install it"
+    )]
+    NotFound { name: String, path: String },
+}
+
 /// fork a child that waits for one byte on a pipe before exec'ing `cmd`, so the
 /// tracer can be set up on its pid before the command's first system call.
 pub(super) fn spawn_held(cmd: &[String]) -> Result<Target> {
+    let prog = resolve_program(&cmd[0], std::env::var_os("PATH").as_deref())?;
+    let prog = CString::new(prog.as_os_str().as_bytes())
+        .context("the program path must not contain NUL bytes")?;
     let argv: Vec<CString> = cmd
         .iter()
         .map(|a| CString::new(a.as_bytes()))
@@ -40,7 +99,7 @@ pub(super) fn spawn_held(cmd: &[String]) -> Result<Target> {
     let (rd, wr) = (fds[0], fds[1]);
     let msg = b"iolab observe: cannot execute the command\n";
     // SAFETY: the child only calls async-signal-safe functions (read, close,
-    // execvp, write, _exit) on memory prepared before the fork.
+    // execv, write, _exit) on memory prepared before the fork.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
         return Err(std::io::Error::last_os_error()).context("fork");
@@ -52,7 +111,7 @@ pub(super) fn spawn_held(cmd: &[String]) -> Result<Target> {
             let mut b = 0u8;
             let n = libc::read(rd, (&mut b as *mut u8).cast(), 1);
             if n == 1 {
-                libc::execvp(ptrs[0], ptrs.as_ptr());
+                libc::execv(prog.as_ptr(), ptrs.as_ptr());
                 libc::write(2, msg.as_ptr().cast(), msg.len());
             }
             libc::_exit(127);
@@ -62,7 +121,48 @@ pub(super) fn spawn_held(cmd: &[String]) -> Result<Target> {
     unsafe { libc::close(rd) };
     // SAFETY: wr is an open descriptor we own from here on.
     let go = unsafe { <fs::File as std::os::fd::FromRawFd>::from_raw_fd(wr) };
+    wait_held(pid)?;
     Ok(Target::Child { pid, go: Some(go) })
+}
+
+/// Wait until the held child sleeps in its read of the start pipe. Counting
+/// starts after this, so what the child does before (closing the pipe's other
+/// end, entering the read) is not counted: its first event is the read's
+/// return, which counts as no call (its entry was not seen), then the execve.
+fn wait_held(pid: i32) -> Result<()> {
+    let read_nr = libc::SYS_read.to_string();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        // "NR args..." while blocked in a call, "running" otherwise.
+        match fs::read_to_string(format!("/proc/{pid}/syscall")) {
+            Ok(s) if s.split_whitespace().next() == Some(read_nr.as_str()) => return Ok(()),
+            Ok(_) => {}
+            // Without /proc/PID/syscall: the only sleep before the exec is the read.
+            Err(_) if proc_state(pid) == Some('S') => return Ok(()),
+            Err(_) => {}
+        }
+        if process_gone(pid) {
+            // Killed before its start: the observing loop reports the status.
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            bail!(
+                "the command's process {pid} did not reach its start point within 10 s; \
+                 retry when the machine is less loaded"
+            );
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// The state letter of /proc/PID/stat (R, S, D, Z...).
+fn proc_state(pid: i32) -> Option<char> {
+    let s = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    s[s.rfind(')')? + 1..]
+        .split_whitespace()
+        .next()?
+        .chars()
+        .next()
 }
 
 /// All threads of `pid` and of its descendant processes.
@@ -150,6 +250,36 @@ impl PidFd {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn resolves_like_execvp_without_trying_each_dir() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = (d.path().join("a"), d.path().join("b"));
+        fs::create_dir_all(&a).unwrap();
+        fs::create_dir_all(&b).unwrap();
+        // Not executable in a: skipped; executable in b: found.
+        fs::write(a.join("prog"), "").unwrap();
+        fs::write(b.join("prog"), "").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(b.join("prog"), fs::Permissions::from_mode(0o755)).unwrap();
+        fs::set_permissions(a.join("prog"), fs::Permissions::from_mode(0o644)).unwrap();
+        let path = std::env::join_paths([&a, &b]).unwrap();
+        // Root may execute a file with any x bit only: 0o644 has none.
+        assert_eq!(
+            resolve_program("prog", Some(&path)).unwrap(),
+            b.join("prog")
+        );
+        assert_eq!(
+            resolve_program("./x/y", Some(&path)).unwrap(),
+            PathBuf::from("./x/y"),
+            "a name with a slash is used as given"
+        );
+        let e = resolve_program("nope", Some(&path))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nope") && e.contains("PATH"), "{e}");
+        assert!(resolve_program("", None).is_err());
+    }
 
     #[test]
     fn ppid_from_stat_with_odd_comm() {

@@ -39,6 +39,11 @@ enum Kind {
         child: i32,
     },
     ProcExit,
+    /// A successful exec; `old` differs from the event's tid when a thread
+    /// other than the leader exec'd and took the process's pid.
+    Exec {
+        old: i32,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -63,6 +68,8 @@ struct Decoders {
     child_pid: Field,
     child_comm: Field,
     proc_exit: u16,
+    exec: u16,
+    exec_old_pid: Field,
 }
 
 /// Per-thread pairing state.
@@ -117,7 +124,8 @@ impl Tracer {
         let switch = inst.enable_event("sched", "sched_switch")?;
         let fork = inst.enable_event("sched", "sched_process_fork")?;
         let pexit = inst.enable_event("sched", "sched_process_exit")?;
-        let dec = decoders(&enter, &exit, &switch, &fork, &pexit)?;
+        let exec = inst.enable_event("sched", "sched_process_exec")?;
+        let dec = decoders(&enter, &exit, &switch, &fork, &pexit, &exec)?;
         inst.open_readers()?;
         Ok(Tracer {
             inst,
@@ -241,7 +249,16 @@ impl Tracer {
                 self.in_call.remove(&e.tid);
                 self.traced.remove(&e.tid);
             }
-            Kind::Switch { .. } => {}
+            Kind::Exec { old } if old != e.tid => {
+                // The exec'ing thread now runs as the leader: its execve returns
+                // under the new tid (the kernel's pid filter already follows it).
+                if let Some(c) = self.in_call.remove(&old) {
+                    self.in_call.insert(e.tid, c);
+                }
+                self.traced.remove(&old);
+                self.traced.insert(e.tid);
+            }
+            Kind::Exec { .. } | Kind::Switch { .. } => {}
         }
     }
 }
@@ -290,6 +307,7 @@ fn apply(
         }
         Kind::Fork { .. } => p.forks += 1,
         Kind::ProcExit => p.exits += 1,
+        Kind::Exec { .. } => {}
     }
 }
 
@@ -299,6 +317,7 @@ fn decoders(
     switch: &EventFormat,
     fork: &EventFormat,
     pexit: &EventFormat,
+    exec: &EventFormat,
 ) -> Result<Decoders> {
     Ok(Decoders {
         enter: enter.id,
@@ -315,6 +334,8 @@ fn decoders(
         child_pid: fork.field("child_pid")?.clone(),
         child_comm: fork.field("child_comm")?.clone(),
         proc_exit: pexit.id,
+        exec: exec.id,
+        exec_old_pid: exec.field("old_pid")?.clone(),
     })
 }
 
@@ -354,6 +375,10 @@ fn decode(d: &Decoders, ev: &RawEvent, comms: &mut HashMap<i32, String>) -> Opti
         Kind::Fork { child }
     } else if ev.id == d.proc_exit {
         Kind::ProcExit
+    } else if ev.id == d.exec {
+        Kind::Exec {
+            old: field_i64(ev.payload, &d.exec_old_pid)? as i32,
+        }
     } else {
         return None;
     };

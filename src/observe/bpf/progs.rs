@@ -127,12 +127,20 @@ struct SchedSwitchArgs {
     prev_state: u64,
 }
 
+#[repr(C)]
+struct SchedProcessExecArgs {
+    _task: u64,
+    old_pid: u64,
+    _bprm: u64,
+}
+
 /// The programs' own stack frame, below r10. `new_slot` is first (lowest) and
 /// 8-aligned for its double-word stores.
 #[repr(C)]
 struct Frame {
     new_slot: ThreadSlot,
     timed: u32,
+    old_tid: u32,
     misc: u32,
     max: u32,
     epoch: u32,
@@ -178,6 +186,7 @@ const K_EPOCH: i16 = frame(offset_of!(Frame, epoch));
 const K_MAX: i16 = frame(offset_of!(Frame, max));
 const K_MISC: i16 = frame(offset_of!(Frame, misc));
 const K_TIMED: i16 = frame(offset_of!(Frame, timed));
+const K_OLD_TID: i16 = frame(offset_of!(Frame, old_tid));
 const NEW_SLOT: i16 = frame(offset_of!(Frame, new_slot));
 
 /// r0 = thread slot of the current task, or leave through `out` if it is not
@@ -359,6 +368,63 @@ pub fn sched_process_exit(m: &MapFds) -> Result<Vec<Insn>> {
     epilogue(&mut a)
 }
 
+/// sched:sched_process_exec (raw), ctx = (struct task_struct *p, pid_t
+/// old_pid, struct linux_binprm *bprm); runs as the task after a successful
+/// exec. A thread other than the leader that execs takes the process's pid
+/// (the old leader has exited by then, and its slot stopped tracking): the
+/// leader's slot tracks again and takes over the execve in progress, so its
+/// return pairs; the old tid's slot keeps its counters and is no longer in a
+/// call. Nothing to do when the leader itself execs.
+pub fn sched_process_exec(m: &MapFds) -> Result<Vec<Insn>> {
+    let mut a = Asm::new();
+    a.load(
+        Size::DW,
+        R6,
+        R1,
+        offset_of!(SchedProcessExecArgs, old_pid) as i16,
+    )
+    .store_reg(Size::W, R10, K_OLD_TID, R6)
+    .call(Helper::GetCurrentPidTgid)
+    .store_reg(Size::W, R10, K_TID, R0)
+    // Both as u32 from the stack, so the compare sees zero-extended tids.
+    .load(Size::W, R6, R10, K_OLD_TID)
+    .load(Size::W, R7, R10, K_TID)
+    .jmp_reg(Cond::Eq, R6, R7, "out")
+    .ld_map_fd(R1, m.threads)
+    .mov_reg(R2, R10)
+    .alu_imm(Alu::Add, R2, K_OLD_TID as i32)
+    .call(Helper::MapLookupElem)
+    .jmp_imm(Cond::Eq, R0, 0, "out")
+    .mov_reg(R8, R0)
+    .load(Size::W, R1, R8, slot::ON)
+    .jmp_imm(Cond::Eq, R1, 0, "out")
+    .ld_map_fd(R1, m.threads)
+    .mov_reg(R2, R10)
+    .alu_imm(Alu::Add, R2, K_TID as i32)
+    .call(Helper::MapLookupElem)
+    .jmp_imm(Cond::Ne, R0, 0, "take_over");
+    // No leader slot (a hash map that was full): the thread is lost to counting.
+    count_misc(&mut a, m, misc::LOST, "lost_counted");
+    a.ja("out")
+        .label("take_over")
+        .load(Size::W, R1, R8, slot::IN_CALL)
+        .store_reg(Size::W, R0, slot::IN_CALL, R1)
+        .load(Size::W, R1, R8, slot::ENTER_NR)
+        .store_reg(Size::W, R0, slot::ENTER_NR, R1)
+        .load(Size::DW, R1, R8, slot::ENTER_TS)
+        .store_reg(Size::DW, R0, slot::ENTER_TS, R1)
+        .store_imm(Size::W, R0, slot::SEEN, 1)
+        .store_imm(Size::W, R0, slot::ON, 1)
+        .store_imm(Size::W, R8, slot::ON, 0)
+        .store_imm(Size::W, R8, slot::IN_CALL, 0)
+        // The old tid is gone from /proc by report time: keep a name for its row.
+        .mov_reg(R1, R8)
+        .alu_imm(Alu::Add, R1, slot::COMM as i32)
+        .mov_imm(R2, COMM_LEN as i32)
+        .call(Helper::GetCurrentComm);
+    epilogue(&mut a)
+}
+
 /// sched:sched_process_fork as a perf tracepoint: ctx is the event record,
 /// `child_pid_off` its offset from the tracepoint's format file. Runs as the
 /// parent; a new thread or process of a tracked task is tracked before it runs.
@@ -444,6 +510,7 @@ mod tests {
             sys_exit(&m).unwrap(),
             sched_switch(&m).unwrap(),
             sched_process_exit(&m).unwrap(),
+            sched_process_exec(&m).unwrap(),
             sched_process_fork(&m, 20).unwrap(),
         ] {
             assert_eq!(p.last().unwrap().code, 0x95, "ends in exit");
