@@ -98,8 +98,8 @@ pub(super) fn spawn_held(cmd: &[String]) -> Result<Target> {
     }
     let (rd, wr) = (fds[0], fds[1]);
     let msg = b"iolab observe: cannot execute the command\n";
-    // SAFETY: the child only calls async-signal-safe functions (read, close,
-    // execv, write, _exit) on memory prepared before the fork.
+    // SAFETY: the child only calls async-signal-safe functions (signal, read,
+    // close, execv, write, _exit) on memory prepared before the fork.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
         return Err(std::io::Error::last_os_error()).context("fork");
@@ -107,6 +107,10 @@ pub(super) fn spawn_held(cmd: &[String]) -> Result<Target> {
     if pid == 0 {
         // SAFETY: see above.
         unsafe {
+            // Rust's runtime ignores SIGPIPE, and an ignored signal stays
+            // ignored across exec: the command gets the default back, as from
+            // a shell (strace does the same). Done before counting starts.
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
             libc::close(wr);
             let mut b = 0u8;
             let n = libc::read(rd, (&mut b as *mut u8).cast(), 1);
