@@ -491,8 +491,15 @@ mod tests {
         };
         assert_eq!(n.as_bytes()[stat::ERRORS as usize], 3);
         assert_eq!(SyscallCounters::from_bytes(n.as_bytes()), n);
-        // The frame's slots do not overlap the fresh slot, and fit the stack.
-        assert!(NEW_SLOT + slot::SIZE as i16 <= K_TIMED && K_TID == -4);
+        // The frame's u32 slots do not overlap the fresh slot or each other,
+        // and all lie inside the 512-byte stack below r10.
+        let mut k = [K_TIMED, K_OLD_TID, K_MISC, K_MAX, K_EPOCH, K_NR, K_TID];
+        k.sort_unstable();
+        assert!(NEW_SLOT >= -512 && NEW_SLOT + slot::SIZE as i16 <= k[0]);
+        assert!(
+            k.windows(2).all(|w| w[1] - w[0] >= 4) && k[6] <= -4,
+            "{k:?}"
+        );
     }
 
     #[test]
