@@ -1,9 +1,9 @@
 #!/bin/sh
-# Regenerate src/measure/observe/syscall_table.rs from the installed kernel UAPI
+# Regenerate src/observe/syscall_table.rs from the installed kernel UAPI
 # header, plus the x86_64 numbers newer than that header (syscall_64.tbl).
 set -eu
 H=${1:-/usr/include/x86_64-linux-gnu/asm/unistd_64.h}
-OUT=${2:-src/measure/observe/syscall_table.rs}
+OUT=${2:-src/observe/syscall_table.rs}
 {
 echo '//! x86_64 system call numbers to names.'
 echo '//!'

@@ -10,8 +10,8 @@
 //! those hooks, for a whole workload (bench/observe_pgbench.sh's `floor` series).
 
 use anyhow::Result;
-use iolab::measure::observe::bpf::insn::{Alu, Asm, Helper, R0, R1, R2, R10, Size};
-use iolab::measure::observe::bpf::{BpfCounter, sys};
+use iolab::observe::bpf::insn::{Alu, Asm, Helper, R0, R1, R2, R10, Size};
+use iolab::observe::bpf::{BpfCounter, sys};
 
 const CALLS: usize = 1_000_000;
 const ROUNDS: usize = 7;

@@ -10,9 +10,9 @@ use std::fs::OpenOptions;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 
 use anyhow::{Context, Result};
-use iolab::measure::observe::bpf::insn::{Asm, Helper, R0};
-use iolab::measure::observe::bpf::sys;
 use iolab::measure::tracefs::Tracefs;
+use iolab::observe::bpf::insn::{Asm, Helper, R0};
+use iolab::observe::bpf::sys;
 use iolab::sys::zram::Zram;
 
 const CALLS: u64 = 200_000;

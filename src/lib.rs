@@ -14,6 +14,7 @@ pub mod engine;
 pub mod job;
 pub mod lab;
 pub mod measure;
+pub mod observe;
 pub mod placement;
 pub mod probe;
 pub mod report;

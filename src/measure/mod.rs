@@ -1,8 +1,7 @@
-//! Measurement: clocks, histograms, CPU and /proc accounting, tracing, observe.
+//! Measurement: clocks, histograms, CPU and /proc accounting, tracing.
 
 pub mod blktrace;
 pub mod clock;
 pub mod cpu;
-pub mod observe;
 pub mod recorder;
 pub mod tracefs;

@@ -1,6 +1,6 @@
-//! The test devices and what study 004 builds on them: the loop or zram device,
-//! the ext4 filesystem mounted on it, and the server's cgroup v1 groups (blkio
-//! throttle, cpuacct CPU time). Each is undone by a guard and the cleanup registry.
+//! The test devices and what study 004 builds on them: the loop or zram device
+//! and the ext4 filesystem mounted on it. Each is undone by a guard and the
+//! cleanup registry.
 
 use std::ffi::CString;
 use std::fs;
@@ -10,13 +10,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use super::pg::run_cmd;
+use super::cmd::{run_cmd, tool};
 use crate::sys::cleanup::{self, CleanupId};
 use crate::sys::loopdev::LoopDev;
 use crate::sys::zram::Zram;
-
-const BLKIO_ROOT: &str = "/sys/fs/cgroup/blkio";
-const CPUACCT_ROOT: &str = "/sys/fs/cgroup/cpuacct";
 
 /// The device under test, kept until the filesystem on it is unmounted.
 pub(super) enum Device {
@@ -51,18 +48,6 @@ pub(super) fn dev_ios(name: &str) -> Result<(u64, u64)> {
         bail!("{p}: expected at least 5 fields, got {}", f.len());
     }
     Ok((f[0], f[4]))
-}
-
-pub(super) fn tool(name: &str) -> Result<PathBuf> {
-    for dir in ["/usr/sbin", "/sbin", "/usr/bin", "/bin"] {
-        let p = Path::new(dir).join(name);
-        if p.is_file() {
-            return Ok(p);
-        }
-    }
-    bail!(
-        "{name} not found in /usr/sbin, /sbin, /usr/bin, /bin (Debian: apt-get install e2fsprogs)"
-    )
 }
 
 /// An ext4 filesystem we made and mounted; unmounted when dropped.
@@ -137,165 +122,6 @@ impl Drop for Mounted {
             && let Some(Err(f)) = cleanup::run(id)
         {
             eprintln!("iolab: warning: {f}");
-        }
-    }
-}
-
-/// The server's cgroup (v1): a blkio group for the throttle and, where the
-/// hierarchy exists, a cpuacct group for the exact CPU time of every PostgreSQL
-/// process, also of backends that exited. Whatever is still in them when dropped
-/// is killed, so no PostgreSQL process outlives the study.
-pub(super) struct PgCgroup {
-    pub(super) blkio: PathBuf,
-    cpuacct: Option<PathBuf>,
-    /// cgroup.procs of each group, prepared before fork: the child moves itself in
-    /// without allocating.
-    pub(super) procs: Vec<CString>,
-    cleanup: Vec<CleanupId>,
-}
-
-/// CPU time of a cgroup's tasks, ns.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) struct CgCpu {
-    pub(super) user_ns: u64,
-    pub(super) sys_ns: u64,
-}
-
-impl PgCgroup {
-    pub(super) fn create(tag: &str) -> Result<PgCgroup> {
-        let f = Path::new(BLKIO_ROOT).join("blkio.throttle.write_iops_device");
-        if !f.exists() {
-            bail!(
-                "{} missing: this kernel has no cgroup v1 blkio hierarchy with throttling \
-                 (needs CONFIG_BLK_DEV_THROTTLING and blkio mounted at {BLKIO_ROOT})",
-                f.display()
-            );
-        }
-        // Unique per study run, so two studies in one process never share a group.
-        static SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let name = format!("iolab-observe-{}-{n}-{tag}", std::process::id());
-        let mut g = PgCgroup {
-            blkio: Path::new(BLKIO_ROOT).join(&name),
-            cpuacct: None,
-            procs: Vec::new(),
-            cleanup: Vec::new(),
-        };
-        g.add_dir(&g.blkio.clone())?;
-        let acct = Path::new(CPUACCT_ROOT);
-        // blkio and cpuacct may share one hierarchy; then the blkio group counts.
-        if acct.join("cpuacct.usage_sys").exists() {
-            let d = acct.join(&name);
-            if d != g.blkio {
-                g.add_dir(&d)?;
-            }
-            g.cpuacct = Some(d);
-        }
-        Ok(g)
-    }
-
-    fn add_dir(&mut self, dir: &Path) -> Result<()> {
-        fs::create_dir(dir).with_context(|| format!("creating cgroup {}", dir.display()))?;
-        let d = dir.to_path_buf();
-        self.cleanup.push(cleanup::register(
-            format!("remove cgroup {}", dir.display()),
-            move || empty_and_remove(&d),
-        ));
-        self.procs.push(CString::new(
-            dir.join("cgroup.procs").as_os_str().as_encoded_bytes(),
-        )?);
-        Ok(())
-    }
-
-    pub(super) fn throttle(&self, major: u32, minor: u32, iops: u32) -> Result<()> {
-        for f in [
-            "blkio.throttle.read_iops_device",
-            "blkio.throttle.write_iops_device",
-        ] {
-            let p = self.blkio.join(f);
-            fs::write(&p, format!("{major}:{minor} {iops}"))
-                .with_context(|| format!("writing {}", p.display()))?;
-        }
-        Ok(())
-    }
-
-    /// I/Os the throttle saw from this group (all devices).
-    pub(super) fn serviced(&self) -> Result<u64> {
-        let p = self.blkio.join("blkio.throttle.io_serviced");
-        let s = fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
-        Ok(s.lines()
-            .find_map(|l| l.strip_prefix("Total "))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0))
-    }
-
-    pub(super) fn cpu(&self) -> Result<Option<CgCpu>> {
-        let Some(d) = &self.cpuacct else {
-            return Ok(None);
-        };
-        let read = |f: &str| -> Result<u64> {
-            let p = d.join(f);
-            let s = fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
-            s.trim()
-                .parse()
-                .with_context(|| format!("{}: not a number: {s:?}", p.display()))
-        };
-        Ok(Some(CgCpu {
-            user_ns: read("cpuacct.usage_user")?,
-            sys_ns: read("cpuacct.usage_sys")?,
-        }))
-    }
-}
-
-fn cgroup_pids(dir: &Path) -> Vec<i32> {
-    fs::read_to_string(dir.join("cgroup.procs"))
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.trim().parse().ok())
-        .collect()
-}
-
-fn empty_and_remove(dir: &Path) -> Result<()> {
-    if !dir.exists() {
-        return Ok(());
-    }
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let pids = cgroup_pids(dir);
-        if pids.is_empty() {
-            break;
-        }
-        if Instant::now() >= deadline {
-            bail!(
-                "processes {pids:?} still in {} after SIGKILL",
-                dir.display()
-            );
-        }
-        for p in pids {
-            // SAFETY: sending a signal; the pids are members of our own cgroup.
-            unsafe { libc::kill(p, libc::SIGKILL) };
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // rmdir can see EBUSY for a moment while the last member is being released.
-    let deadline = Instant::now() + Duration::from_secs(2);
-    loop {
-        match fs::remove_dir(dir) {
-            Ok(()) => return Ok(()),
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(20))
-            }
-            Err(e) => return Err(e).with_context(|| format!("removing cgroup {}", dir.display())),
-        }
-    }
-}
-
-impl Drop for PgCgroup {
-    fn drop(&mut self) {
-        for id in self.cleanup.drain(..).rev() {
-            if let Some(Err(f)) = cleanup::run(id) {
-                eprintln!("iolab: warning: {f}");
-            }
         }
     }
 }

@@ -14,11 +14,14 @@
 //! cleanup registry on Ctrl-C): server, cgroup, mount, device, temp dir.
 //!
 //! The pieces: `pg` finds the PostgreSQL install, runs the server and parses
-//! pgbench's output; `device` builds the test devices, the filesystem on them and
-//! the server's cgroup; `tables` turns the runs into tables, charts and the
+//! pgbench's output; `device` builds the test devices and the filesystem on them;
+//! `cgroup` holds the server's cgroup (throttle, CPU time); `cmd` finds and runs
+//! setup tools; `tables` turns the runs into tables, charts and the
 //! comparison with the published figures. This file holds the study's options,
 //! one measured pgbench run and the loop over the devices.
 
+mod cgroup;
+mod cmd;
 mod device;
 mod pg;
 mod tables;
@@ -33,14 +36,16 @@ use anyhow::{Context, Result, bail};
 
 use super::model::{Skipped, StudyResult};
 use crate::measure::cpu::{ProcStat, ThreadUsage};
-use crate::measure::observe::collector::Collector;
-use crate::measure::observe::process_tree_threads;
-use crate::measure::observe::tracer::syscall_name;
+use crate::observe::collector::Collector;
+use crate::observe::names::syscall_name;
+use crate::observe::target::process_tree_threads;
 use crate::sys::cleanup;
 use crate::sys::loopdev::LoopDev;
 use crate::sys::zram::Zram;
-use device::{CgCpu, Device, Mounted, PgCgroup, dev_ios, tool};
-use pg::{PgInstall, Server, find_postgres, pg_command, run_cmd};
+use cgroup::{CgCpu, PgCgroup};
+use cmd::{run_cmd, tool};
+use device::{Device, Mounted, dev_ios};
+use pg::{PgInstall, Server, find_postgres, pg_command};
 pub use pg::{PgbenchOut, parse_pgbench};
 
 /// Published figures (seeds/004, tables 3-6).

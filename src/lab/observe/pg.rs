@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 
-use super::device::PgCgroup;
+use super::cgroup::PgCgroup;
 use crate::sys::cleanup::{self, CleanupId};
 
 /// The PostgreSQL installation and the user it runs as.
@@ -81,23 +81,6 @@ fn user_ids(name: &str) -> Result<(u32, u32)> {
     }
     // SAFETY: pw is non-null and points to a valid passwd record.
     Ok(unsafe { ((*pw).pw_uid, (*pw).pw_gid) })
-}
-
-/// Run a setup command to completion; its output goes into the error if it fails.
-pub(super) fn run_cmd(cmd: &mut Command, what: &str) -> Result<String> {
-    let out = cmd
-        .stdin(Stdio::null())
-        .output()
-        .with_context(|| format!("{what}: cannot start {:?}", cmd.get_program()))?;
-    if !out.status.success() {
-        bail!(
-            "{what} failed ({}): {}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim(),
-            String::from_utf8_lossy(&out.stdout).trim()
-        );
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// A command that runs as the postgres user, optionally inside the cgroup.
@@ -250,13 +233,13 @@ impl Server {
 }
 
 fn stop_pid(pid: i32) -> Result<()> {
-    if crate::measure::observe::process_gone(pid) {
+    if crate::observe::target::process_gone(pid) {
         return Ok(());
     }
     // SAFETY: pid is our unreaped child, so the number cannot have been reused.
     unsafe { libc::kill(pid, libc::SIGQUIT) };
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !crate::measure::observe::process_gone(pid) {
+    while !crate::observe::target::process_gone(pid) {
         if Instant::now() >= deadline {
             // SAFETY: as above.
             unsafe { libc::kill(pid, libc::SIGKILL) };

@@ -6,7 +6,8 @@ use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
 use super::bpf::{BpfCounter, check_time_one_in};
-use super::tracer::{Period, Tracer, TracerOptions, require_no_loss};
+use super::period::Period;
+use super::tracer::{Tracer, TracerOptions, require_no_loss};
 
 /// Which collector counts (`--backend`).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -11,111 +11,15 @@
 use std::collections::HashMap;
 
 use anyhow::{Result, bail};
-use serde::Serialize;
 
 use crate::measure::tracefs::{
     EventFormat, Field, Instance, LossReport, RawEvent, Tracefs, field_i64, field_str,
 };
 
-use super::syscall_table::X86_64;
+use super::period::{MAX_NR, Period};
 
-/// Syscall numbers beyond the table still get a slot (printed `syscall_<nr>`).
-const MAX_NR: usize = 1024;
 /// Events newer than "now - horizon" may still be unread on another CPU.
 const HORIZON_NS: u64 = 2_000_000;
-
-/// Name of an x86_64 syscall number.
-pub fn syscall_name(nr: usize) -> String {
-    match X86_64.get(nr) {
-        Some(n) if !n.is_empty() => (*n).to_string(),
-        _ => format!("syscall_{nr}"),
-    }
-}
-
-/// Number of a syscall name (for filters and tests).
-pub fn syscall_nr(name: &str) -> Option<usize> {
-    if name.is_empty() {
-        return None;
-    }
-    X86_64.iter().position(|n| *n == name)
-}
-
-/// One system call's totals.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct SyscallStat {
-    /// Entries seen (a call counts when it starts).
-    pub calls: u64,
-    /// Returns with -errno.
-    pub errors: u64,
-    /// Calls whose enter and exit were both seen; `total_ns` covers these.
-    pub timed: u64,
-    pub total_ns: u64,
-    pub max_ns: u64,
-}
-
-/// Context switches of one thread, from sched_switch.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct ThreadStat {
-    pub tid: i32,
-    pub comm: String,
-    pub syscalls: u64,
-    /// Switched out while sleeping (blocked in a call, waiting).
-    pub voluntary: u64,
-    /// Switched out while still runnable (preempted, yielded).
-    pub involuntary: u64,
-}
-
-/// Accounting for one period (an interval, or the whole run).
-#[derive(Clone, Debug, Default)]
-pub struct Period {
-    pub syscalls: Vec<SyscallStat>,
-    pub threads: HashMap<i32, ThreadStat>,
-    pub forks: u64,
-    pub exits: u64,
-}
-
-impl Period {
-    pub(crate) fn new() -> Period {
-        Period {
-            syscalls: vec![SyscallStat::default(); MAX_NR],
-            ..Period::default()
-        }
-    }
-
-    fn thread(&mut self, tid: i32) -> &mut ThreadStat {
-        self.threads.entry(tid).or_insert_with(|| ThreadStat {
-            tid,
-            ..ThreadStat::default()
-        })
-    }
-
-    /// Non-zero syscalls, most called first.
-    pub fn syscall_rows(&self) -> Vec<(usize, SyscallStat)> {
-        let mut v: Vec<(usize, SyscallStat)> = self
-            .syscalls
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| s.calls > 0 || s.timed > 0)
-            .map(|(i, s)| (i, *s))
-            .collect();
-        v.sort_by(|a, b| b.1.calls.cmp(&a.1.calls).then(a.0.cmp(&b.0)));
-        v
-    }
-
-    pub fn thread_rows(&self) -> Vec<ThreadStat> {
-        let mut v: Vec<ThreadStat> = self.threads.values().cloned().collect();
-        v.sort_by_key(|t| t.tid);
-        v
-    }
-
-    pub fn voluntary(&self) -> u64 {
-        self.threads.values().map(|t| t.voluntary).sum()
-    }
-
-    pub fn involuntary(&self) -> u64 {
-        self.threads.values().map(|t| t.involuntary).sum()
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -135,6 +39,11 @@ enum Kind {
         child: i32,
     },
     ProcExit,
+    /// A successful exec; `old` differs from the event's tid when a thread
+    /// other than the leader exec'd and took the process's pid.
+    Exec {
+        old: i32,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -159,6 +68,8 @@ struct Decoders {
     child_pid: Field,
     child_comm: Field,
     proc_exit: u16,
+    exec: u16,
+    exec_old_pid: Field,
 }
 
 /// Per-thread pairing state.
@@ -213,7 +124,8 @@ impl Tracer {
         let switch = inst.enable_event("sched", "sched_switch")?;
         let fork = inst.enable_event("sched", "sched_process_fork")?;
         let pexit = inst.enable_event("sched", "sched_process_exit")?;
-        let dec = decoders(&enter, &exit, &switch, &fork, &pexit)?;
+        let exec = inst.enable_event("sched", "sched_process_exec")?;
+        let dec = decoders(&enter, &exit, &switch, &fork, &pexit, &exec)?;
         inst.open_readers()?;
         Ok(Tracer {
             inst,
@@ -337,7 +249,16 @@ impl Tracer {
                 self.in_call.remove(&e.tid);
                 self.traced.remove(&e.tid);
             }
-            Kind::Switch { .. } => {}
+            Kind::Exec { old } if old != e.tid => {
+                // The exec'ing thread now runs as the leader: its execve returns
+                // under the new tid (the kernel's pid filter already follows it).
+                if let Some(c) = self.in_call.remove(&old) {
+                    self.in_call.insert(e.tid, c);
+                }
+                self.traced.remove(&old);
+                self.traced.insert(e.tid);
+            }
+            Kind::Exec { .. } | Kind::Switch { .. } => {}
         }
     }
 }
@@ -386,6 +307,7 @@ fn apply(
         }
         Kind::Fork { .. } => p.forks += 1,
         Kind::ProcExit => p.exits += 1,
+        Kind::Exec { .. } => {}
     }
 }
 
@@ -395,6 +317,7 @@ fn decoders(
     switch: &EventFormat,
     fork: &EventFormat,
     pexit: &EventFormat,
+    exec: &EventFormat,
 ) -> Result<Decoders> {
     Ok(Decoders {
         enter: enter.id,
@@ -411,6 +334,8 @@ fn decoders(
         child_pid: fork.field("child_pid")?.clone(),
         child_comm: fork.field("child_comm")?.clone(),
         proc_exit: pexit.id,
+        exec: exec.id,
+        exec_old_pid: exec.field("old_pid")?.clone(),
     })
 }
 
@@ -450,6 +375,10 @@ fn decode(d: &Decoders, ev: &RawEvent, comms: &mut HashMap<i32, String>) -> Opti
         Kind::Fork { child }
     } else if ev.id == d.proc_exit {
         Kind::ProcExit
+    } else if ev.id == d.exec {
+        Kind::Exec {
+            old: field_i64(ev.payload, &d.exec_old_pid)? as i32,
+        }
     } else {
         return None;
     };
@@ -475,16 +404,6 @@ pub fn require_no_loss(loss: &LossReport, buffer_kb: u64) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn syscall_names_round_trip() {
-        assert_eq!(syscall_name(0), "read");
-        assert_eq!(syscall_name(110), "getppid");
-        assert_eq!(syscall_nr("getppid"), Some(110));
-        assert_eq!(syscall_nr("io_uring_enter"), Some(426));
-        assert_eq!(syscall_name(1000), "syscall_1000");
-        assert_eq!(syscall_nr(""), None, "gaps in the table are not names");
-    }
 
     #[test]
     fn runnable_means_no_sleep_state() {

@@ -22,9 +22,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
 
-use super::tracer::{Period, SyscallStat, ThreadStat};
+use super::period::{Period, SyscallStat, ThreadStat};
 use crate::measure::tracefs::{EventFormat, Tracefs};
-use progs::{MAX_NR, MapFds, misc, slot, stat};
+use progs::{MAX_NR, MapFds, MapValue, SyscallCounters, ThreadSlot, misc, slot, stat};
 use sys::Map;
 
 /// pid_max up to this gets an array of thread slots (64 B each: 8 MiB at most),
@@ -78,6 +78,9 @@ fn pid_max() -> Result<u32> {
         .with_context(|| format!("/proc/sys/kernel/pid_max: {s:?} is not a number"))
 }
 
+/// Size of the u64 values of the per-CPU maps (maxes, misc).
+const U64: usize = std::mem::size_of::<u64>();
+
 fn u64_at(b: &[u8], off: usize) -> u64 {
     u64::from_le_bytes(b[off..off + 8].try_into().expect("8 bytes"))
 }
@@ -116,9 +119,9 @@ impl BpfCounter {
             Map::create(sys::MAP_ARRAY, "iolab_threads", 4, slot::SIZE, pm)?
         };
         let stats = Map::create(sys::MAP_PERCPU_ARRAY, "iolab_stats", 4, stat::SIZE, MAX_NR)?;
-        let maxes = Map::create(sys::MAP_PERCPU_ARRAY, "iolab_maxes", 4, 8, 2 * MAX_NR)?;
+        let maxes = Map::create(sys::MAP_PERCPU_ARRAY, "iolab_maxes", 4, U64, 2 * MAX_NR)?;
         let epoch_map = Map::create(sys::MAP_ARRAY, "iolab_epoch", 4, 4, 1)?;
-        let misc_map = Map::create(sys::MAP_PERCPU_ARRAY, "iolab_misc", 4, 8, misc::N)?;
+        let misc_map = Map::create(sys::MAP_PERCPU_ARRAY, "iolab_misc", 4, U64, misc::N)?;
         let fds = MapFds {
             threads: threads.raw_fd(),
             stats: stats.raw_fd(),
@@ -151,6 +154,10 @@ impl BpfCounter {
                 sys::prog_load(raw, "iolab_pexit", &progs::sched_process_exit(&fds)?)?,
             ),
             (
+                "sched_process_exec",
+                sys::prog_load(raw, "iolab_exec", &progs::sched_process_exec(&fds)?)?,
+            ),
+            (
                 "sched_process_fork",
                 sys::prog_load(
                     sys::PROG_TRACEPOINT,
@@ -167,7 +174,7 @@ impl BpfCounter {
             epoch_map,
             misc: misc_map,
             hashed,
-            fork_prog: 4,
+            fork_prog: 5,
             progs,
             links: Vec::new(),
             ncpu,
@@ -205,14 +212,16 @@ impl BpfCounter {
             }
             let key = (tid as u32).to_le_bytes();
             let found = self.threads.lookup(&key, &mut v)?;
-            if found && u32_at(&v, slot::ON as usize) == 1 {
+            if found && ThreadSlot::from_bytes(&v).on == 1 {
                 continue;
             }
-            v.fill(0);
-            v[slot::ON as usize] = 1;
-            v[slot::SEEN as usize] = 1;
+            let fresh = ThreadSlot {
+                on: 1,
+                seen: 1,
+                ..ThreadSlot::default()
+            };
             self.threads
-                .update(&key, &v, sys::BPF_ANY)
+                .update(&key, fresh.as_bytes(), sys::BPF_ANY)
                 .with_context(|| {
                     format!(
                         "tracking thread {tid} ({} thread map of {} entries)",
@@ -229,15 +238,16 @@ impl BpfCounter {
         if !self.links.is_empty() {
             return Ok(());
         }
-        // Fork first, so no task created after this is missed; exit before the
-        // syscall programs, so a slot never stays "in a call" past its exit.
+        // Fork first, so no task created after this is missed; exit and exec
+        // before the syscall programs, so a slot never stays "in a call" past
+        // its exit, and an exec from another thread is followed from the start.
         // A program on a perf tracepoint belongs to the tracepoint, not to the
         // perf event: one event (on any CPU) runs it for hits on every CPU.
         let fork_id = fork_format()?.id;
         let cpu = sys::online_cpus()?.first().copied().unwrap_or(0);
         let l = sys::perf_tracepoint_attach(fork_id, cpu, &self.progs[self.fork_prog].1)?;
         self.links.push(l);
-        for i in [3usize, 2, 0, 1] {
+        for i in [3usize, 4, 2, 0, 1] {
             let (tp, prog) = &self.progs[i];
             let l = sys::raw_tracepoint_open(tp, prog)?;
             self.links.push(l);
@@ -263,17 +273,18 @@ impl BpfCounter {
             let v = &vals[i * per * self.ncpu..(i + 1) * per * self.ncpu];
             let s = &mut c.syscalls[nr.min(MAX_NR as usize - 1)];
             for cpu in v.chunks_exact(per) {
-                s.calls += u64_at(cpu, stat::CALLS as usize);
-                s.errors += u64_at(cpu, stat::ERRORS as usize);
-                s.timed += u64_at(cpu, stat::TIMED as usize);
-                s.total_ns += u64_at(cpu, stat::TOTAL_NS as usize);
+                let n = SyscallCounters::from_bytes(cpu);
+                s.calls += n.calls;
+                s.errors += n.errors;
+                s.timed += n.timed;
+                s.total_ns += n.total_ns;
             }
         }
-        let (keys, vals) = self.misc.lookup_all(8 * self.ncpu)?;
+        let (keys, vals) = self.misc.lookup_all(U64 * self.ncpu)?;
         for (i, k) in keys.chunks_exact(4).enumerate() {
             let idx = u32_at(k, 0) as usize;
-            let sum: u64 = vals[i * 8 * self.ncpu..(i + 1) * 8 * self.ncpu]
-                .chunks_exact(8)
+            let sum: u64 = vals[i * U64 * self.ncpu..(i + 1) * U64 * self.ncpu]
+                .chunks_exact(U64)
                 .map(|b| u64_at(b, 0))
                 .sum();
             if let Some(m) = c.misc.get_mut(idx) {
@@ -282,31 +293,25 @@ impl BpfCounter {
         }
         let (keys, vals) = self.threads.lookup_all(slot::SIZE)?;
         for (k, v) in keys.chunks_exact(4).zip(vals.chunks_exact(slot::SIZE)) {
-            if u32_at(v, slot::SEEN as usize) == 0 {
+            let t = ThreadSlot::from_bytes(v);
+            if t.seen == 0 {
                 continue;
             }
             let tid = u32_at(k, 0) as i32;
-            c.threads.insert(
-                tid,
-                [
-                    u64_at(v, slot::SYSCALLS as usize),
-                    u64_at(v, slot::VOLUNTARY as usize),
-                    u64_at(v, slot::INVOLUNTARY as usize),
-                ],
-            );
-            let comm = &v[slot::COMM as usize..slot::COMM as usize + 16];
-            let end = comm.iter().position(|&b| b == 0).unwrap_or(16);
+            c.threads
+                .insert(tid, [t.syscalls, t.voluntary, t.involuntary]);
+            let end = t.comm.iter().position(|&b| b == 0).unwrap_or(t.comm.len());
             if end > 0 {
                 self.comms
-                    .insert(tid, String::from_utf8_lossy(&comm[..end]).into_owned());
+                    .insert(tid, String::from_utf8_lossy(&t.comm[..end]).into_owned());
             } else if !self.comms.contains_key(&tid)
                 && let Ok(s) = std::fs::read_to_string(format!("/proc/{tid}/comm"))
             {
                 self.comms.insert(tid, s.trim_end().to_string());
             }
-            if u32_at(v, slot::ON as usize) == 1 && u32_at(v, slot::IN_CALL as usize) == 1 {
-                c.in_flight
-                    .push((tid, u32_at(v, slot::ENTER_NR as usize) as usize));
+            // Timed or not, a call entered and not returned is in flight.
+            if t.on == 1 && t.in_call != 0 {
+                c.in_flight.push((tid, t.enter_nr as usize));
             }
         }
         c.in_flight.sort_unstable();
@@ -327,16 +332,16 @@ impl BpfCounter {
         if !self.links.is_empty() {
             std::thread::sleep(EPOCH_GRACE);
         }
-        let zero = vec![0u8; 8 * self.ncpu];
-        let (keys, vals) = self.maxes.lookup_all(8 * self.ncpu)?;
+        let zero = vec![0u8; U64 * self.ncpu];
+        let (keys, vals) = self.maxes.lookup_all(U64 * self.ncpu)?;
         for (i, k) in keys.chunks_exact(4).enumerate() {
             let key = u32_at(k, 0);
             if key / MAX_NR != old {
                 continue;
             }
             let nr = (key % MAX_NR) as usize;
-            let m = vals[i * 8 * self.ncpu..(i + 1) * 8 * self.ncpu]
-                .chunks_exact(8)
+            let m = vals[i * U64 * self.ncpu..(i + 1) * U64 * self.ncpu]
+                .chunks_exact(U64)
                 .map(|b| u64_at(b, 0))
                 .max()
                 .unwrap_or(0);
@@ -464,7 +469,7 @@ fn fork_format() -> Result<EventFormat> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::observe::tracer::syscall_nr;
+    use crate::observe::names::syscall_nr;
 
     fn root() -> bool {
         // SAFETY: geteuid has no preconditions.
@@ -511,11 +516,11 @@ mod tests {
         let tid = unsafe { libc::gettid() };
         c.add_pids(&[tid]).unwrap();
         c.start().unwrap();
-        // 5 maps, 5 programs, 4 raw tracepoint links, 1 perf event.
-        assert_eq!(bpf_fds(), before + 15);
+        // 5 maps, 6 programs, 5 raw tracepoint links, 1 perf event.
+        assert_eq!(bpf_fds(), before + 17);
         getppid_n(100);
         c.stop();
-        assert_eq!(bpf_fds(), before + 10, "links closed by stop");
+        assert_eq!(bpf_fds(), before + 11, "links closed by stop");
         let g = syscall_nr("getppid").unwrap();
         let counted = c.take_interval().unwrap().syscalls[g].calls;
         assert_eq!(counted, 100);

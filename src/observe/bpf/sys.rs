@@ -120,6 +120,62 @@ struct RawTpAttr {
     _pad: u32,
 }
 
+/// struct bpf_prog_info (uapi/linux/bpf.h) up to and including
+/// recursion_misses; later fields are left to the kernel.
+#[repr(C)]
+#[derive(Default)]
+struct ProgInfo {
+    prog_type: u32,
+    id: u32,
+    tag: [u8; 8],
+    jited_prog_len: u32,
+    xlated_prog_len: u32,
+    jited_prog_insns: u64,
+    xlated_prog_insns: u64,
+    load_time: u64,
+    created_by_uid: u32,
+    nr_map_ids: u32,
+    map_ids: u64,
+    name: [u8; 16],
+    ifindex: u32,
+    gpl_compatible: u32,
+    netns_dev: u64,
+    netns_ino: u64,
+    nr_jited_ksyms: u32,
+    nr_jited_func_lens: u32,
+    jited_ksyms: u64,
+    jited_func_lens: u64,
+    btf_id: u32,
+    func_info_rec_size: u32,
+    func_info: u64,
+    nr_func_info: u32,
+    nr_line_info: u32,
+    line_info: u64,
+    jited_line_info: u64,
+    nr_jited_line_info: u32,
+    line_info_rec_size: u32,
+    jited_line_info_rec_size: u32,
+    nr_prog_tags: u32,
+    prog_tags: u64,
+    run_time_ns: u64,
+    run_cnt: u64,
+    recursion_misses: u64,
+}
+
+/// struct perf_event_attr (uapi/linux/perf_event.h) in its first published
+/// size (PERF_ATTR_SIZE_VER0, 64 bytes, accepted by every kernel): type, size,
+/// config, sample_period; the rest (sample_type, read_format, flags,
+/// wakeup_events, bp_type, config1) stays zero.
+#[repr(C)]
+#[derive(Default)]
+struct PerfEventAttr {
+    type_: u32,
+    size: u32,
+    config: u64,
+    sample_period: u64,
+    rest: [u64; 5],
+}
+
 fn name16(name: &str) -> [u8; 16] {
     let mut n = [0u8; 16];
     for (d, s) in n.iter_mut().zip(name.bytes().take(15)) {
@@ -250,18 +306,18 @@ impl Map {
 /// Runs of a program the kernel skipped because it was already running on that
 /// CPU (bpf_prog_info.recursion_misses): events observe did not count.
 pub fn prog_recursion_misses(prog: &OwnedFd) -> Result<u64> {
-    // struct bpf_prog_info up to and including recursion_misses (offset 208).
-    let mut info = [0u64; 27];
+    let mut info = ProgInfo::default();
     let mut a = InfoAttr {
         bpf_fd: prog.as_raw_fd() as u32,
-        info_len: std::mem::size_of_val(&info) as u32,
-        info: info.as_mut_ptr() as u64,
+        info_len: std::mem::size_of::<ProgInfo>() as u32,
+        info: (&mut info as *mut ProgInfo) as u64,
     };
     bpf(BPF_OBJ_GET_INFO_BY_FD, &mut a).context("reading BPF program info")?;
-    if (a.info_len as usize) < 216 {
+    // The kernel writes back how much of the struct it knows.
+    if (a.info_len as usize) < std::mem::size_of::<ProgInfo>() {
         bail!("this kernel does not report BPF recursion misses (Linux >= 5.12 does)");
     }
-    Ok(info[26])
+    Ok(info.recursion_misses)
 }
 
 /// Load a program. Failure carries the verifier's log, which says which
@@ -324,18 +380,18 @@ pub fn raw_tracepoint_open(tp: &str, prog: &OwnedFd) -> Result<OwnedFd> {
 /// `cpu` (perf needs a CPU for a task-less event; the program then runs for
 /// hits on every CPU). Detached on close.
 pub fn perf_tracepoint_attach(id: u16, cpu: i32, prog: &OwnedFd) -> Result<OwnedFd> {
-    // struct perf_event_attr: type, size, config, sample_period, ... The rest
-    // stays zero; PERF_ATTR_SIZE_VER0 (64) is accepted by every kernel.
-    let mut attr = [0u8; 64];
-    attr[0..4].copy_from_slice(&PERF_TYPE_TRACEPOINT.to_le_bytes());
-    attr[4..8].copy_from_slice(&64u32.to_le_bytes());
-    attr[8..16].copy_from_slice(&(id as u64).to_le_bytes());
-    attr[16..24].copy_from_slice(&1u64.to_le_bytes());
+    let attr = PerfEventAttr {
+        type_: PERF_TYPE_TRACEPOINT,
+        size: std::mem::size_of::<PerfEventAttr>() as u32,
+        config: id as u64,
+        sample_period: 1,
+        ..Default::default()
+    };
     // SAFETY: attr is a valid perf_event_attr of the size it declares.
     let r = unsafe {
         libc::syscall(
             libc::SYS_perf_event_open,
-            attr.as_ptr(),
+            &attr as *const PerfEventAttr,
             -1 as libc::pid_t,
             cpu,
             -1 as libc::c_int,
@@ -407,5 +463,8 @@ mod tests {
         assert_eq!(std::mem::size_of::<ElemAttr>(), 32);
         assert_eq!(std::mem::offset_of!(ProgLoadAttr, prog_name), 48);
         assert_eq!(std::mem::size_of::<RawTpAttr>(), 16);
+        // bpf_prog_info.recursion_misses (Linux 5.12) and PERF_ATTR_SIZE_VER0.
+        assert_eq!(std::mem::offset_of!(ProgInfo, recursion_misses), 208);
+        assert_eq!(std::mem::size_of::<PerfEventAttr>(), 64);
     }
 }
