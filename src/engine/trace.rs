@@ -1,7 +1,8 @@
 //! `iolab run --trace`: the per-request user-timestamp log kept by each worker,
 //! and the run-side glue that traces the target's block device during the run and
 //! joins both into btt's stage table and the user / block layer / driver+device /
-//! completion-delivery split (study 002).
+//! completion-delivery split (study 002): a typed `report::trace::JobTrace` per
+//! job, which report renders.
 //!
 //! Also the per-request allocation toggle (`EngineOptions::alloc_per_request`) the
 //! breakdown study uses to measure study 002's preallocation lesson: it makes the
@@ -16,16 +17,17 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use serde_json::{Value, json};
 
 use crate::engine::setup::{Prepared, label};
 use crate::engine::{EngineOptions, JobRun};
 use crate::job::JobSpec;
 use crate::measure::blktrace::{
-    self, BlockTrace, BlockTraceOptions, Breakdown, BttTable, Log2Hist, MatchStats, StageStats,
-    UserIo,
+    self, BlockTrace, BlockTraceOptions, Breakdown, BttTable, MatchStats, UserIo,
 };
 use crate::measure::clock;
+use crate::report::trace::{
+    ActionCounts, EventCounts, JobTrace, LayerSplit, RequestCounts, SamplingReport, Split,
+};
 use crate::request::Op;
 
 /// Requests each worker can log: the join covers the first this many completions
@@ -352,7 +354,8 @@ impl Tracer {
     /// Stop tracing, join each job's user timestamps with its device's requests,
     /// and put the result on the job's runs (`JobRun::trace`). A trace that lost
     /// events fails the jobs on that device: a breakdown with holes would mislead.
-    pub fn finish(mut self, jobs: &[JobSpec], runs: &mut [JobRun]) {
+    /// `logs[i]` holds the user timestamps of `runs[i]`.
+    pub fn finish(mut self, jobs: &[JobSpec], runs: &mut [JobRun], logs: &[StreamLog]) {
         for (di, d) in self.devices.iter_mut().enumerate() {
             let Some(tr) = d.trace.take() else { continue };
             let res = tr.stop();
@@ -390,9 +393,9 @@ impl Tracer {
                 let mut dropped = 0;
                 let mut unmapped = 0;
                 let mut unsampled = 0;
-                for r in runs.iter().filter(|r| r.job == j) {
-                    dropped += r.trace_log.dropped;
-                    for u in &r.trace_log.ios {
+                for (_, log) in runs.iter().zip(logs).filter(|(r, _)| r.job == j) {
+                    dropped += log.dropped;
+                    for u in &log.ios {
                         if !in_windows(&res.windows, u.t_submit_start, u.t_complete_seen) {
                             unsampled += 1;
                             continue;
@@ -404,7 +407,7 @@ impl Tracer {
                     }
                 }
                 let b = blktrace::join(&users, &reqs, 0);
-                let mut v = job_trace_json(
+                let mut v = job_trace(
                     &d.name,
                     trace_clock,
                     mapping,
@@ -416,7 +419,7 @@ impl Tracer {
                     unmapped,
                     &jobs[j],
                 );
-                v["sampling"] = sampling_json(&res, unsampled);
+                v.sampling = sampling_report(&res, unsampled);
                 for r in runs.iter_mut().filter(|r| r.job == j) {
                     r.trace = Some(v.clone());
                 }
@@ -435,17 +438,15 @@ fn in_windows(windows: &[blktrace::Window], from: u64, to: u64) -> bool {
     i > 0 && to <= windows[i - 1].end
 }
 
-fn sampling_json(res: &blktrace::BlockTraceResult, unsampled: u64) -> Value {
-    let Some(s) = res.sampling else {
-        return Value::Null;
-    };
+fn sampling_report(res: &blktrace::BlockTraceResult, unsampled: u64) -> Option<SamplingReport> {
+    let s = res.sampling?;
     let traced_ns: u64 = res.windows.iter().map(|w| w.end - w.start).sum();
-    json!({
-        "percent": s.traced_percent(),
-        "period_ms": s.period.as_secs_f64() * 1e3,
-        "windows": res.windows.len(),
-        "traced_ms": traced_ns as f64 / 1e6,
-        "ios_outside_windows": unsampled,
+    Some(SamplingReport {
+        percent: s.traced_percent(),
+        period_ms: s.period.as_secs_f64() * 1e3,
+        windows: res.windows.len() as u64,
+        traced_ms: traced_ns as f64 / 1e6,
+        ios_outside_windows: unsampled,
     })
 }
 
@@ -518,41 +519,25 @@ fn fiemap(f: &std::fs::File) -> Result<Vec<Extent>> {
     Ok(out)
 }
 
-fn stage_json(s: &StageStats) -> Value {
-    json!({ "n": s.n, "min_ns": s.min_ns, "avg_ns": s.avg_ns, "max_ns": s.max_ns })
-}
-
-fn split_json(b: &Breakdown, op: Option<Op>) -> Value {
-    let mut user = StageStats::default();
-    let mut block = StageStats::default();
-    let mut device = StageStats::default();
-    let mut q2c = StageStats::default();
-    let mut completion = StageStats::default();
-    let mut total = StageStats::default();
+fn layer_split(b: &Breakdown, op: Option<Op>) -> LayerSplit {
+    let mut l = LayerSplit::default();
     for j in b.joined.iter().filter(|j| op.is_none_or(|o| j.op == o)) {
-        user.add(j.user_ns);
+        l.user.add(j.user_ns);
         if let Some(v) = j.block_ns {
-            block.add(v);
+            l.block.add(v);
         }
         if let Some(v) = j.device_ns {
-            device.add(v);
+            l.device.add(v);
         }
-        q2c.add(j.q2c_ns);
-        completion.add(j.completion_ns);
-        total.add(j.total_ns);
+        l.q2c.add(j.q2c_ns);
+        l.completion.add(j.completion_ns);
+        l.total.add(j.total_ns);
     }
-    json!({
-        "user": stage_json(&user),
-        "block": stage_json(&block),
-        "device": stage_json(&device),
-        "q2c": stage_json(&q2c),
-        "completion": stage_json(&completion),
-        "total": stage_json(&total),
-    })
+    l
 }
 
 #[allow(clippy::too_many_arguments)]
-fn job_trace_json(
+fn job_trace(
     dev: &str,
     trace_clock: &str,
     mapping: &Mapping,
@@ -563,7 +548,7 @@ fn job_trace_json(
     dropped: u64,
     unmapped: u64,
     job: &JobSpec,
-) -> Value {
+) -> JobTrace {
     let mut notes: Vec<String> = Vec::new();
     notes.push(format!(
         "btt table: every request on /dev/{dev} during the run (other tasks' too); \
@@ -593,181 +578,30 @@ fn job_trace_json(
             "{unmapped} I/Os fell in holes or unwritten extents of the file (no device I/O)"
         ));
     }
-    let by_action: serde_json::Map<String, Value> = ["Q", "G", "I", "D", "C", "Cb", "Mb", "Mf"]
-        .iter()
-        .zip(st.by_action)
-        .map(|(k, v)| (k.to_string(), Value::from(v)))
-        .collect();
-    json!({
-        "device": format!("/dev/{dev}"),
-        "job": job.name,
-        "clock": trace_clock,
-        "engine_clock": clock::source(),
-        "btt": {
-            "q2g": stage_json(&btt.q2g),
-            "g2i": stage_json(&btt.g2i),
-            "i2d": stage_json(&btt.i2d),
-            "g2d": stage_json(&btt.g2d),
-            "q2d": stage_json(&btt.q2d),
-            "d2c": stage_json(&btt.d2c),
-            "q2c": stage_json(&btt.q2c),
-            "d2c_hist_log2_us": btt.d2c_hist.buckets,
-            "q2c_hist_log2_us": btt.q2c_hist.buckets,
-            "notes": btt.notes,
+    JobTrace {
+        device: format!("/dev/{dev}"),
+        job: job.name.clone(),
+        clock: trace_clock.to_string(),
+        engine_clock: clock::source().to_string(),
+        btt: btt.clone(),
+        events: EventCounts {
+            total: st.events,
+            by_action: ActionCounts::of(&st.by_action),
+            lost: 0,
         },
-        "events": { "total": st.events, "by_action": by_action, "lost": 0 },
-        "requests": {
-            "completed": st.completed,
-            "merged_bios": st.merged_bios,
-            "orphan_completions": st.orphan_completions,
-            "in_flight_at_end": st.in_flight_at_end,
-            "outside_windows": st.outside_windows,
+        requests: RequestCounts::of(st),
+        split: Split {
+            all: layer_split(b, None),
+            read: layer_split(b, Some(Op::Read)),
+            write: layer_split(b, Some(Op::Write)),
         },
-        "split": {
-            "all": split_json(b, None),
-            "read": split_json(b, Some(Op::Read)),
-            "write": split_json(b, Some(Op::Write)),
-        },
-        "joined": b.joined.len(),
-        "unmatched_user": b.unmatched_user,
-        "unclaimed_requests": b.unclaimed_requests,
-        "not_logged": dropped,
-        "notes": notes,
-    })
-}
-
-fn stage_from(v: &Value) -> StageStats {
-    let mut s = StageStats::default();
-    s.n = v["n"].as_u64().unwrap_or(0);
-    s.min_ns = v["min_ns"].as_u64().unwrap_or(0);
-    s.avg_ns = v["avg_ns"].as_f64().unwrap_or(0.0);
-    s.max_ns = v["max_ns"].as_u64().unwrap_or(0);
-    s
-}
-
-fn hist_from(v: &Value) -> Log2Hist {
-    Log2Hist {
-        buckets: v
-            .as_array()
-            .map(|a| a.iter().filter_map(Value::as_u64).collect())
-            .unwrap_or_default(),
+        joined: b.joined.len() as u64,
+        unmatched_user: b.unmatched_user,
+        unclaimed_requests: b.unclaimed_requests,
+        not_logged: dropped,
+        notes,
+        sampling: None,
     }
-}
-
-/// Text view of one job's `iolab.engine.trace` object: btt's table, the
-/// biolatency-style histograms and the per-layer split.
-pub fn render_job_text(job: &str, t: &Value) -> String {
-    let bt = &t["btt"];
-    let table = BttTable {
-        q2g: stage_from(&bt["q2g"]),
-        g2i: stage_from(&bt["g2i"]),
-        i2d: stage_from(&bt["i2d"]),
-        g2d: stage_from(&bt["g2d"]),
-        q2d: stage_from(&bt["q2d"]),
-        d2c: stage_from(&bt["d2c"]),
-        q2c: stage_from(&bt["q2c"]),
-        d2c_hist: hist_from(&bt["d2c_hist_log2_us"]),
-        q2c_hist: hist_from(&bt["q2c_hist_log2_us"]),
-        notes: bt["notes"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|s| s.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default(),
-    };
-    let mut s = format!(
-        "\n{job}: block trace of {} ({} events, {} requests completed, trace clock {})\n",
-        t["device"].as_str().unwrap_or("?"),
-        t["events"]["total"],
-        t["requests"]["completed"],
-        t["clock"].as_str().unwrap_or("?")
-    );
-    let sm = &t["sampling"];
-    if !sm.is_null() {
-        s += &format!(
-            "sampled: {:.0}% of every {} ms ({} windows, {:.0} ms traced); the table \
-             covers requests inside the windows; {} of this job's I/Os fell outside them\n",
-            sm["percent"].as_f64().unwrap_or(0.0),
-            sm["period_ms"].as_f64().unwrap_or(0.0),
-            sm["windows"],
-            sm["traced_ms"].as_f64().unwrap_or(0.0),
-            sm["ios_outside_windows"]
-        );
-    }
-    s += &blktrace::render_btt(&table);
-    if table.d2c_hist.total() > 0 {
-        s += &table.d2c_hist.render("\nD2C (driver + device)");
-    }
-    if table.q2c_hist.total() > 0 {
-        s += &table
-            .q2c_hist
-            .render("\nQ2C (block layer + driver + device)");
-    }
-    s += &format!(
-        "\n{job}: where the time went ({} I/Os joined, avg us; read / write / all)\n",
-        t["joined"]
-    );
-    s += &format!(
-        "{:<34} {:>10} {:>10} {:>10} {:>9}\n",
-        "stage", "read", "write", "all", "N"
-    );
-    let sp = &t["split"];
-    for (key, name) in [
-        ("user", "user (submit -> Q)"),
-        ("block", "block layer (Q -> D)"),
-        ("device", "driver+device (D -> C)"),
-        ("q2c", "block+driver+device (Q -> C)"),
-        ("completion", "completion delivery (C -> seen)"),
-        ("total", "total (submit -> seen)"),
-    ] {
-        let cell = |op: &str| {
-            let st = stage_from(&sp[op][key]);
-            if st.n == 0 {
-                "-".to_string()
-            } else {
-                format!("{:.2}", st.avg_ns / 1e3)
-            }
-        };
-        let n = stage_from(&sp["all"][key]).n;
-        s += &format!(
-            "{name:<34} {:>10} {:>10} {:>10} {n:>9}\n",
-            cell("read"),
-            cell("write"),
-            cell("all")
-        );
-    }
-    for k in ["unmatched_user", "unclaimed_requests"] {
-        let n = t[k].as_u64().unwrap_or(0);
-        if n > 0 {
-            s += &format!(
-                "note: {n} {}\n",
-                if k == "unmatched_user" {
-                    "of this job's I/Os had no traced request inside their window"
-                } else {
-                    "traced requests belonged to no I/O of this job"
-                }
-            );
-        }
-    }
-    for n in t["notes"].as_array().into_iter().flatten() {
-        if let Some(n) = n.as_str() {
-            s += &format!("note: {n}\n");
-        }
-    }
-    s
-}
-
-/// Text for every traced job of a run (empty when the run was not traced).
-pub fn render_run_text(run: &crate::report::model::RunResult) -> String {
-    let mut s = String::new();
-    for j in &run.jobs {
-        if let Some(t) = j.iolab.engine.get("trace") {
-            s += &render_job_text(&j.jobname, t);
-        }
-    }
-    s
 }
 
 /// The device byte offset a file offset maps to (tests, tools).
@@ -889,7 +723,7 @@ mod tests {
         let mut btt = BttTable::default();
         btt.q2c.add(3_000);
         btt.q2c_hist.add_ns(3_000);
-        let v = job_trace_json(
+        let v = job_trace(
             "zram9",
             "mono",
             &Mapping::Device,
@@ -901,14 +735,14 @@ mod tests {
             0,
             &JobSpec::default(),
         );
-        let t = render_job_text("j", &v);
+        let t = crate::report::text::trace_text("j", &v);
         assert!(t.contains("Q2C") && t.contains("3.000"), "{t}");
         assert!(t.contains("trace clock mono"), "{t}");
         assert!(
             t.contains("user (submit -> Q)") && t.contains("4.50"),
             "{t}"
         );
-        assert_eq!(v["split"]["read"]["total"]["n"], 1);
-        assert_eq!(v["split"]["write"]["total"]["n"], 0);
+        assert_eq!(v.split.read.total.n, 1);
+        assert_eq!(v.split.write.total.n, 0);
     }
 }

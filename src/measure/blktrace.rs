@@ -433,6 +433,7 @@ impl StageStats {
 /// biolatency-style histogram: bucket k counts values in [2^k, 2^(k+1)) us, with
 /// bucket 0 holding [0, 2) us.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
 pub struct Log2Hist {
     pub buckets: Vec<u64>,
 }
@@ -486,7 +487,10 @@ pub struct BttTable {
     pub q2d: StageStats,
     pub d2c: StageStats,
     pub q2c: StageStats,
+    /// Serialised under the names `iolab.engine.trace.btt` has always used.
+    #[serde(rename = "d2c_hist_log2_us")]
     pub d2c_hist: Log2Hist,
+    #[serde(rename = "q2c_hist_log2_us")]
     pub q2c_hist: Log2Hist,
     /// Why some rows are empty (device kind, scheduler).
     pub notes: Vec<String>,

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use super::model::{DirResult, JobResult, LatStats, RunResult};
+use super::model::{DirResult, JobEngine, JobResult, LatStats, RunResult};
 use super::svg::{chart_svg, escape};
 use crate::lab::model::{
     Cell, Chart, ChartKind, Comparison, LabResults, Series, StudyResult, Table,
@@ -589,6 +589,18 @@ fn us(ns: f64) -> String {
     fmt_num(ns / 1e3)
 }
 
+/// One row per key of the job's `iolab.engine` object, as the fio JSON has
+/// it (keys sorted), each value as JSON text (strings bare).
+fn engine_rows(e: &JobEngine) -> Vec<(String, String)> {
+    match serde_json::to_value(e) {
+        Ok(serde_json::Value::Object(m)) => {
+            m.into_iter().map(|(k, v)| (k, json_text(&v))).collect()
+        }
+        // A struct of plain fields always serialises to an object.
+        _ => Vec::new(),
+    }
+}
+
 fn json_text(v: &serde_json::Value) -> String {
     match v {
         serde_json::Value::String(s) => s.clone(),
@@ -695,15 +707,9 @@ fn job_section(out: &mut String, i: usize, j: &JobResult) {
         };
         data_table(out, &t);
     }
-    if !j.iolab.engine.is_empty() {
+    if let Some(e) = &j.iolab.engine {
         out.push_str("<h3>How the I/O was done</h3>\n");
-        let rows: Vec<(String, String)> = j
-            .iolab
-            .engine
-            .iter()
-            .map(|(k, v)| (k.clone(), json_text(v)))
-            .collect();
-        kv_table(out, &rows);
+        kv_table(out, &engine_rows(e));
     }
     out.push_str("</section>\n");
 }
@@ -732,9 +738,7 @@ pub fn render_run_html(run: &RunResult) -> String {
             ),
         ));
     }
-    for (k, v) in &run.iolab.notes {
-        facts.push((k.clone(), json_text(v)));
-    }
+    facts.extend(run.iolab.notes.0.iter().cloned());
     if !facts.is_empty() {
         kv_table(&mut out, &facts);
     }
