@@ -21,7 +21,6 @@ use anyhow::{Context, Result};
 
 use crate::device::null::NullDevice;
 use crate::job::spec::NullParams;
-use crate::lab::model::{Cell, Chart, ChartKind, Comparison, Series, Skipped, StudyResult, Table};
 use crate::measure::clock::now_ns;
 use crate::placement::affinity::AffinityGuard;
 use crate::placement::balance;
@@ -30,6 +29,8 @@ use crate::placement::predictor::{Predictor, SignalSampler, TaskKind};
 use crate::placement::ptask::{PTask, PTaskIo, PTaskReport};
 use crate::placement::topology::{Core, Topology, format_cpu_list};
 use crate::placement::{Policy, place};
+use crate::report::chart::{Chart, ChartKind, Series};
+use crate::report::study::{Cell, Comparison, Skipped, StudyResult, Table};
 
 /// Published: Scatter over Bunch, C task performance (avg / max), section 2.1.
 pub const PUB_SCATTER_VS_BUNCH_AVG: f64 = 17.0;

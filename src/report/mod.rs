@@ -4,10 +4,12 @@
 //! HTML report with SVG charts. Each renderer is a pure function of the model.
 
 pub mod assemble;
+pub mod chart;
 pub mod html;
 pub mod json;
 pub mod model;
 pub mod raw;
+pub mod study;
 pub mod svg;
 pub mod text;
 pub mod trace;
