@@ -4,7 +4,9 @@
 
 use serde::Serialize;
 
-use crate::measure::blktrace::{BttTable, MatchStats, StageStats};
+use crate::measure::blktrace::{BlockTraceResult, Breakdown, BttTable, MatchStats, StageStats};
+use crate::measure::clock;
+use crate::request::Op;
 
 /// One traced job: the device's btt table, the event and request counts, and
 /// this job's requests split by layer.
@@ -33,6 +35,93 @@ pub struct JobTrace {
     pub notes: Vec<String>,
     /// `--trace-sample`: the windows the events were on (None: traced throughout).
     pub sampling: Option<SamplingReport>,
+}
+
+/// What the tracer joined for one job: the device's table and counts, the
+/// job's joined I/Os, and what stayed out of the join.
+pub struct TraceJoin<'a> {
+    /// Device name without `/dev/`.
+    pub device: &'a str,
+    /// The trace instance's clock.
+    pub clock: &'a str,
+    pub job: &'a str,
+    /// Extents the file's offsets were mapped through (None: the job addresses
+    /// the device itself).
+    pub file_extents: Option<usize>,
+    pub direct: bool,
+    pub btt: &'a BttTable,
+    pub matched: &'a MatchStats,
+    pub breakdown: &'a Breakdown,
+    /// Completions past the per-worker log, and the log's capacity.
+    pub not_logged: u64,
+    pub log_capacity: usize,
+    /// I/Os in holes or unwritten extents of the file (no device I/O).
+    pub unmapped: u64,
+    pub sampling: Option<SamplingReport>,
+}
+
+impl JobTrace {
+    /// Build the job's trace once, with the notes that explain what the
+    /// numbers cover.
+    pub fn join(j: &TraceJoin) -> JobTrace {
+        let dev = j.device;
+        let mut notes: Vec<String> = Vec::new();
+        notes.push(format!(
+            "btt table: every request on /dev/{dev} during the run (other tasks' too); \
+             split: this job's requests joined by sector and time"
+        ));
+        if let Some(n) = j.file_extents {
+            notes.push(format!(
+                "file offsets mapped to device sectors with FIEMAP ({n} extents)"
+            ));
+        }
+        if !j.direct {
+            notes.push(
+                "direct=0: I/O served from the page cache has no block request and stays \
+                 unmatched; use direct=1 for a full breakdown"
+                    .into(),
+            );
+        }
+        if j.not_logged > 0 {
+            notes.push(format!(
+                "{} completions after the first {} per worker were not \
+                 logged and are not in the split",
+                j.not_logged, j.log_capacity
+            ));
+        }
+        if j.unmapped > 0 {
+            notes.push(format!(
+                "{} I/Os fell in holes or unwritten extents of the file (no device I/O)",
+                j.unmapped
+            ));
+        }
+        let st = j.matched;
+        let b = j.breakdown;
+        JobTrace {
+            device: format!("/dev/{dev}"),
+            job: j.job.to_string(),
+            clock: j.clock.to_string(),
+            engine_clock: clock::source().to_string(),
+            btt: j.btt.clone(),
+            events: EventCounts {
+                total: st.events,
+                by_action: ActionCounts::of(&st.by_action),
+                lost: 0,
+            },
+            requests: RequestCounts::of(st),
+            split: Split {
+                all: LayerSplit::of(b, None),
+                read: LayerSplit::of(b, Some(Op::Read)),
+                write: LayerSplit::of(b, Some(Op::Write)),
+            },
+            joined: b.joined.len() as u64,
+            unmatched_user: b.unmatched_user,
+            unclaimed_requests: b.unclaimed_requests,
+            not_logged: j.not_logged,
+            notes,
+            sampling: j.sampling,
+        }
+    }
 }
 
 /// Block events seen, by action.
@@ -133,6 +222,24 @@ pub struct LayerSplit {
 }
 
 impl LayerSplit {
+    /// The split of the joined I/Os of one direction (None: all of them).
+    pub fn of(b: &Breakdown, op: Option<Op>) -> LayerSplit {
+        let mut l = LayerSplit::default();
+        for j in b.joined.iter().filter(|j| op.is_none_or(|o| j.op == o)) {
+            l.user.add(j.user_ns);
+            if let Some(v) = j.block_ns {
+                l.block.add(v);
+            }
+            if let Some(v) = j.device_ns {
+                l.device.add(v);
+            }
+            l.q2c.add(j.q2c_ns);
+            l.completion.add(j.completion_ns);
+            l.total.add(j.total_ns);
+        }
+        l
+    }
+
     /// The stages in reading order, with the labels the text table uses.
     pub fn rows(&self) -> [(&'static str, &StageStats); 6] {
         [
@@ -154,4 +261,67 @@ pub struct SamplingReport {
     pub windows: u64,
     pub traced_ms: f64,
     pub ios_outside_windows: u64,
+}
+
+impl SamplingReport {
+    /// The windows of a sampled trace (None when it traced throughout), and
+    /// how many of the job's I/Os fell outside them.
+    pub fn of(res: &BlockTraceResult, ios_outside_windows: u64) -> Option<SamplingReport> {
+        let s = res.sampling?;
+        let traced_ns: u64 = res.windows.iter().map(|w| w.end - w.start).sum();
+        Some(SamplingReport {
+            percent: s.traced_percent(),
+            period_ms: s.period.as_secs_f64() * 1e3,
+            windows: res.windows.len() as u64,
+            traced_ms: traced_ns as f64 / 1e6,
+            ios_outside_windows,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::blktrace;
+
+    #[test]
+    fn text_view_shows_table_and_split() {
+        let mut b = Breakdown::default();
+        b.joined.push(blktrace::JoinedIo {
+            offset: 0,
+            op: Op::Read,
+            user_ns: 1_000,
+            block_ns: None,
+            device_ns: None,
+            q2c_ns: 3_000,
+            completion_ns: 500,
+            total_ns: 4_500,
+        });
+        let mut btt = BttTable::default();
+        btt.q2c.add(3_000);
+        btt.q2c_hist.add_ns(3_000);
+        let v = JobTrace::join(&TraceJoin {
+            device: "zram9",
+            clock: "mono",
+            job: "",
+            file_extents: None,
+            direct: true,
+            btt: &btt,
+            matched: &MatchStats::default(),
+            breakdown: &b,
+            not_logged: 0,
+            log_capacity: 1 << 21,
+            unmapped: 0,
+            sampling: None,
+        });
+        let t = crate::report::text::trace_text("j", &v);
+        assert!(t.contains("Q2C") && t.contains("3.000"), "{t}");
+        assert!(t.contains("trace clock mono"), "{t}");
+        assert!(
+            t.contains("user (submit -> Q)") && t.contains("4.50"),
+            "{t}"
+        );
+        assert_eq!(v.split.read.total.n, 1);
+        assert_eq!(v.split.write.total.n, 0);
+    }
 }
