@@ -4,13 +4,12 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 
-use crate::engine::{EngineOptions, GroupRun, JobRun, run_jobs};
-use crate::job::JobSpec;
+use crate::engine::{EngineOptions, run_jobs};
 use crate::job::plan::{OutputFormat, RunPlan, parse_run_args};
 use crate::measure::clock;
-use crate::measure::cpu::{DiskStats, SystemDelta, SystemSnapshot, ThreadUsage, disk_of_path};
-use crate::measure::recorder::Recorder;
-use crate::report::model::{JobMeta, JobResult, RunExtras, RunResult, apply_group_aggregates};
+use crate::measure::cpu::SystemSnapshot;
+use crate::report::assemble::{self, RunContext};
+use crate::report::model::RunResult;
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -99,7 +98,7 @@ pub fn main(mut a: RunArgs) -> Result<u8> {
                 .first()
                 .map(|j| j.percentile_list.clone())
                 .unwrap_or_default();
-            crate::report::text::render(&run, &pl) + &crate::engine::trace::render_run_text(&run)
+            crate::report::text::render(&run, &pl) + &crate::report::text::render_traces(&run)
         }
     };
     match &plan.output {
@@ -157,220 +156,27 @@ fn take_own_flags(a: &mut RunArgs) -> Result<()> {
     Ok(())
 }
 
-/// Run a plan and build fio's result shape. Returns whether any job failed.
+/// Run a plan and hand the engine's results to `report::assemble` for fio's
+/// result shape. Returns whether any job failed.
 pub fn execute(plan: &RunPlan, opts: &EngineOptions) -> Result<(RunResult, bool)> {
     let clock_check = clock::self_check();
     let before = SystemSnapshot::take();
     let groups = run_jobs(&plan.jobs, opts)?;
     let after = SystemSnapshot::take();
-    let system = SystemDelta::between(&before, &after);
     let mut failed = false;
-    let mut jobs = Vec::new();
-    for g in &groups {
-        for r in &g.jobs {
-            if let Some(e) = &r.error {
-                eprintln!("iolab: {e}");
-                failed = true;
-            }
-        }
-        jobs.extend(group_results(&plan.jobs, g));
-    }
-    apply_group_aggregates(&mut jobs);
-    let disks = disk_names(&plan.jobs);
-    let disk_util = match (&before.disks, &after.disks) {
-        (Some(b), Some(a)) if !disks.is_empty() => {
-            let names: Vec<&str> = disks.iter().map(String::as_str).collect();
-            DiskStats::util(b, a, &names)
-        }
-        _ => Vec::new(),
-    };
-    let extras = RunExtras {
-        clock: Some(clock_check),
-        system: Some(system),
-        placement: groups.iter().filter_map(|g| g.placement.clone()).collect(),
-        ..Default::default()
-    };
-    let mut run = RunResult::new(jobs, disk_util, extras);
-    run.global_options = crate::report::model::OrderedMap(plan.global_options.clone());
-    Ok((run, failed))
-}
-
-/// fio reports each clone on its own, or one entry per job with group_reporting.
-fn group_results(specs: &[JobSpec], g: &GroupRun) -> Vec<JobResult> {
-    let mut out = Vec::new();
-    let mut done = vec![false; g.jobs.len()];
-    for i in 0..g.jobs.len() {
-        if done[i] {
-            continue;
-        }
-        let spec = &specs[g.jobs[i].job];
-        let members: Vec<usize> = if spec.group_reporting {
-            (i..g.jobs.len())
-                .filter(|&k| g.jobs[k].job == g.jobs[i].job)
-                .collect()
-        } else {
-            vec![i]
-        };
-        let mut rec: Recorder = g.jobs[members[0]].rec.clone();
-        let mut cpu = ThreadUsage::default();
-        let mut runtime = 0;
-        for &k in &members {
-            done[k] = true;
-            if k != members[0] {
-                rec.merge(&g.jobs[k].rec);
-            }
-            // A shared worker's CPU is counted once, on its first stream.
-            cpu.add(&share_cpu(&g.jobs[k]));
-            runtime = runtime.max(g.jobs[k].runtime_ns);
-        }
-        let first = &g.jobs[members[0]];
-        let meta = JobMeta {
-            name: spec.name.clone(),
-            groupid: g.groupid,
-            jobnum: first.jobnum,
-            workers: members.len() as u32,
-            pid: std::process::id(),
-            options: spec.options.clone(),
-            iodepth: spec.iodepth,
-            percentile_list: spec.percentile_list.clone(),
-            runtime_ns: runtime,
-            elapsed_ns: g.wall_ns,
-        };
-        let mut jr = JobResult::from_recorder(&meta, &rec, &cpu);
-        jr.iolab.engine = engine_extras(
-            spec,
-            &members.iter().map(|&k| &g.jobs[k]).collect::<Vec<_>>(),
-        );
-        out.push(jr);
-    }
-    out
-}
-
-/// CPU of a worker divided evenly among the streams sharing it.
-fn share_cpu(r: &JobRun) -> ThreadUsage {
-    let n = r.worker_streams.max(1) as u64;
-    ThreadUsage {
-        user_ns: r.cpu.user_ns / n,
-        sys_ns: r.cpu.sys_ns / n,
-        nvcsw: r.cpu.nvcsw / n,
-        nivcsw: r.cpu.nivcsw / n,
-        minflt: r.cpu.minflt / n,
-        majflt: r.cpu.majflt / n,
-    }
-}
-
-/// The `iolab.engine` object: how the run actually went, beyond fio's keys.
-fn engine_extras(spec: &JobSpec, runs: &[&JobRun]) -> serde_json::Map<String, serde_json::Value> {
-    use serde_json::{Value, json};
-    let first = runs[0];
-    let mut completion = first.completion;
-    let mut backend = first.backend_stats;
-    for r in &runs[1..] {
-        completion.merge(&r.completion);
-        backend.submit_calls += r.backend_stats.submit_calls;
-        backend.wait_calls += r.backend_stats.wait_calls;
-        backend.punted += r.backend_stats.punted;
-        backend.interrupts += r.backend_stats.interrupts;
-        backend.completed_in_submit += r.backend_stats.completed_in_submit;
-    }
-    let mut m = serde_json::Map::new();
-    m.insert("backend".into(), Value::from(first.backend));
-    m.insert("completion_model".into(), Value::from(first.model.name()));
-    m.insert("completion".into(), json!(completion));
-    m.insert(
-        "completion_summary".into(),
-        Value::from(completion.describe(first.model)),
-    );
-    if let Some(p) = completion.describe_policy(first.model) {
-        m.insert("policy_summary".into(), Value::from(p));
-    }
-    m.insert("backend_stats".into(), json!(backend));
-    m.insert(
-        "scheduler".into(),
-        Value::from(crate::sched::kind_name(spec.scheduler)),
-    );
-    m.insert("scheduler_stats".into(), json!(first.sched));
-    if !first.adaptive.is_empty() {
-        m.insert("adaptive_decisions".into(), json!(first.adaptive));
-    }
-    if first.worker_streams > 1 {
-        m.insert(
-            "shared_worker_streams".into(),
-            Value::from(first.worker_streams),
-        );
-    }
-    if first.interrupted {
-        m.insert("interrupted".into(), Value::from(true));
-    }
-    reliability_extras(&mut m, runs);
-    if let Some(e) = &first.error {
-        m.insert("error_message".into(), Value::from(e.clone()));
-    }
-    if let Some(t) = &first.trace {
-        m.insert("trace".into(), t.clone());
-    }
-    m
-}
-
-/// Errors, request accounting, verification and injected faults: fio's
-/// `total_err`/`first_error` (which fio prints with continue_on_error) and what
-/// the conservation checks read.
-fn reliability_extras(m: &mut serde_json::Map<String, serde_json::Value>, runs: &[&JobRun]) {
-    use serde_json::{Value, json};
-    let mut acct = crate::engine::worker::Accounting::default();
-    let mut verify: Option<crate::workload::verify::VerifyStats> = None;
-    for r in runs {
-        acct.submitted += r.acct.submitted;
-        acct.ok += r.acct.ok;
-        acct.errors += r.acct.errors;
-        acct.timeouts += r.acct.timeouts;
-        acct.spurious += r.acct.spurious;
-        acct.verify_failures += r.acct.verify_failures;
-        if let Some(v) = &r.verify {
-            let t = verify.get_or_insert_with(Default::default);
-            t.written += v.written;
-            t.checked += v.checked;
-            t.failures += v.failures;
-            t.skipped += v.skipped;
-            t.first_failure = t.first_failure.or(v.first_failure);
-        }
-    }
-    let first_error = runs
+    for e in groups
         .iter()
-        .map(|r| r.rec.first_error)
-        .find(|&e| e != 0)
-        .unwrap_or(0);
-    m.insert(
-        "total_err".into(),
-        Value::from(acct.errors + acct.verify_failures),
-    );
-    m.insert("first_error".into(), Value::from(first_error));
-    m.insert(
-        "continue_on_error".into(),
-        Value::from(runs[0].continue_on_error.name()),
-    );
-    m.insert("accounting".into(), json!(acct));
-    if let Some(v) = verify {
-        let mut o = json!(v);
-        if let Some(f) = v.first_failure {
-            o["first_failure_message"] = Value::from(f.to_string());
-        }
-        m.insert("verify".into(), o);
+        .flat_map(|g| &g.jobs)
+        .filter_map(|r| r.error.as_ref())
+    {
+        eprintln!("iolab: {e}");
+        failed = true;
     }
-    if let Some(f) = runs[0].injected {
-        m.insert("faults_injected".into(), json!(f));
-    }
-}
-
-/// Block devices under the jobs' targets, for fio's disk_util.
-fn disk_names(jobs: &[JobSpec]) -> Vec<String> {
-    let mut names: Vec<String> = jobs
-        .iter()
-        .filter(|j| j.ioengine != crate::job::Engine::Null)
-        .filter_map(|j| j.filename.as_ref())
-        .filter_map(|f| disk_of_path(std::path::Path::new(f)))
-        .collect();
-    names.sort();
-    names.dedup();
-    names
+    let cx = RunContext {
+        clock: clock_check,
+        before: &before,
+        after: &after,
+        global_options: &plan.global_options,
+    };
+    Ok((assemble::run_result(&plan.jobs, &groups, &cx), failed))
 }

@@ -18,15 +18,9 @@ use std::sync::{Arc, Barrier};
 
 use anyhow::{Result, anyhow};
 
-use crate::completion::CompletionStats;
-use crate::completion::adaptive::Decision;
-use crate::device::BackendStats;
-use crate::device::null::FaultCounts;
-use crate::job::{CompletionModel, JobSpec};
+use crate::job::JobSpec;
 use crate::measure::cpu::ThreadUsage;
-use crate::measure::recorder::Recorder;
 use crate::placement::PollSignal;
-use crate::sched::SchedStats;
 use crate::workload::verify::VerifyStats;
 
 /// Options that apply to a whole run rather than a job.
@@ -44,54 +38,9 @@ pub struct EngineOptions {
     pub alloc_per_request: usize,
 }
 
-/// Everything measured for one job clone.
-#[derive(Debug)]
-pub struct JobRun {
-    pub job: usize,
-    pub jobnum: u32,
-    pub groupid: u32,
-    pub rec: Recorder,
-    /// Measured runtime (after ramp) in ns.
-    pub runtime_ns: u64,
-    /// CPU of the worker thread; shared by all streams of a shared worker.
-    pub cpu: ThreadUsage,
-    /// How many streams shared the worker (CPU is the worker's, not per stream).
-    pub worker_streams: usize,
-    pub model: CompletionModel,
-    pub backend: &'static str,
-    pub completion: CompletionStats,
-    pub backend_stats: BackendStats,
-    pub sched: SchedStats,
-    pub adaptive: Vec<Decision>,
-    pub error: Option<String>,
-    pub interrupted: bool,
-    /// Requests submitted, completed ok or with an error, timed out, spurious.
-    pub acct: worker::Accounting,
-    /// Data verification of this stream (None when the job does not verify).
-    pub verify: Option<VerifyStats>,
-    /// The worker's request slots free at the end, and in all (shared worker).
-    pub slots_free: (usize, usize),
-    /// Commands the backend still holds at the end, where it counts them.
-    pub device_in_flight: Option<u32>,
-    /// Faults the device injected (null device; shared worker: whole device).
-    pub injected: Option<FaultCounts>,
-    pub continue_on_error: crate::job::ContinueOnError,
-    /// This stream's per-request timestamps (only with `--trace`).
-    pub trace_log: trace::StreamLog,
-    /// The joined block trace, `iolab.engine.trace` (only with `--trace`).
-    pub trace: Option<serde_json::Value>,
-}
-
-/// One stonewall group's results.
-#[derive(Debug)]
-pub struct GroupRun {
-    pub groupid: u32,
-    pub jobs: Vec<JobRun>,
-    /// Wall time of the group, ns.
-    pub wall_ns: u64,
-    /// Where the group's threads ran, when it chose CPUs or ran co-runners.
-    pub placement: Option<crate::report::model::PlacementReport>,
-}
+// The engine's raw results are report's input type: the engine fills them,
+// `report::assemble` folds them into fio's shape.
+pub use crate::report::raw::{GroupRun, JobRun};
 
 /// Split job indices into stonewall groups: a job with `stonewall` starts a new one.
 pub fn groups(jobs: &[JobSpec]) -> Vec<Vec<usize>> {
@@ -192,6 +141,8 @@ fn run_group(
             b.finish()
         });
     let mut out = Vec::new();
+    // Each stream's per-request timestamps (`--trace`), beside `out`.
+    let mut logs = Vec::new();
     let mut seen = Vec::new();
     for h in handles {
         let (p, outcome, cpu, last_cpu) =
@@ -262,16 +213,16 @@ fn run_group(
                 device_in_flight,
                 injected,
                 continue_on_error: job.continue_on_error,
-                trace_log: trace_logs.next().unwrap_or_default(),
                 trace: None,
             });
+            logs.push(trace_logs.next().unwrap_or_default());
         }
         drop(target);
     }
     let wall_ns = crate::measure::clock::now_ns() - t0;
     let corunners = corunners.finish()?;
     if let Some(t) = tracer {
-        t.finish(jobs, &mut out);
+        t.finish(jobs, &mut out, &logs);
     }
     let placement = placement.is_active().then(|| {
         place::report(

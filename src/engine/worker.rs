@@ -45,21 +45,9 @@ struct Slot {
     aborted: bool,
 }
 
-/// Request accounting of one stream: at the end `submitted = ok + errors`
-/// unless the run was interrupted with requests in flight.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Accounting {
-    /// Requests handed to the backend.
-    pub submitted: u64,
-    pub ok: u64,
-    pub errors: u64,
-    /// Errors that were io_timeout aborts (also counted in `errors`).
-    pub timeouts: u64,
-    /// Completions for a slot that was not in flight (a backend bug); ignored.
-    pub spurious: u64,
-    /// Reads whose data failed verification (they completed: counted in `ok`).
-    pub verify_failures: u64,
-}
+// The stream's request accounting is a reported fact: its type lives with
+// the engine's raw results in `report::raw`.
+pub use crate::report::raw::Accounting;
 
 /// What the stream issues next.
 enum Next {
@@ -214,7 +202,7 @@ pub struct Worker {
     pub poll_signal: Option<crate::placement::PollSignal>,
     pub live: std::sync::Arc<LiveCounters>,
     /// `--trace` timestamp log and the study-only per-request allocation.
-    pub trace: crate::engine::trace::Hooks,
+    pub trace: crate::engine::trace::hooks::Hooks,
 }
 
 /// What the loop reports besides the recorders.

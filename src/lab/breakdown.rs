@@ -10,11 +10,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use serde_json::Value;
 
 use crate::engine::{EngineOptions, JobRun, run_jobs};
-use crate::lab::model::{Cell, Chart, ChartKind, Comparison, Series, Skipped, StudyResult, Table};
 use crate::lab::runner::{is_root, median};
+use crate::measure::blktrace::StageStats;
+use crate::report::chart::{Chart, ChartKind, Series};
+use crate::report::study::{Cell, Comparison, Skipped, StudyResult, Table};
+use crate::report::trace::LayerSplit;
 use crate::sys::loopdev::LoopDev;
 use crate::sys::zram::Zram;
 
@@ -198,23 +200,18 @@ struct Split {
     total: f64,
 }
 
-fn split_of(t: &Value, op: &str) -> Split {
-    let s = &t["split"][op];
-    let avg = |k: &str| {
-        if s[k]["n"].as_u64().unwrap_or(0) == 0 {
-            f64::NAN
-        } else {
-            s[k]["avg_ns"].as_f64().unwrap_or(f64::NAN) / 1e3
-        }
+fn split_of(l: &LayerSplit) -> Split {
+    let avg = |s: &StageStats| {
+        if s.n == 0 { f64::NAN } else { s.avg_ns / 1e3 }
     };
     Split {
-        n: s["total"]["n"].as_u64().unwrap_or(0),
-        user: avg("user"),
-        block: avg("block"),
-        device: avg("device"),
-        q2c: avg("q2c"),
-        completion: avg("completion"),
-        total: avg("total"),
+        n: l.total.n,
+        user: avg(&l.user),
+        block: avg(&l.block),
+        device: avg(&l.device),
+        q2c: avg(&l.q2c),
+        completion: avg(&l.completion),
+        total: avg(&l.total),
     }
 }
 
@@ -394,8 +391,8 @@ pub fn run(opts: &BreakdownStudyOpts) -> Result<StudyResult> {
             let Some(t) = runs.first().and_then(|j| j.trace.clone()) else {
                 bail!("{part} {}: traced run returned no trace", load.name());
             };
-            for op in ["read", "write"] {
-                let s = split_of(&t, op);
+            for (op, l) in [("read", &t.split.read), ("write", &t.split.write)] {
+                let s = split_of(l);
                 let c = |v: f64| Cell::num(v, 2);
                 table.rows.push(vec![
                     Cell::text(dev.label),

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use super::model::{LabResults, Machine, Skipped, StudyResult};
+use crate::report::study::{LabResults, Machine, Skipped, StudyResult};
 
 /// The studies, in the order they run: (name, seed, what it reproduces).
 pub const STUDIES: [(&str, &str, &str); 5] = [

@@ -24,12 +24,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use super::model::{Cell, Chart, ChartKind, Comparison, Series, Skipped, StudyResult, Table};
 use super::runner::{Measured, is_root, measure, null_job};
 use crate::completion::adaptive;
 use crate::job::{
     BlockSizes, CompletionModel, Direction, Engine, IrqMode, JobSpec, NullParams, Pattern, RwMode,
 };
+use crate::report::chart::{Chart, ChartKind, Series};
+use crate::report::study::{Cell, Comparison, Skipped, StudyResult, Table};
 
 /// Published figures (FAST '12, as summarised in seeds/README.md).
 pub const PUB_POLL_4K_US: f64 = 4.4;

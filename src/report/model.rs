@@ -7,10 +7,18 @@
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
+use crate::completion::CompletionStats;
+use crate::completion::adaptive::Decision;
+use crate::device::BackendStats;
+use crate::device::null::FaultCounts;
 use crate::measure::clock::ClockCheck;
 use crate::measure::cpu::{DiskUtil, SystemDelta, ThreadUsage};
 use crate::measure::recorder::{self, DEPTH_BUCKETS, DIRS, LAT_BUCKETS, LatHist, Recorder};
+use crate::report::raw::Accounting;
+use crate::report::trace::JobTrace;
 use crate::request::Class;
+use crate::sched::SchedStats;
+use crate::workload::verify::VerifyStats;
 
 /// What iolab writes as `"fio version"`: its own name and version, never fio's,
 /// so readers can tell the producer apart while parsing the same schema.
@@ -197,9 +205,68 @@ pub struct JobExtras {
     pub classes: Vec<ClassResult>,
     pub iops_log: IopsLog,
     pub cpu: ThreadUsage,
-    /// Filled by the engine and completion models: model used, observed polls,
-    /// sleeps, spin time, backend statistics, placement...
-    pub engine: serde_json::Map<String, serde_json::Value>,
+    /// How the run actually went (`report::assemble` fills it from the engine's
+    /// results); serialised as `{}` for a result built without an engine run.
+    #[serde(serialize_with = "engine_or_empty")]
+    pub engine: Option<JobEngine>,
+}
+
+fn engine_or_empty<S: Serializer>(e: &Option<JobEngine>, s: S) -> Result<S::Ok, S::Error> {
+    match e {
+        Some(e) => e.serialize(s),
+        None => s.serialize_map(Some(0))?.end(),
+    }
+}
+
+/// `iolab.engine`: how one job's I/O was actually done, beyond fio's keys:
+/// backend and completion model with what they observed, the scheduler, request
+/// accounting and errors, verification, injected faults and the block trace.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct JobEngine {
+    pub backend: &'static str,
+    pub completion_model: &'static str,
+    /// Polls, sleeps, spin time... summed over the job's workers.
+    pub completion: CompletionStats,
+    /// `completion` in a sentence (what text prints).
+    pub completion_summary: String,
+    /// What a hybrid polling policy did (hybrid-uring, pas, dpas), in a sentence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy_summary: Option<String>,
+    pub backend_stats: BackendStats,
+    pub scheduler: &'static str,
+    pub scheduler_stats: SchedStats,
+    /// Adaptive's choice per size class (adaptive only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub adaptive_decisions: Vec<Decision>,
+    /// Streams that shared the worker (only when more than one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared_worker_streams: Option<usize>,
+    /// The run was stopped (SIGINT) before the job finished.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+    /// fio's `total_err`: failed requests plus verification failures.
+    pub total_err: u64,
+    /// fio's `first_error`: the first errno, 0 if none.
+    pub first_error: i32,
+    pub continue_on_error: &'static str,
+    pub accounting: Accounting,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifyReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub faults_injected: Option<FaultCounts>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<JobTrace>,
+}
+
+/// Data verification of a job, with its first failure in words.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct VerifyReport {
+    #[serde(flatten)]
+    pub stats: VerifyStats,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_failure_message: Option<String>,
 }
 
 /// One job (or group of workers) in fio's JSON shape.
@@ -428,7 +495,7 @@ impl JobResult {
                     dropped: log.dropped,
                 },
                 cpu: *cpu,
-                engine: serde_json::Map::new(),
+                engine: None,
             },
         }
     }
@@ -499,8 +566,8 @@ pub struct RunExtras {
     pub clock: Option<ClockCheck>,
     /// System-wide deltas over the run: /proc/stat, /proc/interrupts, cpuidle.
     pub system: Option<SystemDelta>,
-    /// Free-form run-level facts (placement, tracing, warnings).
-    pub notes: serde_json::Map<String, serde_json::Value>,
+    /// Free-form run-level facts (placement, tracing, warnings), in order.
+    pub notes: OrderedMap,
     /// Where each group's threads ran, for groups that chose CPUs or ran
     /// co-runners (`placement=`, `cpus_allowed=`, `cpumask=`, `corunners=`).
     #[serde(skip_serializing_if = "Vec::is_empty")]

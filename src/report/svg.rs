@@ -10,7 +10,7 @@
 
 use std::fmt::Write;
 
-use crate::lab::model::{Chart, ChartKind, Series};
+use crate::report::chart::{Chart, ChartKind, Series};
 
 /// Okabe-Ito colours: distinguishable with the common colour-vision
 /// deficiencies and still apart when printed; yellow last, it is weak on white.

@@ -9,8 +9,10 @@
 use std::fmt::Write as _;
 
 use crate::job::spec::{BlockSizes, JobSpec};
+use crate::measure::blktrace::{self, StageStats};
 use crate::measure::cpu::SystemDelta;
 use crate::report::model::{DirResult, Dist, JobResult, LatStats, PlacementReport, RunResult};
+use crate::report::trace::JobTrace;
 
 /// fio's `significant_figures` default.
 const SIG_FIGS: usize = 4;
@@ -280,54 +282,38 @@ pub fn job_block(out: &mut String, j: &JobResult, time: &str, precision: usize) 
     }
     // How completions were actually observed: a run that asked to poll and
     // slept says so here, not only in JSON.
-    let e = &j.iolab.engine;
-    if let Some(summary) = e.get("completion_summary").and_then(|v| v.as_str()) {
-        let _ = writeln!(out, "  iolab completion: {summary}");
-    }
-    if let Some(policy) = e.get("policy_summary").and_then(|v| v.as_str()) {
+    let Some(e) = &j.iolab.engine else {
+        return;
+    };
+    let _ = writeln!(out, "  iolab completion: {}", e.completion_summary);
+    if let Some(policy) = &e.policy_summary {
         let _ = writeln!(out, "  iolab policy    : {policy}");
     }
     // Adaptive's choice per size class, with the numbers it was made from.
-    for d in e
-        .get("adaptive_decisions")
-        .and_then(|v| v.as_array())
-        .into_iter()
-        .flatten()
-    {
-        let size = d.get("size_class").and_then(|v| v.as_u64()).unwrap_or(0);
-        let model = d.get("model").and_then(|v| v.as_str()).unwrap_or("?");
-        let samples = d.get("samples").and_then(|v| v.as_u64()).unwrap_or(0);
-        let why = d.get("why").and_then(|v| v.as_str()).unwrap_or("");
+    for d in &e.adaptive_decisions {
         let _ = writeln!(
             out,
-            "  iolab adaptive  : <= {}: {model} ({samples} samples): {why}",
-            crate::device::target::human(size)
+            "  iolab adaptive  : <= {}: {} ({} samples): {}",
+            crate::device::target::human(d.size_class),
+            d.model.name(),
+            d.samples,
+            d.why
         );
     }
-    if let Some(b) = e.get("backend").and_then(|v| v.as_str()) {
-        let stat = |k: &str| {
-            e.get("backend_stats")
-                .and_then(|s| s.get(k))
-                .and_then(|v| v.as_u64())
-                .unwrap_or(0)
-        };
+    let b = &e.backend_stats;
+    let _ = writeln!(
+        out,
+        "  iolab backend   : {}, submit calls={}, wait calls={}, io-wq punts={}, interrupts={}",
+        e.backend, b.submit_calls, b.wait_calls, b.punted, b.interrupts
+    );
+    if b.completed_in_submit > 0 {
         let _ = writeln!(
             out,
-            "  iolab backend   : {b}, submit calls={}, wait calls={}, io-wq punts={}, interrupts={}",
-            stat("submit_calls"),
-            stat("wait_calls"),
-            stat("punted"),
-            stat("interrupts")
+            "  iolab backend   : {} requests were already complete when io_submit \
+             returned (AIO on a buffered file: the kernel did the I/O inside the call, so \
+             slat holds the I/O time; use direct=1 for asynchronous AIO)",
+            b.completed_in_submit
         );
-        let in_submit = stat("completed_in_submit");
-        if in_submit > 0 {
-            let _ = writeln!(
-                out,
-                "  iolab backend   : {in_submit} requests were already complete when io_submit \
-                 returned (AIO on a buffered file: the kernel did the I/O inside the call, so \
-                 slat holds the I/O time; use direct=1 for asynchronous AIO)"
-            );
-        }
     }
 }
 
@@ -550,6 +536,88 @@ fn system_block(out: &mut String, sys: &SystemDelta) {
     for m in &sys.missing {
         let _ = writeln!(out, "iolab missing  : {m}");
     }
+}
+
+/// Text for every traced job of a run (empty when the run was not traced).
+pub fn render_traces(run: &RunResult) -> String {
+    let mut s = String::new();
+    for j in &run.jobs {
+        if let Some(t) = j.iolab.engine.as_ref().and_then(|e| e.trace.as_ref()) {
+            s += &trace_text(&j.jobname, t);
+        }
+    }
+    s
+}
+
+/// Text view of one job's block trace: btt's table, the biolatency-style
+/// histograms and the per-layer split.
+pub fn trace_text(job: &str, t: &JobTrace) -> String {
+    let mut s = format!(
+        "\n{job}: block trace of {} ({} events, {} requests completed, trace clock {})\n",
+        t.device, t.events.total, t.requests.completed, t.clock
+    );
+    if let Some(sm) = &t.sampling {
+        s += &format!(
+            "sampled: {:.0}% of every {} ms ({} windows, {:.0} ms traced); the table \
+             covers requests inside the windows; {} of this job's I/Os fell outside them\n",
+            sm.percent, sm.period_ms, sm.windows, sm.traced_ms, sm.ios_outside_windows
+        );
+    }
+    s += &blktrace::render_btt(&t.btt);
+    if t.btt.d2c_hist.total() > 0 {
+        s += &t.btt.d2c_hist.render("\nD2C (driver + device)");
+    }
+    if t.btt.q2c_hist.total() > 0 {
+        s += &t
+            .btt
+            .q2c_hist
+            .render("\nQ2C (block layer + driver + device)");
+    }
+    s += &format!(
+        "\n{job}: where the time went ({} I/Os joined, avg us; read / write / all)\n",
+        t.joined
+    );
+    s += &format!(
+        "{:<34} {:>10} {:>10} {:>10} {:>9}\n",
+        "stage", "read", "write", "all", "N"
+    );
+    let cell = |st: &StageStats| {
+        if st.n == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.2}", st.avg_ns / 1e3)
+        }
+    };
+    let (read, write, all) = (
+        t.split.read.rows(),
+        t.split.write.rows(),
+        t.split.all.rows(),
+    );
+    for ((r, w), (name, a)) in read.iter().zip(&write).zip(&all) {
+        s += &format!(
+            "{name:<34} {:>10} {:>10} {:>10} {:>9}\n",
+            cell(r.1),
+            cell(w.1),
+            cell(a),
+            a.n
+        );
+    }
+    if t.unmatched_user > 0 {
+        s += &format!(
+            "note: {} of this job's I/Os had no traced request inside their window\n",
+            t.unmatched_user
+        );
+    }
+    if t.unclaimed_requests > 0 {
+        s += &format!(
+            "note: {} traced requests belonged to no I/O of this job\n",
+            t.unclaimed_requests
+        );
+    }
+    for n in &t.notes {
+        s += &format!("note: {n}\n");
+    }
+    s
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 pub mod blockdev;
 pub mod cleanup;
+pub mod fiemap;
 pub mod loopdev;
 pub mod safety;
 pub mod signature;

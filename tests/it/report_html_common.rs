@@ -338,10 +338,10 @@ pub fn run_result() -> RunResult {
         elapsed_ns: 2_000_000_000,
     };
     let mut job = JobResult::from_recorder(&meta, &r, &ThreadUsage::default());
-    job.iolab.engine.insert(
-        "completion".into(),
-        serde_json::json!("poll: 15000 hits, 0 sleeps"),
-    );
+    job.iolab.engine = Some(iolab::report::model::JobEngine {
+        completion_summary: "poll: 15000 hits, 0 sleeps".into(),
+        ..Default::default()
+    });
     RunResult::new(vec![job], vec![], RunExtras::default())
 }
 

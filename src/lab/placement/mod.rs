@@ -12,6 +12,8 @@
 //!   their poll counters every interval and [`balance::step`] migrations are
 //!   applied with sched_setaffinity.
 
+pub mod ptask;
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};
@@ -21,16 +23,15 @@ use anyhow::{Context, Result};
 
 use crate::device::null::NullDevice;
 use crate::job::spec::NullParams;
-use crate::lab::model::{Cell, Chart, ChartKind, Comparison, Series, Skipped, StudyResult, Table};
 use crate::measure::clock::now_ns;
 use crate::placement::affinity::AffinityGuard;
 use crate::placement::balance;
 use crate::placement::corunner::{CoRunner, CoRunnerReport, Kernel};
 use crate::placement::predictor::{Predictor, SignalSampler, TaskKind};
-pub mod ptask;
-
 use crate::placement::topology::{Core, Topology, format_cpu_list};
 use crate::placement::{Policy, place};
+use crate::report::chart::{Chart, ChartKind, Series};
+use crate::report::study::{Cell, Comparison, Skipped, StudyResult, Table};
 use ptask::{PTask, PTaskIo, PTaskReport};
 
 /// Published: Scatter over Bunch, C task performance (avg / max), section 2.1.

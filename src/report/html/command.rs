@@ -1,0 +1,209 @@
+//! `iolab report RESULTS.json...`: read saved lab results (naming the file in
+//! every error) and render them as one HTML report.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use super::lab::{LabSet, render_lab_set_html};
+use super::shell::write_index;
+use crate::report::study::{Cell, LabResults};
+
+/// `iolab report`: render saved `iolab lab` results (`results.json`) as HTML.
+#[derive(clap::Args, Debug)]
+pub struct ReportArgs {
+    /// results.json files written by `iolab lab` (or directories holding one);
+    /// several are joined into one report.
+    #[arg(required = true, value_name = "RESULTS.json")]
+    pub files: Vec<PathBuf>,
+    /// Directory to write index.html into (created if missing).
+    #[arg(long, default_value = "iolab-report")]
+    pub out: PathBuf,
+}
+
+/// Read one saved results file, with errors that name the file and say what
+/// it is instead.
+pub fn load_results(path: &Path) -> Result<LabResults> {
+    let file = if path.is_dir() {
+        let inner = path.join("results.json");
+        if !inner.is_file() {
+            bail!(
+                "{} is a directory without results.json; pass the results.json written by `iolab lab --out DIR`",
+                path.display()
+            );
+        }
+        inner
+    } else {
+        path.to_path_buf()
+    };
+    let text = std::fs::read_to_string(&file)
+        .with_context(|| format!("cannot read {}", file.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{} is not JSON ({e}); expected the results.json written by `iolab lab`",
+            file.display()
+        )
+    })?;
+    let Some(obj) = v.as_object() else {
+        bail!(
+            "{} is JSON but not an iolab results file: expected an object with \"machine\" and \"studies\"",
+            file.display()
+        );
+    };
+    if obj.contains_key("fio version") {
+        bail!(
+            "{} is fio-style JSON from `iolab run` or fio, not lab results; `iolab report` reads the results.json of `iolab lab` (use `iolab run --report DIR` for runs)",
+            file.display()
+        );
+    }
+    let missing: Vec<&str> = ["iolab_version", "machine", "studies"]
+        .into_iter()
+        .filter(|k| !obj.contains_key(*k))
+        .collect();
+    if !missing.is_empty() {
+        bail!(
+            "{} is JSON but not an iolab results file: missing {}",
+            file.display(),
+            missing.join(", ")
+        );
+    }
+    let mut v = v;
+    let holes = take_nulls(&mut v);
+    let mut r: LabResults = serde_json::from_value(v).map_err(|e| {
+        anyhow::anyhow!(
+            "{} looks like iolab results but does not match this iolab's format: {e}",
+            file.display()
+        )
+    })?;
+    for h in holes {
+        h.restore(&mut r);
+    }
+    Ok(r)
+}
+
+/// A measured number that was NaN or infinite when saved. JSON has no such
+/// values, so serde_json wrote `null`, which does not read back into an `f64`;
+/// it is read as 0 and put back as NaN, which every view shows as "-" (tables,
+/// comparisons) or "not drawn" (charts).
+#[derive(Debug)]
+enum Hole {
+    Cell(usize, usize, usize, usize),
+    Point(usize, usize, usize, usize, usize),
+    Ours(usize, usize),
+    Duration(usize),
+    Machine(&'static str),
+}
+
+impl Hole {
+    fn restore(self, r: &mut LabResults) {
+        let nan = f64::NAN;
+        match self {
+            Hole::Cell(s, t, row, c) => {
+                if let Some(Cell::Num { v, .. }) = r.studies[s].tables[t].rows[row].get_mut(c) {
+                    *v = nan;
+                }
+            }
+            Hole::Point(s, ch, se, p, k) => {
+                let pt = &mut r.studies[s].charts[ch].series[se].points[p];
+                if k == 0 {
+                    pt.0 = nan;
+                } else {
+                    pt.1 = nan;
+                }
+            }
+            Hole::Ours(s, c) => r.studies[s].comparisons[c].ours = nan,
+            Hole::Duration(s) => r.studies[s].duration_s = nan,
+            Hole::Machine(k) => match k {
+                "memory_gib" => r.machine.memory_gib = nan,
+                _ => r.machine.clock_cost_ns = nan,
+            },
+        }
+    }
+}
+
+/// Replace `null` where the schema has an `f64` with 0, and say where.
+fn take_nulls(v: &mut serde_json::Value) -> Vec<Hole> {
+    use serde_json::Value;
+    let mut holes = Vec::new();
+    let mut fill = |x: &mut Value, h: Hole| {
+        if x.is_null() {
+            *x = Value::from(0.0);
+            holes.push(h);
+        }
+    };
+    for k in ["memory_gib", "clock_cost_ns"] {
+        if let Some(x) = v.pointer_mut(&format!("/machine/{k}")) {
+            fill(x, Hole::Machine(k));
+        }
+    }
+    let Some(studies) = v.get_mut("studies").and_then(Value::as_array_mut) else {
+        return holes;
+    };
+    for (si, st) in studies.iter_mut().enumerate() {
+        if let Some(x) = st.get_mut("duration_s") {
+            fill(x, Hole::Duration(si));
+        }
+        if let Some(cs) = st.get_mut("comparisons").and_then(Value::as_array_mut) {
+            for (ci, c) in cs.iter_mut().enumerate() {
+                if let Some(x) = c.get_mut("ours") {
+                    fill(x, Hole::Ours(si, ci));
+                }
+            }
+        }
+        if let Some(ts) = st.get_mut("tables").and_then(Value::as_array_mut) {
+            for (ti, t) in ts.iter_mut().enumerate() {
+                let Some(rows) = t.get_mut("rows").and_then(Value::as_array_mut) else {
+                    continue;
+                };
+                for (ri, row) in rows.iter_mut().enumerate() {
+                    let Some(cells) = row.as_array_mut() else {
+                        continue;
+                    };
+                    for (ci, cell) in cells.iter_mut().enumerate() {
+                        // Only numeric cells ({v, prec}); text cells are strings.
+                        if cell.get("prec").is_some()
+                            && let Some(x) = cell.get_mut("v")
+                        {
+                            fill(x, Hole::Cell(si, ti, ri, ci));
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(chs) = st.get_mut("charts").and_then(Value::as_array_mut) {
+            for (chi, ch) in chs.iter_mut().enumerate() {
+                let Some(ss) = ch.get_mut("series").and_then(Value::as_array_mut) else {
+                    continue;
+                };
+                for (sei, se) in ss.iter_mut().enumerate() {
+                    let Some(ps) = se.get_mut("points").and_then(Value::as_array_mut) else {
+                        continue;
+                    };
+                    for (pi, p) in ps.iter_mut().enumerate() {
+                        let Some(xy) = p.as_array_mut() else {
+                            continue;
+                        };
+                        for (k, x) in xy.iter_mut().enumerate().take(2) {
+                            fill(x, Hole::Point(si, chi, sei, pi, k));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    holes
+}
+
+/// `iolab report RESULTS.json... --out DIR`.
+pub fn report_main(args: ReportArgs) -> Result<u8> {
+    let mut loaded = Vec::with_capacity(args.files.len());
+    for f in &args.files {
+        loaded.push((f.display().to_string(), load_results(f)?));
+    }
+    let set = LabSet {
+        sources: loaded.iter().map(|(n, r)| (n.clone(), r)).collect(),
+    };
+    let path = write_index(&args.out, &render_lab_set_html(&set))?;
+    println!("report: {}", path.display());
+    Ok(0)
+}
