@@ -1,10 +1,10 @@
 //! `iolab lab`: the five studies, each reproduced on this machine and shown beside
-//! its published figures. One file per study; [`model`] is what they produce.
+//! its published figures. One file (or folder) per study; each fills a
+//! `report::study::StudyResult` (tables, `report::chart` charts) for report to render.
 
 pub mod breakdown;
 pub mod cli;
 pub mod laq;
-pub mod model;
 pub mod observe;
 pub mod placement;
 pub mod poll;

@@ -158,7 +158,7 @@ fn report_command_joins_files_and_names_bad_ones() {
     assert_eq!(back.studies.len(), 2);
     assert!(back.studies[1].charts[0].series[1].points[2].1.is_nan());
     assert!(
-        matches!(back.studies[0].tables[0].rows[1][4], iolab::lab::model::Cell::Num { v, .. } if v.is_nan())
+        matches!(back.studies[0].tables[0].rows[1][4], iolab::report::study::Cell::Num { v, .. } if v.is_nan())
     );
 
     let out = dir.path().join("out");

@@ -2,12 +2,11 @@
 //! names, values that cannot be drawn, skipped parts and studies not run.
 #![allow(dead_code)] // each test crate uses part of it
 
-use iolab::lab::model::{
-    Cell, Chart, ChartKind, Comparison, LabResults, Machine, Series, Skipped, StudyResult, Table,
-};
 use iolab::measure::cpu::ThreadUsage;
 use iolab::measure::recorder::{Recorder, RecorderConfig, Sample};
+use iolab::report::chart::{Chart, ChartKind, Series};
 use iolab::report::model::{JobMeta, JobResult, RunExtras, RunResult};
+use iolab::report::study::{Cell, Comparison, LabResults, Machine, Skipped, StudyResult, Table};
 use iolab::request::{Class, Op};
 
 /// A name that breaks the page if anything is left unescaped.

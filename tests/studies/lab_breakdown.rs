@@ -3,7 +3,7 @@
 //! every part must be reported as skipped with the reason.
 
 use iolab::lab::breakdown::{BreakdownStudyOpts, run};
-use iolab::lab::model::Cell;
+use iolab::report::study::Cell;
 
 fn num(c: &Cell) -> f64 {
     match c {

@@ -4,7 +4,7 @@
 //! root and is reported as skipped otherwise.
 
 use iolab::lab::laq::{LaqStudyOpts, run};
-use iolab::lab::model::Cell;
+use iolab::report::study::Cell;
 
 fn num(c: &Cell) -> f64 {
     match c {

@@ -7,8 +7,8 @@ use crate::support;
 
 use support::needs::{Need, ready};
 
-use iolab::lab::model::{Cell, StudyResult};
 use iolab::lab::observe::{ObserveStudyOpts, run};
+use iolab::report::study::{Cell, StudyResult};
 
 fn num(c: &Cell) -> f64 {
     match c {

@@ -9,7 +9,7 @@ use super::pair::{
     BG_BYTES, FG_BYTES, PairResult, cut_pct, measure_pair, pair, two_metric_chart, us,
 };
 use crate::job::{CompletionModel, Engine, JobSpec, LaqParams, NullOrder, NullParams, SchedKind};
-use crate::lab::model::{Cell, Comparison, StudyResult, Table};
+use crate::report::study::{Cell, Comparison, StudyResult, Table};
 use crate::sched::sim::{DeviceModel, SimConfig, simulate};
 
 /// Published: LAQ cuts periodic-read latency by 60% against CFQ (§3.2, Fig. 3a).

@@ -23,9 +23,9 @@ use super::pair::{
 };
 use crate::buf::{Buffers, PAGE_ALIGN};
 use crate::job::{CompletionModel, Engine, JobSpec, SchedKind};
-use crate::lab::model::{Cell, Skipped, StudyResult, Table};
 use crate::lab::runner;
 use crate::measure::clock::{now_ns, set_thread_timer_slack_ns, sleep_until};
+use crate::report::study::{Cell, Skipped, StudyResult, Table};
 use crate::sys::blockdev::{BlockDev, ElevatorGuard};
 use crate::sys::loopdev::LoopDev;
 

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use crate::lab::model::StudyResult;
+use crate::report::study::StudyResult;
 
 pub use emulated::{NULL_PERIOD, PUB_LATENCY_CUT_PCT, null_jobs, ufs_like};
 pub use kernel::{KERNEL_SCHEDULERS, KernelPeerResult, run_kernel_peers};

@@ -7,8 +7,9 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 use crate::job::{BlockSizes, Direction, JobSpec, Pattern, RwMode};
-use crate::lab::model::{Cell, Chart, ChartKind, Series};
 use crate::lab::runner;
+use crate::report::chart::{Chart, ChartKind, Series};
+use crate::report::study::Cell;
 use crate::request::Class;
 
 const IOPRIO_CLASS_SHIFT: u16 = 13;

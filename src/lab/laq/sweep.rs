@@ -8,7 +8,8 @@ use anyhow::Result;
 use super::emulated::null_point;
 use super::pair::{PairResult, us};
 use crate::job::{LaqParams, SchedKind};
-use crate::lab::model::{Cell, Chart, ChartKind, Series, StudyResult, Table};
+use crate::report::chart::{Chart, ChartKind, Series};
+use crate::report::study::{Cell, StudyResult, Table};
 
 /// (ii) LAT parameters, one at a time around the study's defaults.
 pub(super) fn null_sweep(

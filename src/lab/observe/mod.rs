@@ -34,11 +34,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use super::model::{Skipped, StudyResult};
 use crate::measure::cpu::{ProcStat, ThreadUsage};
 use crate::observe::collector::Collector;
 use crate::observe::names::syscall_name;
 use crate::observe::target::process_tree_threads;
+use crate::report::study::{Skipped, StudyResult};
 use crate::sys::cleanup;
 use crate::sys::loopdev::LoopDev;
 use crate::sys::zram::Zram;

@@ -6,8 +6,9 @@ use super::{
     PUB_HDD_FUTEX_CALLS, PUB_HDD_RUNTIME_S, PUB_HDD_SYSTEM_S, PUB_SSD_CTXT_PER_S,
     PUB_SSD_FUTEX_CALLS, PUB_SSD_RUNTIME_S, PUB_SSD_SYSTEM_S, Run,
 };
-use crate::lab::model::{Cell, Chart, ChartKind, Comparison, Series, StudyResult, Table};
 use crate::measure::cpu::CpuTimes;
+use crate::report::chart::{Chart, ChartKind, Series};
+use crate::report::study::{Cell, Comparison, StudyResult, Table};
 
 /// Syscalls a process uses to wait for, or wake, another: the candidates for the
 /// role futex plays in the paper's MySQL (threads + mutexes). PostgreSQL is
