@@ -6,6 +6,7 @@
 //! barrier, and collects per-job results.
 
 pub mod cli;
+pub mod hooks;
 pub mod place;
 pub mod progress;
 pub mod setup;

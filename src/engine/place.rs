@@ -20,7 +20,7 @@ use crate::placement::corunner::{CoRunner, CoRunnerReport, Kernel};
 use crate::placement::predictor::SignalSampler;
 use crate::placement::topology::{Topology, format_cpu_list};
 use crate::placement::{Policy, PollSignal, Predictor, TaskKind, place};
-use crate::report::model::{BalancerReport, PlacedTask, PlacementReport};
+use crate::report::raw::{BalancerReport, PlacedTask, PlacementReport};
 
 /// One co-runner to start: which job clone it belongs to and where it may run.
 #[derive(Clone, Debug)]

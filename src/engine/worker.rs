@@ -202,7 +202,7 @@ pub struct Worker {
     pub poll_signal: Option<crate::placement::PollSignal>,
     pub live: std::sync::Arc<LiveCounters>,
     /// `--trace` timestamp log and the study-only per-request allocation.
-    pub trace: crate::engine::trace::hooks::Hooks,
+    pub trace: crate::engine::hooks::Hooks,
 }
 
 /// What the loop reports besides the recorders.

@@ -2,7 +2,7 @@
 //! one [`JobRun`] per job clone (stream), one [`GroupRun`] per stonewall group.
 //!
 //! The engine fills these and hands them over; `report::assemble` folds them into
-//! a [`RunResult`](crate::report::model::RunResult). They live here, not in
+//! a `report::model::RunResult`. They live here, not in
 //! `engine`, so `report` never imports `engine` (the engine depends on report's
 //! types, not the reverse).
 
@@ -13,7 +13,6 @@ use crate::device::null::FaultCounts;
 use crate::job::CompletionModel;
 use crate::measure::cpu::ThreadUsage;
 use crate::measure::recorder::Recorder;
-use crate::report::model::PlacementReport;
 use crate::report::trace::JobTrace;
 use crate::sched::SchedStats;
 use crate::workload::verify::VerifyStats;
@@ -91,4 +90,62 @@ impl Accounting {
         self.spurious += o.spurious;
         self.verify_failures += o.verify_failures;
     }
+}
+
+/// One group's placement: study 001's P tasks (the I/O workers) and C tasks (the
+/// compute co-runners), where each was allowed to run and what it got.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PlacementReport {
+    pub groupid: u32,
+    /// The policy (`placement=`); None when jobs fixed their own CPUs or let the
+    /// kernel choose.
+    pub policy: Option<String>,
+    /// The topology the CPUs were chosen on (None when none were chosen).
+    pub topology: Option<String>,
+    pub tasks: Vec<PlacedTask>,
+    /// `placement=balance`: what the live balancer did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub balancer: Option<BalancerReport>,
+}
+
+/// The live balancer of `placement=balance` over one group.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct BalancerReport {
+    pub interval_ms: f64,
+    /// Balancing periods run.
+    pub ticks: u32,
+    /// Tasks moved, in all.
+    pub migrations: u32,
+    /// The tick from which no task moved again (None: still moving at the end).
+    pub settled_at_tick: Option<u32>,
+    /// The final placement is the study's best for the predicted task kinds.
+    pub reached_best: bool,
+    /// Migrations the kernel refused (the run goes on without them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PlacedTask {
+    /// `P` (I/O worker) or `C` (co-runner): the task's role.
+    pub kind: crate::placement::TaskKind,
+    /// `job.clone` for workers, `job.clone corunner` for co-runners.
+    pub name: String,
+    /// Allowed CPUs in the kernel's list format, or `any`.
+    pub cpus: String,
+    /// The CPU the thread was on when it finished.
+    pub last_cpu: Option<u32>,
+    /// CPU time (user + system) over the thread's wall time, percent.
+    pub cpu_pct: f64,
+    /// Co-runners only: the kernel and the work it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units_per_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub units_per_cpu_s: Option<f64>,
+    /// `placement=balance`: what the predictor took the task for at the end
+    /// (`P` polled in the last intervals, `C` did not).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicted: Option<crate::placement::TaskKind>,
 }

@@ -11,7 +11,8 @@ use std::fmt::Write as _;
 use crate::job::spec::{BlockSizes, JobSpec};
 use crate::measure::blktrace::{self, StageStats};
 use crate::measure::cpu::SystemDelta;
-use crate::report::model::{DirResult, Dist, JobResult, LatStats, PlacementReport, RunResult};
+use crate::report::model::{DirResult, Dist, JobResult, LatStats, RunResult};
+use crate::report::raw::PlacementReport;
 use crate::report::trace::JobTrace;
 
 /// fio's `significant_figures` default.
@@ -757,5 +758,49 @@ mod tests {
             !t.contains("write:"),
             "no write line for a read-only job:\n{t}"
         );
+    }
+
+    #[test]
+    fn text_view_shows_table_and_split() {
+        use crate::measure::blktrace::{self, Breakdown, BttTable, MatchStats};
+        use crate::report::trace::TraceJoin;
+        use crate::request::Op;
+        let mut b = Breakdown::default();
+        b.joined.push(blktrace::JoinedIo {
+            offset: 0,
+            op: Op::Read,
+            user_ns: 1_000,
+            block_ns: None,
+            device_ns: None,
+            q2c_ns: 3_000,
+            completion_ns: 500,
+            total_ns: 4_500,
+        });
+        let mut btt = BttTable::default();
+        btt.q2c.add(3_000);
+        btt.q2c_hist.add_ns(3_000);
+        let v = JobTrace::join(&TraceJoin {
+            device: "zram9",
+            clock: "mono",
+            job: "",
+            file_extents: None,
+            direct: true,
+            btt: &btt,
+            matched: &MatchStats::default(),
+            breakdown: &b,
+            not_logged: 0,
+            log_capacity: 1 << 21,
+            unmapped: 0,
+            sampling: None,
+        });
+        let t = trace_text("j", &v);
+        assert!(t.contains("Q2C") && t.contains("3.000"), "{t}");
+        assert!(t.contains("trace clock mono"), "{t}");
+        assert!(
+            t.contains("user (submit -> Q)") && t.contains("4.50"),
+            "{t}"
+        );
+        assert_eq!(v.split.read.total.n, 1);
+        assert_eq!(v.split.write.total.n, 0);
     }
 }

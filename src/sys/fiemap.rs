@@ -1,6 +1,6 @@
 //! FIEMAP: where a file's data lies on its block device. The block trace joins
 //! requests by device sector, so a traced file's offsets are mapped through its
-//! extents (`engine::trace::tracer`).
+//! extents (`engine::trace`).
 
 use std::os::fd::AsRawFd;
 

@@ -1,14 +1,19 @@
-//! The tracer: block tracing of the devices under a group's jobs from before the
-//! workers start until after they end, then the join of each job's user
-//! timestamps (the hooks' log) with its device's requests into a typed
-//! `report::trace::JobTrace`.
+//! `iolab run --trace`, the run side: block tracing of the devices under a
+//! group's jobs from before the workers start until after they end, then the join
+//! of each job's user timestamps (the log [`crate::engine::hooks`] keeps per
+//! worker) with its device's requests into btt's stage table and the user / block
+//! layer / driver+device / completion-delivery split (study 002): a typed
+//! `report::trace::JobTrace` per job, which report renders.
+//!
+//! The hooks (hot path) are a file of their own so that the worker, which calls
+//! them, does not depend on the tracer, which depends on worker set-up.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use super::hooks::{LOG_CAPACITY, StreamLog};
+use crate::engine::hooks::{LOG_CAPACITY, StreamLog};
 use crate::engine::setup::{Prepared, label};
 use crate::engine::{EngineOptions, JobRun};
 use crate::job::JobSpec;
