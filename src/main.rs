@@ -24,7 +24,7 @@ enum Cmd {
     /// What a device or file supports, and which completion model pays there (measured).
     Probe(iolab::probe::ProbeArgs),
     /// Render saved lab results (results.json) as an HTML report.
-    Report(iolab::report::html::ReportArgs),
+    Report(iolab::report::cli::ReportArgs),
     /// Print CPUs, cores and SMT siblings as iolab sees them.
     Topology(iolab::placement::cli::TopologyArgs),
     /// Count system calls, context switches and interrupts of a process or command.
@@ -42,7 +42,7 @@ fn main() -> ExitCode {
         Cmd::Run(a) => iolab::engine::cli::main(a),
         Cmd::Lab(a) => iolab::lab::cli::main(a),
         Cmd::Probe(a) => iolab::probe::main(a),
-        Cmd::Report(a) => iolab::report::html::report_main(a),
+        Cmd::Report(a) => iolab::report::cli::main(a),
         Cmd::Topology(a) => iolab::placement::cli::main(a),
         Cmd::Observe(a) => iolab::observe::main(a),
     };

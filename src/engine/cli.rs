@@ -2,10 +2,11 @@
 
 use std::io::Write;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, anyhow};
 
 use crate::engine::{EngineOptions, run_jobs};
 use crate::job::plan::{OutputFormat, RunPlan, parse_run_args};
+use crate::measure::blktrace::Sampling;
 use crate::measure::clock;
 use crate::measure::cpu::SystemSnapshot;
 use crate::report::assemble::{self, RunContext};
@@ -66,10 +67,7 @@ pub fn main(mut a: RunArgs) -> Result<u8> {
         trace_sampling: a
             .trace_sample
             .as_deref()
-            .map(|v| {
-                crate::measure::blktrace::Sampling::parse(v)
-                    .with_context(|| format!("--trace-sample={v}"))
-            })
+            .map(|v| parse_trace_sample(v).with_context(|| format!("--trace-sample={v}")))
             .transpose()?,
         ..Default::default()
     };
@@ -179,4 +177,51 @@ pub fn execute(plan: &RunPlan, opts: &EngineOptions) -> Result<(RunResult, bool)
         global_options: &plan.global_options,
     };
     Ok((assemble::run_result(&plan.jobs, &groups, &cx), failed))
+}
+
+/// `--trace-sample=PCT[/PERIOD]`, e.g. `20`, `20%`, `10/500ms`, `5/2s` (the
+/// period in fio's time units).
+fn parse_trace_sample(s: &str) -> Result<Sampling> {
+    let (pct, period) = match s.split_once('/') {
+        Some((p, t)) => (
+            p,
+            crate::job::units::parse_time(t, crate::job::units::TimeUnit::Seconds, false)
+                .map_err(|e| anyhow!("period {t:?}: {e}"))?,
+        ),
+        None => (s, Sampling::PERIOD),
+    };
+    let pct: u32 = pct.trim().trim_end_matches('%').parse().map_err(|_| {
+        anyhow!("{pct:?} is not a percentage (PCT or PCT/PERIOD, e.g. 20 or 10/500ms)")
+    })?;
+    Sampling::new(pct, period)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn sampling_spec_is_checked() {
+        let s = parse_trace_sample("20").unwrap();
+        assert_eq!(s.traced, Duration::from_millis(200));
+        assert!((s.traced_percent() - 20.0).abs() < 1e-9);
+        let s = parse_trace_sample("10%/500ms").unwrap();
+        assert_eq!(
+            (s.traced, s.period),
+            (Duration::from_millis(50), Duration::from_millis(500))
+        );
+        for bad in ["0", "100", "250/1s"] {
+            let e = parse_trace_sample(bad).unwrap_err().to_string();
+            assert!(e.contains("1-99"), "{e}");
+        }
+        for (bad, says) in [
+            ("x", "percentage"),
+            ("20/1ms", "too short"),
+            ("20/xs", "period"),
+        ] {
+            let e = parse_trace_sample(bad).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
 }

@@ -5,6 +5,7 @@
 
 pub mod assemble;
 pub mod chart;
+pub mod cli;
 pub mod html;
 pub mod json;
 pub mod model;

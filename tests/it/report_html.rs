@@ -4,9 +4,9 @@
 
 use crate::report_html_common;
 
+use iolab::report::cli::ReportArgs;
 use iolab::report::html::{
-    LabSet, ReportArgs, load_results, render_lab_html, render_lab_set_html, render_run_html,
-    report_main,
+    LabSet, load_results, render_lab_html, render_lab_set_html, render_run_html,
 };
 use report_html_common::{HOSTILE, chart_count, lab_results, run_result, svg_size, svgs};
 
@@ -162,7 +162,7 @@ fn report_command_joins_files_and_names_bad_ones() {
     );
 
     let out = dir.path().join("out");
-    let code = report_main(ReportArgs {
+    let code = iolab::report::cli::main(ReportArgs {
         files: vec![pa.clone(), pb.clone()],
         out: out.clone(),
     })
@@ -230,7 +230,7 @@ fn report_command_joins_files_and_names_bad_ones() {
     // A bad file fails the command before anything is written.
     let out2 = dir.path().join("out2");
     assert!(
-        report_main(ReportArgs {
+        iolab::report::cli::main(ReportArgs {
             files: vec![pa, dir.path().join("text.json")],
             out: out2.clone()
         })

@@ -161,22 +161,6 @@ impl Sampling {
         })
     }
 
-    /// `PCT` or `PCT/PERIOD`, e.g. `20`, `20%`, `10/500ms`, `5/2s`.
-    pub fn parse(s: &str) -> Result<Sampling> {
-        let (pct, period) = match s.split_once('/') {
-            Some((p, t)) => (
-                p,
-                crate::job::units::parse_time(t, crate::job::units::TimeUnit::Seconds, false)
-                    .map_err(|e| anyhow!("period {t:?}: {e}"))?,
-            ),
-            None => (s, Self::PERIOD),
-        };
-        let pct: u32 = pct.trim().trim_end_matches('%').parse().map_err(|_| {
-            anyhow!("{pct:?} is not a percentage (PCT or PCT/PERIOD, e.g. 20 or 10/500ms)")
-        })?;
-        Self::new(pct, period)
-    }
-
     pub fn traced_percent(&self) -> f64 {
         self.traced.as_secs_f64() / self.period.as_secs_f64() * 100.0
     }

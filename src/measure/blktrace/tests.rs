@@ -1,5 +1,4 @@
 use super::*;
-use std::time::Duration;
 
 use crate::measure::tracefs::kernel_dev;
 use crate::request::Op;
@@ -71,30 +70,6 @@ fn windows_never_pair_events_across_a_gap() {
     // Without windows the same events pair sector 8 across the gap.
     let (all, _) = match_windows(&evs, &[]);
     assert_eq!(all.len(), 3);
-}
-
-#[test]
-fn sampling_spec_is_checked() {
-    let s = Sampling::parse("20").unwrap();
-    assert_eq!(s.traced, Duration::from_millis(200));
-    assert!((s.traced_percent() - 20.0).abs() < 1e-9);
-    let s = Sampling::parse("10%/500ms").unwrap();
-    assert_eq!(
-        (s.traced, s.period),
-        (Duration::from_millis(50), Duration::from_millis(500))
-    );
-    for bad in ["0", "100", "250/1s"] {
-        let e = Sampling::parse(bad).unwrap_err().to_string();
-        assert!(e.contains("1-99"), "{e}");
-    }
-    for (bad, says) in [
-        ("x", "percentage"),
-        ("20/1ms", "too short"),
-        ("20/xs", "period"),
-    ] {
-        let e = Sampling::parse(bad).unwrap_err().to_string();
-        assert!(e.contains(says), "{bad}: {e}");
-    }
 }
 
 #[test]

@@ -3,17 +3,17 @@
 //! `iolab report RESULTS.json...` which re-renders saved lab results.
 //!
 //! `shell` is the page every report shares; `lab` and `run` are the two
-//! views; `command` is `iolab report`.
+//! views; `load` reads saved lab results back for `iolab report`.
 //!
 //! Everything that comes from results (names, labels, notes) is user input as
 //! far as this module knows and is escaped on the way out.
 
-mod command;
 mod lab;
+mod load;
 mod run;
 mod shell;
 
-pub use command::{ReportArgs, load_results, report_main};
 pub use lab::{LabSet, render_lab_html, render_lab_set_html};
+pub use load::load_results;
 pub use run::render_run_html;
 pub use shell::write_index;

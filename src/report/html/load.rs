@@ -1,25 +1,11 @@
-//! `iolab report RESULTS.json...`: read saved lab results (naming the file in
-//! every error) and render them as one HTML report.
+//! Saved lab results read back (`iolab report RESULTS.json...`), naming the file
+//! in every error.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use super::lab::{LabSet, render_lab_set_html};
-use super::shell::write_index;
 use crate::report::study::{Cell, LabResults};
-
-/// `iolab report`: render saved `iolab lab` results (`results.json`) as HTML.
-#[derive(clap::Args, Debug)]
-pub struct ReportArgs {
-    /// results.json files written by `iolab lab` (or directories holding one);
-    /// several are joined into one report.
-    #[arg(required = true, value_name = "RESULTS.json")]
-    pub files: Vec<PathBuf>,
-    /// Directory to write index.html into (created if missing).
-    #[arg(long, default_value = "iolab-report")]
-    pub out: PathBuf,
-}
 
 /// Read one saved results file, with errors that name the file and say what
 /// it is instead.
@@ -192,18 +178,4 @@ fn take_nulls(v: &mut serde_json::Value) -> Vec<Hole> {
         }
     }
     holes
-}
-
-/// `iolab report RESULTS.json... --out DIR`.
-pub fn report_main(args: ReportArgs) -> Result<u8> {
-    let mut loaded = Vec::with_capacity(args.files.len());
-    for f in &args.files {
-        loaded.push((f.display().to_string(), load_results(f)?));
-    }
-    let set = LabSet {
-        sources: loaded.iter().map(|(n, r)| (n.clone(), r)).collect(),
-    };
-    let path = write_index(&args.out, &render_lab_set_html(&set))?;
-    println!("report: {}", path.display());
-    Ok(0)
 }
