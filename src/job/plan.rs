@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::{COMMAND_LINE, JobError};
 use super::ini::{IniReader, Keywords, ParseCtx, Section, split_option};
-use super::options::{Arity, Draft, Lookup, RawOpt, lookup};
+use super::options::{Draft, RawOpt, takes_value};
 use super::spec::{JobSpec, Origin};
 
 /// `--output-format=`.
@@ -36,6 +36,19 @@ pub struct RunPlan {
     pub warnings: Vec<String>,
     /// Options of the [global] sections as written (fio's `global options`).
     pub global_options: Vec<(String, String)>,
+}
+
+/// `--cmdhelp[=OPTION|all|markdown]` anywhere among `iolab run`'s arguments:
+/// the help text to print instead of running (fio's flag).
+pub fn cmdhelp(args: &[String]) -> Result<Option<String>, JobError> {
+    let Some(arg) = args
+        .iter()
+        .find(|a| *a == "--cmdhelp" || a.starts_with("--cmdhelp="))
+    else {
+        return Ok(None);
+    };
+    let which = arg.strip_prefix("--cmdhelp=");
+    super::table::cmdhelp(which).map(Some)
 }
 
 /// Parses everything after `iolab run`: job file paths and `--key[=value]`
@@ -279,7 +292,7 @@ impl CommandLine {
             let needs_value = match key.as_str() {
                 "output-format" | "output" | "section" | "name" => true,
                 "parse-only" => false,
-                k => matches!(lookup(k), Lookup::Known(_, Arity::Value)),
+                k => takes_value(k),
             };
             if value.is_none()
                 && needs_value

@@ -272,6 +272,15 @@ pub struct VerifySpec {
     pub backlog: u64,
 }
 
+impl VerifySpec {
+    /// Bytes of the header at the start of every verified block (its layout
+    /// is `workload::verify`'s; the size lives here so the option checks and
+    /// the verifier share one value without the job layer depending on it).
+    pub const HEADER_LEN: usize = 40;
+    /// Smallest block verification accepts: a header and some data to check.
+    pub const MIN_BLOCK: usize = 64;
+}
+
 impl Default for VerifySpec {
     fn default() -> Self {
         VerifySpec {
