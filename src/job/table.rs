@@ -98,6 +98,9 @@ pub enum Status {
     Stricter(&'static str),
     /// Not a fio option.
     IolabOnly,
+    /// fio's option is accepted, but iolab still does something fio would not
+    /// (the note, printed once per run when the option is used).
+    Noted(&'static str),
     /// A fio option iolab refuses (why, and what to do instead).
     Refused(&'static str),
 }
@@ -108,6 +111,7 @@ impl Status {
             Status::Same => "same",
             Status::Stricter(_) => "stricter",
             Status::IolabOnly => "iolab only",
+            Status::Noted(_) => "accepted, with a note",
             Status::Refused(_) => "refused",
         }
     }
@@ -161,6 +165,10 @@ impl OptionDef {
         self.status = Status::Stricter(why);
         self
     }
+    const fn noted(mut self, note: &'static str) -> Self {
+        self.status = Status::Noted(note);
+        self
+    }
     const fn ours(mut self) -> Self {
         self.status = Status::IolabOnly;
         self
@@ -193,6 +201,7 @@ const SIZE: &str = units::SIZE_EXPECTED;
 const TIME_S: &str = "a time, e.g. 30 (seconds) or 500ms";
 const TIME_US: &str = "a time, e.g. 10 (microseconds) or 2ms";
 const PROB: &str = "a probability: a number from 0 to 1 (e.g. 0.001) or a percentage (e.g. 0.1%)";
+const SS: &str = "steady-state detection is not implemented";
 const STRING: &str = "a non-empty string";
 const NO_TRIM: &str = "iolab issues no trims";
 const ZONED: &str = "zoned block devices are out of scope";
@@ -206,8 +215,10 @@ const LOGS: &str = "per-I/O logs are not implemented; see the JSON and HTML repo
 const NO_EXEC: &str = "iolab runs as root and runs no external commands from job files; run the \
                        command yourself before or after iolab";
 const BUFFERS: &str = "buffer contents are not configurable";
-const ALL_PCT: &str = "slat, clat and lat percentiles are always reported";
-const ALWAYS_LAT: &str = "latencies are always recorded";
+const ALL_PCT: &str = "iolab reports slat, clat and lat percentiles whatever clat_percentiles, \
+                       lat_percentiles and slat_percentiles say";
+const ALWAYS_LAT: &str = "iolab still records every latency (its clock reads cost little; the \
+                          reports are built on them)";
 const CMDPRIO: &str = "use prio/prioclass for the whole job, or ioclass with iosched=prio|laq";
 const ONLY_FSYNC: &str = "only fsync=N is implemented";
 const SAME_USER: &str = "jobs run as the invoking user";
@@ -237,7 +248,16 @@ Ok(())
 d.spec.numjobs = c.int(1, 4096)? as u32;
 Ok(())
 }),
-    refused("description", S::Description, "not implemented yet"),
+    OptionDef::new(
+        "description",
+        S::Description,
+        "free text about the job; kept with the job's options in the report",
+    )
+    .expects(STRING)
+    .set(|_, c| {
+        c.nonempty()?;
+        Ok(())
+    }),
     // Time.
     OptionDef::new("runtime", S::Time, "run time limit; runtime=0 means no limit")
         .alias(&["timeout"])
@@ -566,10 +586,22 @@ Ok(())
         };
 Ok(())
 }),
-    refused("thread", S::Threads, "iolab workers are always threads"),
-    refused("new_group", S::Threads, "use stonewall"),
-    refused("exitall", S::Threads, "not implemented yet"),
-    refused("exitall_on_error", S::Threads, "not implemented yet"),
+    OptionDef::new("thread", S::Threads, "run jobs as threads: iolab's workers always are")
+        .alias(&["threads"])
+        .flag()
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("new_group", S::Threads, "start a new reporting group")
+        .flag()
+        .noted("iolab reports every job on its own (group_reporting merges a job's clones), so there are no groups to split")
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
+    refused("exitall", S::Threads, "stopping every job when one ends is not implemented; use runtime"),
+    refused("exitall_on_error", S::Threads, "stopping every job when one fails is not implemented; use continue_on_error=none (the default) per job"),
     refused("exec_prerun", S::Threads, NO_EXEC),
     refused("exec_postrun", S::Threads, NO_EXEC),
     refused("ioscheduler", S::Threads, "iolab does not switch the kernel's scheduler; use iosched= for iolab's own"),
@@ -631,7 +663,9 @@ Ok(())
     ),
     refused("verify_state_save", S::Verify, "what was written is kept in memory for the run only"),
     // Steady state.
-    refused("steadystate", S::SteadyState, "steady-state detection is not implemented"),
+    refused("steadystate", S::SteadyState, SS).alias(&["ss"]),
+    refused("steadystate_duration", S::SteadyState, SS).alias(&["ss_dur"]),
+    refused("steadystate_ramp_time", S::SteadyState, SS).alias(&["ss_ramp"]),
     // Measurements and reporting.
     OptionDef::new("group_reporting", S::Measurements, "report the clones of a job together")
         .flag()
@@ -658,13 +692,55 @@ Ok(())
 Ok(())
 }),
     refused("unified_rw_reporting", S::Measurements, "reads and writes are always reported separately"),
-    refused("clat_percentiles", S::Measurements, ALL_PCT),
-    refused("lat_percentiles", S::Measurements, ALL_PCT),
-    refused("slat_percentiles", S::Measurements, ALL_PCT),
-    refused("disable_lat", S::Measurements, ALWAYS_LAT),
-    refused("disable_clat", S::Measurements, ALWAYS_LAT),
-    refused("disable_slat", S::Measurements, ALWAYS_LAT),
-    refused("gtod_reduce", S::Measurements, ALWAYS_LAT),
+    OptionDef::new("clat_percentiles", S::Measurements, "report these latency percentiles")
+        .flag()
+        .noted(ALL_PCT)
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("lat_percentiles", S::Measurements, "report these latency percentiles")
+        .flag()
+        .noted(ALL_PCT)
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("slat_percentiles", S::Measurements, "report these latency percentiles")
+        .flag()
+        .noted(ALL_PCT)
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("disable_lat", S::Measurements, "do not measure total latency")
+        .flag()
+        .noted(ALWAYS_LAT)
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("disable_clat", S::Measurements, "do not measure completion latency")
+        .flag()
+        .noted(ALWAYS_LAT)
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("disable_slat", S::Measurements, "do not measure submission latency")
+        .flag()
+        .noted(ALWAYS_LAT)
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("gtod_reduce", S::Measurements, "do not measure most time-of-day calls (disable_lat, clat and slat)")
+        .flag()
+        .noted(ALWAYS_LAT)
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
     refused("write_bw_log", S::Measurements, LOGS),
     refused("write_lat_log", S::Measurements, LOGS),
     refused("write_iops_log", S::Measurements, LOGS),
@@ -996,6 +1072,7 @@ pub fn markdown() -> String {
             let notes = match o.status {
                 Status::Same | Status::IolabOnly => o.help.to_string(),
                 Status::Stricter(why) => format!("{}. Stricter: {why}", o.help),
+                Status::Noted(note) => format!("{}. Note printed: {note}", o.help),
                 Status::Refused(why) => why.to_string(),
             };
             out.push_str(&format!(
@@ -1046,6 +1123,10 @@ pub fn cmdhelp(which: Option<&str>) -> Result<String, JobError> {
                 Status::Stricter(why) => {
                     out.push_str(&format!("{:<10}: {}\n", "help", o.help));
                     out.push_str(&format!("{:<10}: {why}\n", "stricter"));
+                }
+                Status::Noted(note) => {
+                    out.push_str(&format!("{:<10}: {}\n", "help", o.help));
+                    out.push_str(&format!("{:<10}: {note}\n", "note"));
                 }
                 _ => out.push_str(&format!("{:<10}: {}\n", "help", o.help)),
             }
