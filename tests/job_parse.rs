@@ -381,8 +381,10 @@ fn malformed_job_files() {
             "t.fio:2: option 'direct': bad value 'maybe': expected a boolean: 0, 1, true, false, yes, no, on, off",
         ),
         (
-            "[j]\nrw=randrw:8\n",
-            "t.fio:2: option 'rw': bad value 'randrw:8': expected read, write, randread, randwrite, rw (or readwrite), randrw (the ':N' offset-modifier suffix is not supported by iolab)",
+            // rw=MODE:N is fio's offset modifier (accepted since issue 14); a
+            // random mode takes a count of I/Os.
+            "[j]\nrw=randrw:0\n",
+            "t.fio:2: option 'rw': bad value 'randrw:0': expected randrw[:N]: a new random offset every N I/Os (N >= 1), sequential in between, such as randrw:8",
         ),
         (
             "[j]\nrw=trim\n",
@@ -863,4 +865,30 @@ fn run_caps_apply_to_every_job() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("max-size") && e.contains("lots"), "{e}");
+}
+
+/// fio's `rw=MODE:N`: a size for sequential modes (negative = backwards), a
+/// count for random ones; and `norandommap`.
+#[test]
+fn rw_suffix_and_norandommap() {
+    let j = &parse("[j]\nrw=read:-8k\n").unwrap().jobs[0];
+    assert_eq!(j.rw_suffix, RwSuffix::Add(-8192));
+    let j = &parse("[j]\nrw=write:112k\nnorandommap\n").unwrap().jobs[0];
+    assert_eq!(j.rw_suffix, RwSuffix::Add(112 * 1024));
+    assert!(j.norandommap);
+    let j = &parse("[j]\nrw=randread:8\n").unwrap().jobs[0];
+    assert_eq!(
+        (j.rw.pattern, j.rw_suffix),
+        (Pattern::Rand, RwSuffix::Every(8))
+    );
+    assert_eq!(parse("[j]\n").unwrap().jobs[0].rw_suffix, RwSuffix::None);
+    for (text, want) in [
+        ("rw=read:x", "a hole after each I/O"),
+        ("rw=randread:0", "every N I/Os"),
+        ("rw=randread:-2", "every N I/Os"),
+        ("norandommap=2", "boolean"),
+    ] {
+        let e = parse(&format!("[j]\n{text}\n")).unwrap_err().to_string();
+        assert!(e.contains("t.fio:2") && e.contains(want), "{text}: {e}");
+    }
 }

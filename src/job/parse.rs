@@ -167,16 +167,11 @@ pub(crate) fn positive(c: &Ctx, v: u64) -> Result<u64, JobError> {
     }
 }
 
-pub(crate) fn rw(c: &Ctx) -> Result<RwMode, JobError> {
+pub(crate) fn rw(c: &Ctx) -> Result<(RwMode, RwSuffix), JobError> {
     let (mode, suffix) = match c.value.split_once(':') {
-        Some((m, s)) => (m, Some(s)),
+        Some((m, s)) => (m, Some(s.trim())),
         None => (c.value, None),
     };
-    if suffix.is_some() {
-        return Err(c.bad(format!(
-            "{RW_VALID} (the ':N' offset-modifier suffix is not supported by iolab)"
-        )));
-    }
     let (pattern, dir) = match mode {
         "read" => (Pattern::Seq, Direction::Read),
         "write" => (Pattern::Seq, Direction::Write),
@@ -189,7 +184,35 @@ pub(crate) fn rw(c: &Ctx) -> Result<RwMode, JobError> {
         }
         _ => return Err(c.bad(RW_VALID)),
     };
-    Ok(RwMode { pattern, dir })
+    let suffix = match (suffix, pattern) {
+        (None, _) => RwSuffix::None,
+        (Some(n), Pattern::Seq) => {
+            let (neg, mag) = match n.strip_prefix('-') {
+                Some(m) => (true, m),
+                None => (false, n),
+            };
+            let b = units::parse_bytes(mag, c.kb)
+                .ok()
+                .filter(|b| *b <= i64::MAX as u64)
+                .ok_or_else(|| {
+                    c.bad(format!(
+                        "{mode}[:SIZE]: a hole after each I/O such as {mode}:8k, or a negative \
+                         size to move backwards such as {mode}:-8k"
+                    ))
+                })? as i64;
+            RwSuffix::Add(if neg { -b } else { b })
+        }
+        (Some(n), Pattern::Rand) => {
+            let k = units::parse_int(n, c.kb, 1, u64::from(u32::MAX)).map_err(|_| {
+                c.bad(format!(
+                    "{mode}[:N]: a new random offset every N I/Os (N >= 1), sequential in \
+                     between, such as {mode}:8"
+                ))
+            })?;
+            RwSuffix::Every(k as u32)
+        }
+    };
+    Ok((RwMode { pattern, dir }, suffix))
 }
 
 /// fio's `read,write[,trim]` form: one value sets both directions, an empty

@@ -295,6 +295,16 @@ Ok(())
 d.spec.directory = Some(c.nonempty()?);
 Ok(())
 }),
+    refused(
+        "offset_increment",
+        S::Target,
+        "per-clone offsets are not implemented; give each job its own offset=",
+    ),
+    refused(
+        "allow_file_create",
+        S::Target,
+        "iolab always creates a missing regular file (fio's default allow_file_create=1)",
+    ),
     refused("nrfiles", S::Target, ONE_FILE),
     refused("openfiles", S::Target, ONE_FILE),
     refused("file_service_type", S::Target, ONE_FILE),
@@ -321,13 +331,13 @@ Ok(())
     OptionDef::new(
         "rw",
         S::IoType,
-        "read write randread randwrite rw readwrite randrw; trim modes and the :N suffix are refused",
+        "read write randread randwrite rw readwrite randrw, with fio's :N suffix (sequential: a hole of N bytes after each I/O, negative = backwards; random: a new random offset every N I/Os)",
     )
     .alias(&["readwrite"])
-    .stricter("trim modes and the ':N' suffix are refused")
+    .stricter("trim modes are refused")
     .expects(RW_VALID)
     .set(|d, c| {
-d.spec.rw = parse::rw(c)?;
+(d.spec.rw, d.spec.rw_suffix) = parse::rw(c)?;
 Ok(())
 }),
     OptionDef::new("rwmixread", S::IoType, "percentage of reads in a mixed job, 0-100; the later of rwmixread/rwmixwrite wins")
@@ -380,12 +390,16 @@ Ok(())
 d.spec.sync = parse::sync(c)?;
 Ok(())
 }),
-    refused(
+    OptionDef::new(
         "norandommap",
         S::IoType,
-        "with one block size random offsets always use a coverage map (every block once per pass, \
-         like fio's default); drawing with replacement is used only for variable block sizes",
-    ),
+        "draw random offsets with replacement (blocks may repeat or be missed in a pass) instead of visiting every block once",
+    )
+    .flag()
+    .set(|d, c| {
+        d.spec.norandommap = c.boolean()?;
+        Ok(())
+    }),
     refused("random_distribution", S::IoType, "only uniform random offsets are implemented"),
     refused("random_generator", S::IoType, "iolab uses its own generator seeded by randseed"),
     refused(
