@@ -722,7 +722,10 @@ fn docs_option_table_is_generated_from_the_table() {
         .expect("end marker in docs/fio-compat.md");
     let want = iolab::job::table::markdown();
     if std::env::var_os("IOLAB_BLESS").is_some() && got != want {
-        std::fs::write(path, format!("{head}{begin}{want}{end}{tail}")).unwrap();
+        // Written whole then renamed: other tests read the page meanwhile.
+        let tmp = format!("{path}.bless");
+        std::fs::write(&tmp, format!("{head}{begin}{want}{end}{tail}")).unwrap();
+        std::fs::rename(&tmp, path).unwrap();
         return;
     }
     assert!(
@@ -891,4 +894,28 @@ fn rw_suffix_and_norandommap() {
         let e = parse(&format!("[j]\n{text}\n")).unwrap_err().to_string();
         assert!(e.contains("t.fio:2") && e.contains(want), "{text}: {e}");
     }
+}
+
+/// `filesize` with one file per job: the file's size, and the job's size when
+/// `size` is not given.
+#[test]
+fn filesize_is_the_one_files_size() {
+    let j = &parse("[j]\nfilesize=128m\n").unwrap().jobs[0];
+    assert_eq!(j.size, Some(128 << 20));
+    let j = &parse("[j]\nfilesize=1g\nsize=1g\n").unwrap().jobs[0];
+    assert_eq!(j.size, Some(1 << 30));
+    let e = parse("[j]\nfilesize=1g\nsize=4k\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("t.fio:2") && e.contains("filesize and size differ"),
+        "{e}"
+    );
+    let e = parse("[j]\nfilesize=4k-8k\n").unwrap_err().to_string();
+    assert!(
+        e.contains("t.fio:2") && e.contains("one file per job"),
+        "{e}"
+    );
+    let e = parse("[j]\nfilesize=0\n").unwrap_err().to_string();
+    assert!(e.contains("greater than zero"), "{e}");
 }

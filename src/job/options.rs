@@ -53,6 +53,8 @@ pub(crate) struct Draft {
     set: Vec<(&'static str, String)>,
     pub(crate) prio: Option<u16>,
     pub(crate) prioclass: Option<u16>,
+    /// `filesize=`: the job's one file; its size unless `size=` is given.
+    pub(crate) filesize: Option<u64>,
 }
 
 /// One option's value while it is applied: what the table's setters see.
@@ -277,6 +279,22 @@ impl Draft {
                     s.laq.ois_min, s.laq.ois_max
                 ),
             ));
+        }
+        if let Some(fs) = self.filesize {
+            let s = &self.spec;
+            match (s.size, s.size_percent) {
+                (None, None) => self.spec.size = Some(fs),
+                (Some(b), None) if b == fs => {}
+                _ => {
+                    return Err(conflict(
+                        self.set_at("filesize"),
+                        s,
+                        "filesize and size differ: iolab has one file per job, so the file is \
+                         the job's region; keep one of them"
+                            .to_string(),
+                    ));
+                }
+            }
         }
         self.check_verify(section_at)?;
         let s = &self.spec;

@@ -319,7 +319,23 @@ Ok(())
         "buffered jobs always start with their region dropped from the page cache (fio's default \
          invalidate=1); it cannot be turned off",
     ),
-    refused("filesize", S::Target, "one file per job: use size"),
+    OptionDef::new(
+        "filesize",
+        S::Target,
+        "size of the job's file; the job's size too when size is not given",
+    )
+    .stricter("one file per job: a size range (one size per file) and a size= that differs are refused")
+    .expects(SIZE)
+    .set(|d, c| {
+        if c.value.contains(['-', ':']) {
+            return Err(c.bad(
+                "one size such as 128m (a range picks a size per file; iolab has one file per job)",
+            ));
+        }
+        let b = c.size()?;
+        d.filesize = Some(parse::positive(c, b)?);
+        Ok(())
+    }),
     refused("zonemode", S::Target, ZONED),
     refused("zonesize", S::Target, ZONED),
     refused("zonerange", S::Target, ZONED),
@@ -616,6 +632,11 @@ Ok(())
         }),
     refused("exitall", S::Threads, "stopping every job when one ends is not implemented; use runtime"),
     refused("exitall_on_error", S::Threads, "stopping every job when one fails is not implemented; use continue_on_error=none (the default) per job"),
+    refused(
+        "wait_for",
+        S::Threads,
+        "waiting for one named job is not implemented; stonewall waits for every job before it",
+    ),
     refused("exec_prerun", S::Threads, NO_EXEC),
     refused("exec_postrun", S::Threads, NO_EXEC),
     refused("ioscheduler", S::Threads, "iolab does not switch the kernel's scheduler; use iosched= for iolab's own"),
