@@ -806,6 +806,16 @@ fn accepted_fio_options_and_their_one_note() {
         "thread needs no note: {:?}",
         p.warnings
     );
+    let p = parse("[j]\nrandom_generator=lfsr\n").unwrap();
+    assert!(
+        p.warnings
+            .iter()
+            .any(|w| w.contains("random_generator is accepted, but ")),
+        "{:?}",
+        p.warnings
+    );
+    let e = parse("[j]\nrandom_generator=mt\n").unwrap_err().to_string();
+    assert!(e.contains("t.fio:2") && e.contains("lfsr"), "{e}");
     let e = parse("[j]\nthread=maybe\n").unwrap_err().to_string();
     assert!(
         e.contains("t.fio:2") && e.contains("'thread'") && e.contains("maybe"),

@@ -417,7 +417,21 @@ Ok(())
         Ok(())
     }),
     refused("random_distribution", S::IoType, "only uniform random offsets are implemented"),
-    refused("random_generator", S::IoType, "iolab uses its own generator seeded by randseed"),
+    OptionDef::new(
+        "random_generator",
+        S::IoType,
+        "fio's generator of random offsets: tausworthe, lfsr or tausworthe64",
+    )
+    .noted(
+        "iolab draws random offsets from its own generator (seeded by randseed; with one block size a \
+         shuffled map visits every block once per pass, as fio's random map does), so the sequence \
+         differs from fio's",
+    )
+    .expects("tausworthe, lfsr or tausworthe64")
+    .set(|_, c| match c.value {
+        "tausworthe" | "lfsr" | "tausworthe64" => Ok(()),
+        _ => Err(c.bad("tausworthe, lfsr or tausworthe64")),
+    }),
     refused(
         "percentage_random",
         S::IoType,
