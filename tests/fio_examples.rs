@@ -137,6 +137,7 @@ fn every_fio_example_runs_or_is_refused_in_one_line() {
         n_refused,
         bad.len()
     );
+    println!("  ran: {}", ran.join(" "));
     let mut by_count: Vec<_> = refused.iter().collect();
     by_count.sort_by_key(|(r, v)| (std::cmp::Reverse(v.len()), *r));
     for (reason, names) in by_count {
