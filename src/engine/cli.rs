@@ -45,9 +45,13 @@ pub struct RunArgs {
 
 pub fn main(mut a: RunArgs) -> Result<u8> {
     take_own_flags(&mut a)?;
+    if let Some(help) = crate::job::plan::cmdhelp(&a.args)? {
+        print!("{help}");
+        return Ok(0);
+    }
     if a.args.is_empty() || a.args.iter().any(|s| s == "--help" || s == "-h") {
         println!(
-            "usage: iolab run [JOBFILE...] [--opt=value ...] [--output-format=normal|json] [--output=FILE] [--allow-destructive]\n\
+            "usage: iolab run [JOBFILE...] [--opt=value ...] [--output-format=normal|json] [--output=FILE] [--allow-destructive] [--cmdhelp[=OPTION|all]]\n\
              e.g.   iolab run --name=t --ioengine=null --size=1g --rw=randread --bs=4k --completion=poll --runtime=2 --time_based\n\
              Options are fio's (see docs/fio-compat.md for what iolab supports and adds)."
         );

@@ -8,8 +8,10 @@
 pub mod error;
 pub mod ini;
 pub mod options;
+mod parse;
 pub mod plan;
 pub mod spec;
+pub mod table;
 pub mod units;
 
 pub use error::JobError;
@@ -18,6 +20,6 @@ pub use plan::{OutputFormat, RunPlan, parse_job_file_str, parse_run_args, parse_
 pub use spec::*;
 
 /// fio options iolab deliberately lacks, each with the reason (docs/fio-compat.md).
-pub fn describe_unsupported() -> &'static [(&'static str, &'static str)] {
-    options::UNSUPPORTED
+pub fn describe_unsupported() -> Vec<(&'static str, &'static str)> {
+    options::unsupported_options()
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::{COMMAND_LINE, JobError};
 use super::ini::{IniReader, Keywords, ParseCtx, Section, split_option};
-use super::options::{Arity, Draft, Lookup, RawOpt, lookup};
+use super::options::{Draft, RawOpt, takes_value};
 use super::spec::{JobSpec, Origin};
 
 /// `--output-format=`.
@@ -36,6 +36,77 @@ pub struct RunPlan {
     pub warnings: Vec<String>,
     /// Options of the [global] sections as written (fio's `global options`).
     pub global_options: Vec<(String, String)>,
+    /// `--max-runtime`, `--max-size`, `--scratch-dir` as given (already applied
+    /// to `jobs`).
+    pub caps: RunCaps,
+}
+
+/// iolab's run-wide overrides for running someone else's job files safely and
+/// briefly (fio's examples in CI, a user's file on a test box): they apply to
+/// every job, whatever the job files say.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunCaps {
+    /// `--max-runtime=TIME`: no job runs longer, time- or size-bounded.
+    pub max_runtime: Option<std::time::Duration>,
+    /// `--max-size=SIZE`: no job covers more bytes (and one without a size
+    /// gets this one, so a scratch file can be created for it).
+    pub max_size: Option<u64>,
+    /// `--scratch-dir=DIR`: every job's files live in DIR instead (a named
+    /// file or device keeps its last path component as its name there).
+    pub scratch_dir: Option<PathBuf>,
+}
+
+impl RunCaps {
+    fn apply(&self, job: &mut JobSpec) {
+        if let Some(cap) = self.max_runtime {
+            job.runtime = Some(job.runtime.map_or(cap, |r| r.min(cap)));
+            job.ramp_time = job.ramp_time.min(cap);
+        }
+        if let Some(cap) = self.max_size {
+            job.size = Some(job.size.map_or(cap, |s| s.min(cap)));
+            job.size_percent = None;
+            // An offset beyond the capped size would leave no region.
+            job.offset = job.offset.min(cap);
+            job.offset_percent = None;
+        }
+        if let Some(dir) = &self.scratch_dir
+            && job.ioengine != super::spec::Engine::Null
+        {
+            let dir = dir.display().to_string();
+            match &job.filename {
+                Some(f) => {
+                    // fio's `a:b` lists files; `/dev/sdb` becomes `sdb` here.
+                    let base: String = f
+                        .rsplit('/')
+                        .next()
+                        .unwrap_or(f)
+                        .chars()
+                        .map(|ch| if ch == ':' { '_' } else { ch })
+                        .collect();
+                    let base = if base.is_empty() {
+                        job.name.clone()
+                    } else {
+                        base
+                    };
+                    job.filename = Some(format!("{dir}/{base}"));
+                }
+                None => job.directory = Some(dir),
+            }
+        }
+    }
+}
+
+/// `--cmdhelp[=OPTION|all|markdown]` anywhere among `iolab run`'s arguments:
+/// the help text to print instead of running (fio's flag).
+pub fn cmdhelp(args: &[String]) -> Result<Option<String>, JobError> {
+    let Some(arg) = args
+        .iter()
+        .find(|a| *a == "--cmdhelp" || a.starts_with("--cmdhelp="))
+    else {
+        return Ok(None);
+    };
+    let which = arg.strip_prefix("--cmdhelp=");
+    super::table::cmdhelp(which).map(Some)
 }
 
 /// Parses everything after `iolab run`: job file paths and `--key[=value]`
@@ -77,7 +148,11 @@ pub fn parse_run_args_with(args: &[String], ctx: &ParseCtx) -> Result<RunPlan, J
             at: COMMAND_LINE.to_string(),
         });
     }
+    for job in &mut b.jobs {
+        cl.caps.apply(job);
+    }
     Ok(RunPlan {
+        caps: cl.caps.clone(),
         jobs: b.jobs,
         output_format: cl.output_format,
         output: cl.output,
@@ -112,6 +187,7 @@ pub fn parse_job_file_str(
         parse_only: false,
         warnings: b.warnings,
         global_options: b.global_raw,
+        caps: RunCaps::default(),
     })
 }
 
@@ -122,6 +198,8 @@ struct Builder {
     global_raw: Vec<(String, String)>,
     jobs: Vec<JobSpec>,
     warnings: Vec<String>,
+    /// Options whose note was already printed (once per run).
+    noted: Vec<&'static str>,
     /// `--section=`: only these job sections run (fio keeps every [global]).
     filter: Vec<String>,
     filter_hits: Vec<bool>,
@@ -135,6 +213,7 @@ impl Builder {
             global_raw: Vec::new(),
             jobs: Vec::new(),
             warnings: Vec::new(),
+            noted: Vec::new(),
             filter,
             filter_hits: hits,
         }
@@ -167,6 +246,22 @@ impl Builder {
 
     /// Returns whether a job was added.
     fn apply(&mut self, s: &Section, stonewall: bool) -> Result<bool, JobError> {
+        // fio parses ioengine before a section's other options (an engine's own
+        // options exist only once it is chosen): a refused engine is the error,
+        // not the first of its options.
+        if let Some(e) = s.opts.iter().find(|o| o.key.trim() == "ioengine") {
+            Draft::default().apply(e)?;
+        }
+        for o in &s.opts {
+            if let Some(def) = super::table::find(o.key.trim())
+                && let super::table::Status::Noted(note) = def.status
+                && !self.noted.contains(&def.name)
+            {
+                self.noted.push(def.name);
+                self.warnings
+                    .push(format!("{}: {} is accepted, but {note}", o.at, def.name));
+            }
+        }
         // fio applies kb_base before a section's other options, wherever it stands.
         let (kb, rest): (Vec<&RawOpt>, Vec<&RawOpt>) =
             s.opts.iter().partition(|o| o.key == "kb_base");
@@ -235,6 +330,7 @@ struct CommandLine {
     output: Option<PathBuf>,
     parse_only: bool,
     sections_filter: Vec<String>,
+    caps: RunCaps,
 }
 
 impl CommandLine {
@@ -251,6 +347,7 @@ impl CommandLine {
             output: None,
             parse_only: false,
             sections_filter: Vec::new(),
+            caps: RunCaps::default(),
         };
         let mut it = args.iter().peekable();
         while let Some(arg) = it.next() {
@@ -277,9 +374,10 @@ impl CommandLine {
             let (key, mut value) = split_option(opt);
             // Like getopt_long, an option that needs a value takes the next argument.
             let needs_value = match key.as_str() {
-                "output-format" | "output" | "section" | "name" => true,
+                "output-format" | "output" | "section" | "name" | "max-runtime" | "max-size"
+                | "scratch-dir" => true,
                 "parse-only" => false,
-                k => matches!(lookup(k), Lookup::Known(_, Arity::Value)),
+                k => takes_value(k),
             };
             if value.is_none()
                 && needs_value
@@ -290,6 +388,28 @@ impl CommandLine {
             match key.as_str() {
                 "output-format" => cl.output_format = parse_output_format(value.as_deref())?,
                 "output" => cl.output = Some(PathBuf::from(required(&key, value, "a file path")?)),
+                "max-runtime" => {
+                    const E: &str = "a time greater than zero, e.g. 500ms or 2 (seconds)";
+                    let v = required(&key, value, E)?;
+                    let t = super::units::parse_time(&v, super::units::TimeUnit::Seconds, false)
+                        .ok()
+                        .filter(|t| !t.is_zero())
+                        .ok_or_else(|| bad(&key, &v, E))?;
+                    cl.caps.max_runtime = Some(t);
+                }
+                "max-size" => {
+                    const E: &str = "a size greater than zero, e.g. 1m";
+                    let v = required(&key, value, E)?;
+                    let b = super::units::parse_bytes(&v, 1024)
+                        .ok()
+                        .filter(|b| *b > 0)
+                        .ok_or_else(|| bad(&key, &v, E))?;
+                    cl.caps.max_size = Some(b);
+                }
+                "scratch-dir" => {
+                    let v = required(&key, value, "a directory path")?;
+                    cl.caps.scratch_dir = Some(PathBuf::from(v));
+                }
                 "section" => cl
                     .sections_filter
                     .push(required(&key, value, "a job section name")?),
@@ -329,6 +449,15 @@ impl CommandLine {
             }
         }
         Ok(cl)
+    }
+}
+
+fn bad(key: &str, value: &str, expected: &str) -> JobError {
+    JobError::BadValue {
+        at: COMMAND_LINE.to_string(),
+        option: key.to_string(),
+        value: value.to_string(),
+        expected: expected.to_string(),
     }
 }
 

@@ -32,6 +32,18 @@ pub struct RwMode {
     pub dir: Direction,
 }
 
+/// fio's `rw=MODE:N` offset modifier.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub enum RwSuffix {
+    #[default]
+    None,
+    /// Sequential: each next offset is the end of the last I/O plus this many
+    /// bytes (a hole; negative moves backwards).
+    Add(i64),
+    /// Random: a new random offset every N I/Os, sequential in between.
+    Every(u32),
+}
+
 impl RwMode {
     /// fio's spelling, for output.
     pub fn fio_name(&self) -> &'static str {
@@ -507,6 +519,15 @@ pub struct VerifySpec {
     pub backlog: u64,
 }
 
+impl VerifySpec {
+    /// Bytes of the header at the start of every verified block (its layout
+    /// is `workload::verify`'s; the size lives here so the option checks and
+    /// the verifier share one value without the job layer depending on it).
+    pub const HEADER_LEN: usize = 40;
+    /// Smallest block verification accepts: a header and some data to check.
+    pub const MIN_BLOCK: usize = 64;
+}
+
 impl Default for VerifySpec {
     fn default() -> Self {
         VerifySpec {
@@ -611,6 +632,11 @@ pub struct JobSpec {
     pub thinktime_blocks: u32,
     pub randrepeat: bool,
     pub randseed: u64,
+    /// fio's `rw=MODE:N` suffix.
+    pub rw_suffix: RwSuffix,
+    /// fio's `norandommap`: random offsets drawn with replacement, even with
+    /// one block size.
+    pub norandommap: bool,
     pub ioengine: Engine,
     pub hipri: bool,
     pub sqthread_poll: bool,
@@ -691,6 +717,8 @@ impl Default for JobSpec {
             thinktime_blocks: 1,
             randrepeat: true,
             randseed: 0x89,
+            rw_suffix: RwSuffix::None,
+            norandommap: false,
             ioengine: Engine::Psync,
             hipri: false,
             sqthread_poll: false,

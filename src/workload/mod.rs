@@ -8,7 +8,7 @@ pub mod verify;
 
 use std::time::Duration;
 
-use crate::job::{BlockSizes, Direction, JobSpec, Pattern};
+use crate::job::{BlockSizes, Direction, JobSpec, Pattern, RwSuffix};
 use crate::request::{Class, Op};
 
 /// The next I/O a job wants to issue.
@@ -151,6 +151,14 @@ pub struct Generator {
     /// fio's random map: with one block size, random offsets visit every block
     /// once per pass. `None` with variable sizes (offsets drawn with replacement).
     coverage: Option<Coverage>,
+    /// `rw=...:N`: bytes added after each sequential I/O (negative: backwards).
+    seq_add: i64,
+    /// `rw=rand...:N`: a new random offset every N I/Os (1 = every I/O), and
+    /// how many sequential ones are left before the next.
+    rand_every: u32,
+    rand_run_left: u32,
+    /// Where the current random run's next sequential I/O starts (relative).
+    rand_run_pos: u64,
     /// Bytes still to issue in this pass (`size`), and passes left (`loops`).
     bytes_left: u64,
     loops_left: u32,
@@ -178,7 +186,7 @@ impl Generator {
             _ => None,
         };
         let coverage = match (job.rw.pattern, fixed) {
-            (Pattern::Rand, Some(bs)) if region_len >= bs => {
+            (Pattern::Rand, Some(bs)) if region_len >= bs && !job.norandommap => {
                 Some(Coverage::new(region_len / bs, &mut rng))
             }
             _ => None,
@@ -194,6 +202,16 @@ impl Generator {
             seq_pos: [0, 0],
             rng,
             coverage,
+            seq_add: match job.rw_suffix {
+                RwSuffix::Add(n) => n,
+                _ => 0,
+            },
+            rand_every: match job.rw_suffix {
+                RwSuffix::Every(n) => n.max(1),
+                _ => 1,
+            },
+            rand_run_left: 0,
+            rand_run_pos: 0,
             new_pass: false,
             bytes_left: region_len,
             loops_left: job.loops.max(1) - 1,
@@ -253,21 +271,40 @@ impl Generator {
         len = len.min(self.len.max(1));
         let rel = match self.pattern {
             Pattern::Seq => {
-                if self.seq_pos[d] + len > self.len {
-                    // Wrap like fio does when a sequential job runs past the end.
-                    self.seq_pos[d] = 0;
+                if self.seq_pos[d].saturating_add(len) > self.len {
+                    // Wrap like fio does when a sequential job runs past the end
+                    // (a backwards job wraps to the last whole block).
+                    self.seq_pos[d] = if self.seq_add < 0 {
+                        (self.len - len) / self.align * self.align
+                    } else {
+                        0
+                    };
                 }
                 let o = self.seq_pos[d];
-                self.seq_pos[d] += len;
+                // The next one starts after this one plus the hole (`rw=read:8k`),
+                // or before it (`rw=read:-8k`); before the start wraps to the end.
+                let next = o as i128 + len as i128 + self.seq_add as i128;
+                self.seq_pos[d] = if next < 0 { u64::MAX } else { next as u64 };
                 o
             }
-            Pattern::Rand => match &mut self.coverage {
-                Some(c) => c.next() * len,
-                None => {
-                    let slots = (self.len - len) / self.align + 1;
-                    self.rng.u64(0..slots) * self.align
-                }
-            },
+            Pattern::Rand if self.rand_run_left > 0 && self.rand_run_pos + len <= self.len => {
+                self.rand_run_left -= 1;
+                let o = self.rand_run_pos;
+                self.rand_run_pos += len;
+                o
+            }
+            Pattern::Rand => {
+                let o = match &mut self.coverage {
+                    Some(c) => c.next() * len,
+                    None => {
+                        let slots = (self.len - len) / self.align + 1;
+                        self.rng.u64(0..slots) * self.align
+                    }
+                };
+                self.rand_run_left = self.rand_every - 1;
+                self.rand_run_pos = o + len;
+                o
+            }
         };
         self.bytes_left = self.bytes_left.saturating_sub(len);
         self.ios_left -= 1;
@@ -423,6 +460,70 @@ mod tests {
             n += 1;
         }
         assert!(n > 100);
+    }
+
+    fn offsets(j: &JobSpec, start: u64, len: u64) -> Vec<u64> {
+        let mut g = Generator::new(j, start, len, 3);
+        std::iter::from_fn(|| g.next_io())
+            .map(|n| n.offset)
+            .collect()
+    }
+
+    #[test]
+    fn rw_suffix_leaves_holes_or_goes_backwards() {
+        // rw=read:8k with bs=4k: 4k read, 8k hole, ...; 64k of I/O over a 1m region.
+        let mut j = job(Pattern::Seq, Direction::Read);
+        j.rw_suffix = RwSuffix::Add(8192);
+        j.size = Some(64 * 1024);
+        let o = offsets(&j, 4096, 1 << 20);
+        assert_eq!(&o[..4], &[4096, 4096 + 12288, 4096 + 24576, 4096 + 36864]);
+        // rw=read:-8k: each read starts 4k below the last; the first wraps from 0
+        // to the region's last block, then walks down.
+        j.rw_suffix = RwSuffix::Add(-8192);
+        let o = offsets(&j, 0, 64 * 1024);
+        assert_eq!(o.len(), 16);
+        assert_eq!(o[0], 0);
+        assert_eq!(o[1], 60 * 1024);
+        for w in o[1..].windows(2) {
+            assert_eq!(w[0] - w[1], 4096, "backwards by one block: {o:?}");
+        }
+    }
+
+    #[test]
+    fn random_suffix_runs_sequentially_between_random_offsets() {
+        let mut j = job(Pattern::Rand, Direction::Read);
+        j.rw_suffix = RwSuffix::Every(4);
+        let o = offsets(&j, 0, 1 << 20);
+        let runs = o
+            .chunks(4)
+            .filter(|c| c.len() == 4 && c.windows(2).all(|w| w[1] == w[0] + 4096))
+            .count();
+        // A run is cut short only where it would leave the region.
+        assert!(
+            runs * 4 >= o.len() * 9 / 10,
+            "{runs} runs of 4 in {} I/Os",
+            o.len()
+        );
+        assert!(
+            o.windows(2).any(|w| w[1] != w[0] + 4096),
+            "still random between runs"
+        );
+    }
+
+    #[test]
+    fn norandommap_draws_with_replacement() {
+        let mut j = job(Pattern::Rand, Direction::Read);
+        let mut o = offsets(&j, 0, 1 << 20);
+        o.sort_unstable();
+        o.dedup();
+        assert_eq!(o.len(), 256, "the random map visits every block once");
+        j.norandommap = true;
+        let mut o = offsets(&j, 0, 1 << 20);
+        assert_eq!(o.len(), 256);
+        o.sort_unstable();
+        o.dedup();
+        // 256 draws from 256 blocks leave about 256/e blocks unvisited.
+        assert!(o.len() < 200, "{} distinct blocks of 256 draws", o.len());
     }
 
     #[test]

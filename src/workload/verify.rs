@@ -30,13 +30,13 @@
 
 use std::fmt;
 
-use crate::job::{Direction, JobSpec, VerifyKind};
+use crate::job::{Direction, JobSpec, VerifyKind, VerifySpec};
 use crate::request::{Class, Op};
 use crate::workload::NextIo;
 
-pub const HEADER_LEN: usize = 40;
+pub const HEADER_LEN: usize = VerifySpec::HEADER_LEN;
 /// Smallest block verification accepts: a header and some data to check.
-pub const MIN_BLOCK: usize = 64;
+pub const MIN_BLOCK: usize = VerifySpec::MIN_BLOCK;
 pub const MAGIC: u32 = u32::from_le_bytes(*b"iolb");
 /// Most units a block map may hold (12 bytes each: ~200 MiB).
 pub const MAX_UNITS: u64 = 16 << 20;

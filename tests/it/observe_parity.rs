@@ -31,7 +31,7 @@ struct Case {
 }
 
 fn skip(why: &str) {
-    eprintln!("SKIPPED: {why}");
+    crate::support::needs::skip(why);
 }
 
 fn have(prog: &str) -> bool {
@@ -400,15 +400,15 @@ fn strace_parse_reads_empty_error_cells_and_long_names() {
 
 #[test]
 fn counts_equal_strace_on_real_programs() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return skip("observe needs root");
+    use crate::support::needs::{Need, ready};
+    if !ready(&[Need::Root, Need::Strace]) {
+        return;
     }
+    // Alone: the parity compares exact counts; tracing beside other tests'
+    // traced runs would only slow both.
+    let _one = crate::support::serial::one_at_a_time();
     if !Path::new("/sys/kernel/tracing/events/raw_syscalls").exists() {
         return skip("no tracefs raw_syscalls events at /sys/kernel/tracing");
-    }
-    if !have("strace") {
-        return skip("strace is not installed (apt-get install strace)");
     }
     let tmp = tempfile::tempdir().unwrap();
     let bin = tmp.path().join("bin");

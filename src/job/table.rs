@@ -1,0 +1,1192 @@
+//! The option table: every option iolab knows, one entry each. An entry holds
+//! the name and aliases, whether it may stand alone, how its value lands in a
+//! [`JobSpec`](super::spec::JobSpec), the help text, the section of fio's HOWTO
+//! it belongs to and how iolab's meaning relates to fio's. Lookup, "did you
+//! mean", `iolab run --cmdhelp` and the table in docs/fio-compat.md all read
+//! this one list, so adding an option is adding one entry.
+
+use super::error::JobError;
+use super::options::{Ctx, Draft};
+use super::parse;
+use super::spec::*;
+use super::units::{self, TimeUnit};
+use crate::request::Class;
+
+/// Whether an option may appear without `=value`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arity {
+    /// `opt=value` only.
+    Value,
+    /// `opt` alone means `opt=1` (fio's FIO_OPT_STR_SET; iolab also allows it for
+    /// boolean options, where fio 3.33 demands a value).
+    Flag,
+}
+
+/// The part of fio's HOWTO an option is described in (iolab's own options
+/// have their own part).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Section {
+    Description,
+    Time,
+    Target,
+    IoType,
+    BlockSize,
+    Buffers,
+    IoSize,
+    Engine,
+    Depth,
+    Rate,
+    Latency,
+    Threads,
+    Verify,
+    SteadyState,
+    Measurements,
+    Errors,
+    Iolab,
+}
+
+impl Section {
+    pub const ALL: [Section; 17] = [
+        Section::Description,
+        Section::Time,
+        Section::Target,
+        Section::IoType,
+        Section::BlockSize,
+        Section::Buffers,
+        Section::IoSize,
+        Section::Engine,
+        Section::Depth,
+        Section::Rate,
+        Section::Latency,
+        Section::Threads,
+        Section::Verify,
+        Section::SteadyState,
+        Section::Measurements,
+        Section::Errors,
+        Section::Iolab,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Section::Description => "Job description",
+            Section::Time => "Time related parameters",
+            Section::Target => "Target file/device",
+            Section::IoType => "I/O type",
+            Section::BlockSize => "Block size",
+            Section::Buffers => "Buffers and memory",
+            Section::IoSize => "I/O size",
+            Section::Engine => "I/O engine",
+            Section::Depth => "I/O depth",
+            Section::Rate => "I/O rate",
+            Section::Latency => "I/O latency",
+            Section::Threads => "Threads, processes and job synchronization",
+            Section::Verify => "Verification",
+            Section::SteadyState => "Steady state",
+            Section::Measurements => "Measurements and reporting",
+            Section::Errors => "Error handling",
+            Section::Iolab => "iolab's own options",
+        }
+    }
+}
+
+/// How iolab's option relates to fio's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// fio's meaning.
+    Same,
+    /// fio's meaning, but some values fio takes are refused (why).
+    Stricter(&'static str),
+    /// Not a fio option.
+    IolabOnly,
+    /// fio's option is accepted, but iolab still does something fio would not
+    /// (the note, printed once per run when the option is used).
+    Noted(&'static str),
+    /// A fio option iolab refuses (why, and what to do instead).
+    Refused(&'static str),
+}
+
+impl Status {
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Same => "same",
+            Status::Stricter(_) => "stricter",
+            Status::IolabOnly => "iolab only",
+            Status::Noted(_) => "accepted, with a note",
+            Status::Refused(_) => "refused",
+        }
+    }
+}
+
+/// Applies one option's value to a job draft.
+pub(crate) type Setter = fn(&mut Draft, &Ctx) -> Result<(), JobError>;
+
+/// One option.
+#[derive(Clone, Copy)]
+pub struct OptionDef {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub arity: Arity,
+    pub section: Section,
+    pub status: Status,
+    /// One line: what it does in iolab.
+    pub help: &'static str,
+    /// What a value looks like (for "needs a value" errors and help).
+    pub expected: &'static str,
+    pub(crate) set: Option<Setter>,
+}
+
+impl OptionDef {
+    const fn new(name: &'static str, section: Section, help: &'static str) -> Self {
+        OptionDef {
+            name,
+            aliases: &[],
+            arity: Arity::Value,
+            section,
+            status: Status::Same,
+            help,
+            expected: "a value (see docs/fio-compat.md)",
+            set: None,
+        }
+    }
+    const fn alias(mut self, aliases: &'static [&'static str]) -> Self {
+        self.aliases = aliases;
+        self
+    }
+    const fn flag(mut self) -> Self {
+        self.arity = Arity::Flag;
+        self.expected = "0 or 1 (alone it means 1)";
+        self
+    }
+    const fn expects(mut self, e: &'static str) -> Self {
+        self.expected = e;
+        self
+    }
+    const fn stricter(mut self, why: &'static str) -> Self {
+        self.status = Status::Stricter(why);
+        self
+    }
+    const fn noted(mut self, note: &'static str) -> Self {
+        self.status = Status::Noted(note);
+        self
+    }
+    const fn ours(mut self) -> Self {
+        self.status = Status::IolabOnly;
+        self
+    }
+    const fn set(mut self, f: Setter) -> Self {
+        self.set = Some(f);
+        self
+    }
+
+    /// Whether the option is implemented (refused ones have no setter).
+    pub fn has_setter(&self) -> bool {
+        self.set.is_some()
+    }
+
+    /// Every name it answers to.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> {
+        std::iter::once(self.name).chain(self.aliases.iter().copied())
+    }
+}
+
+const fn refused(name: &'static str, section: Section, why: &'static str) -> OptionDef {
+    let mut o = OptionDef::new(name, section, "");
+    o.status = Status::Refused(why);
+    o
+}
+
+use Section as S;
+
+const SIZE: &str = units::SIZE_EXPECTED;
+const TIME_S: &str = "a time, e.g. 30 (seconds) or 500ms";
+const TIME_US: &str = "a time, e.g. 10 (microseconds) or 2ms";
+const PROB: &str = "a probability: a number from 0 to 1 (e.g. 0.001) or a percentage (e.g. 0.1%)";
+const SS: &str = "steady-state detection is not implemented";
+const STRING: &str = "a non-empty string";
+const NO_TRIM: &str = "iolab issues no trims";
+const ZONED: &str = "zoned block devices are out of scope";
+const NUMA: &str = "iolab does not bind memory or NUMA nodes; use cpus_allowed= or placement=";
+const BATCH_SUBMIT: &str = "the worker submits everything the scheduler releases in one batch";
+const BATCH_COMPLETE: &str = "the completion model decides how many completions to wait for";
+const LAT_TARGET: &str = "latency-target depth search is not implemented";
+const MIN_RATE: &str = "minimum-rate enforcement is not implemented";
+const ONE_FILE: &str = "one file per job";
+const LOGS: &str = "per-I/O logs are not implemented; see the JSON and HTML reports";
+const NO_EXEC: &str = "iolab runs as root and runs no external commands from job files; run the \
+                       command yourself before or after iolab";
+const BUFFERS: &str = "buffer contents are not configurable";
+const ALL_PCT: &str = "iolab reports slat, clat and lat percentiles whatever clat_percentiles, \
+                       lat_percentiles and slat_percentiles say";
+const ALWAYS_LAT: &str = "iolab still records every latency (its clock reads cost little; the \
+                          reports are built on them)";
+const CMDPRIO: &str = "use prio/prioclass for the whole job, or ioclass with iosched=prio|laq";
+const ONLY_FSYNC: &str = "only fsync=N is implemented";
+const SAME_USER: &str = "jobs run as the invoking user";
+const ALIGNED: &str = "buffers are always aligned anonymous memory";
+const RW_VALID: &str = parse::RW_VALID;
+
+/// Every option, implemented or refused. Order within a section is the order
+/// of the docs table.
+pub static OPTIONS: &[OptionDef] = &[
+    // Job description.
+    OptionDef::new("name", S::Description, "job name (defaults to the section name)")
+        .expects(STRING)
+        .set(|d, c| {
+d.spec.name = c.nonempty()?;
+Ok(())
+}),
+    OptionDef::new("loops", S::Description, "repeat the job's I/O this many times")
+        .expects("a count, 1 or more")
+        .set(|d, c| {
+d.spec.loops = c.int(1, u64::from(u32::MAX))? as u32;
+Ok(())
+}),
+    OptionDef::new("numjobs", S::Description, "1-4096; the engine starts that many workers per job")
+        .stricter("numjobs=0 is an error (fio fails later, setting up shared memory)")
+        .expects("a count, 1-4096")
+        .set(|d, c| {
+d.spec.numjobs = c.int(1, 4096)? as u32;
+Ok(())
+}),
+    OptionDef::new(
+        "description",
+        S::Description,
+        "free text about the job; kept with the job's options in the report",
+    )
+    .expects(STRING)
+    .set(|_, c| {
+        c.nonempty()?;
+        Ok(())
+    }),
+    // Time.
+    OptionDef::new("runtime", S::Time, "run time limit; runtime=0 means no limit")
+        .alias(&["timeout"])
+        .stricter("time suffixes fio misreads (10sec) are errors")
+        .expects(TIME_S)
+        .set(|d, c| {
+            let t = c.time(TimeUnit::Seconds, false)?;
+            // fio: runtime=0 means "no limit".
+            d.spec.runtime = (!t.is_zero()).then_some(t);
+Ok(())
+}),
+    OptionDef::new("time_based", S::Time, "repeat the workload until runtime ends")
+        .flag()
+        .set(|d, c| {
+d.spec.time_based = c.boolean()?;
+Ok(())
+}),
+    OptionDef::new("ramp_time", S::Time, "run this long before measuring")
+        .expects(TIME_S)
+        .set(|d, c| {
+d.spec.ramp_time = c.time(TimeUnit::Seconds, false)?;
+Ok(())
+}),
+    refused("startdelay", S::Time, "jobs start together (or after a stonewall)"),
+    // Target.
+    OptionDef::new("filename", S::Target, "target file or device; the engine checks existence and size")
+        .expects(STRING)
+        .set(|d, c| {
+d.spec.filename = Some(c.nonempty()?);
+Ok(())
+}),
+    OptionDef::new("directory", S::Target, "directory of the job's file")
+        .expects(STRING)
+        .set(|d, c| {
+d.spec.directory = Some(c.nonempty()?);
+Ok(())
+}),
+    refused(
+        "offset_increment",
+        S::Target,
+        "per-clone offsets are not implemented; give each job its own offset=",
+    ),
+    refused(
+        "allow_file_create",
+        S::Target,
+        "iolab always creates a missing regular file (fio's default allow_file_create=1)",
+    ),
+    refused("nrfiles", S::Target, ONE_FILE),
+    refused("openfiles", S::Target, ONE_FILE),
+    refused("file_service_type", S::Target, ONE_FILE),
+    refused("filename_format", S::Target, ONE_FILE),
+    refused("fallocate", S::Target, "files are laid out by writing them"),
+    refused("fadvise_hint", S::Target, "iolab does not call posix_fadvise"),
+    refused("create_on_open", S::Target, "files are created before the clock starts"),
+    refused("pre_read", S::Target, "page-cache warming is not implemented"),
+    refused(
+        "invalidate",
+        S::Target,
+        "buffered jobs always start with their region dropped from the page cache (fio's default \
+         invalidate=1); it cannot be turned off",
+    ),
+    OptionDef::new(
+        "filesize",
+        S::Target,
+        "size of the job's file; the job's size too when size is not given",
+    )
+    .stricter("one file per job: a size range (one size per file) and a size= that differs are refused")
+    .expects(SIZE)
+    .set(|d, c| {
+        if c.value.contains(['-', ':']) {
+            return Err(c.bad(
+                "one size such as 128m (a range picks a size per file; iolab has one file per job)",
+            ));
+        }
+        let b = c.size()?;
+        d.filesize = Some(parse::positive(c, b)?);
+        Ok(())
+    }),
+    refused("zonemode", S::Target, ZONED),
+    refused("zonesize", S::Target, ZONED),
+    refused("zonerange", S::Target, ZONED),
+    refused("zoneskip", S::Target, ZONED),
+    refused("max_open_zones", S::Target, ZONED),
+    refused("zone_reset_threshold", S::Target, ZONED),
+    refused("zone_reset_frequency", S::Target, ZONED),
+    // I/O type.
+    OptionDef::new(
+        "rw",
+        S::IoType,
+        "read write randread randwrite rw readwrite randrw, with fio's :N suffix (sequential: a hole of N bytes after each I/O, negative = backwards; random: a new random offset every N I/Os)",
+    )
+    .alias(&["readwrite"])
+    .stricter("trim modes are refused")
+    .expects(RW_VALID)
+    .set(|d, c| {
+(d.spec.rw, d.spec.rw_suffix) = parse::rw(c)?;
+Ok(())
+}),
+    OptionDef::new("rwmixread", S::IoType, "percentage of reads in a mixed job, 0-100; the later of rwmixread/rwmixwrite wins")
+        .expects("a percentage, 0-100")
+        .set(|d, c| {
+d.spec.rwmixread = c.int(0, 100)? as u32;
+Ok(())
+}),
+    OptionDef::new("rwmixwrite", S::IoType, "percentage of writes in a mixed job, 0-100")
+        .expects("a percentage, 0-100")
+        .set(|d, c| {
+d.spec.rwmixread = 100 - c.int(0, 100)? as u32;
+Ok(())
+}),
+    OptionDef::new("direct", S::IoType, "O_DIRECT I/O")
+        .flag()
+        .set(|d, c| {
+d.spec.direct = c.boolean()?;
+Ok(())
+}),
+    OptionDef::new("buffered", S::IoType, "the inverse of direct")
+        .flag()
+        .set(|d, c| {
+d.spec.direct = !c.boolean()?;
+Ok(())
+}),
+    OptionDef::new("randrepeat", S::IoType, "the same random sequence on every run")
+        .flag()
+        .set(|d, c| {
+d.spec.randrepeat = c.boolean()?;
+Ok(())
+}),
+    OptionDef::new("randseed", S::IoType, "seed of the random offsets")
+        .expects("an integer")
+        .set(|d, c| {
+d.spec.randseed = c.int(0, u64::MAX)?;
+Ok(())
+}),
+    OptionDef::new("fsync", S::IoType, "fsync every N writes (0: never)")
+        .expects("a count of writes, 0 = never")
+        .set(|d, c| {
+d.spec.fsync = c.int(0, u64::from(u32::MAX))? as u32;
+Ok(())
+}),
+    OptionDef::new("sync", S::IoType, "0 1 none sync: open with O_SYNC")
+        .flag()
+        .stricter("sync=dsync (O_DSYNC) is refused")
+        .expects("0, 1, none or sync")
+        .set(|d, c| {
+d.spec.sync = parse::sync(c)?;
+Ok(())
+}),
+    OptionDef::new(
+        "norandommap",
+        S::IoType,
+        "draw random offsets with replacement (blocks may repeat or be missed in a pass) instead of visiting every block once",
+    )
+    .flag()
+    .set(|d, c| {
+        d.spec.norandommap = c.boolean()?;
+        Ok(())
+    }),
+    refused("random_distribution", S::IoType, "only uniform random offsets are implemented"),
+    OptionDef::new(
+        "random_generator",
+        S::IoType,
+        "fio's generator of random offsets: tausworthe, lfsr or tausworthe64",
+    )
+    .noted(
+        "iolab draws random offsets from its own generator (seeded by randseed; with one block size a \
+         shuffled map visits every block once per pass, as fio's random map does), so the sequence \
+         differs from fio's",
+    )
+    .expects("tausworthe, lfsr or tausworthe64")
+    .set(|_, c| match c.value {
+        "tausworthe" | "lfsr" | "tausworthe64" => Ok(()),
+        _ => Err(c.bad("tausworthe, lfsr or tausworthe64")),
+    }),
+    refused(
+        "percentage_random",
+        S::IoType,
+        "mixing sequential and random I/O in one job is not implemented",
+    ),
+    refused("fdatasync", S::IoType, ONLY_FSYNC),
+    refused("end_fsync", S::IoType, ONLY_FSYNC),
+    refused("fsync_on_close", S::IoType, ONLY_FSYNC),
+    refused("write_barrier", S::IoType, ONLY_FSYNC),
+    refused("trim_percentage", S::IoType, "iolab issues no trims (rw=trim and friends are refused too)"),
+    refused("trim_backlog", S::IoType, NO_TRIM),
+    refused("trim_verify_zero", S::IoType, NO_TRIM),
+    // Block size.
+    OptionDef::new("bs", S::BlockSize, "block size; 'read,write' sets each direction")
+        .alias(&["blocksize"])
+        .stricter("bs=2k-8k (fio: read 2k, write 8k) is an error pointing to bsrange")
+        .expects(SIZE)
+        .set(|d, c| {
+d.spec.bs = parse::bs(c, d.spec.bs.clone())?;
+Ok(())
+}),
+    OptionDef::new("bsrange", S::BlockSize, "a range of block sizes, MIN-MAX; reversed ranges are swapped")
+        .alias(&["blocksize_range"])
+        .expects("a range such as 4k-64k")
+        .set(|d, c| {
+d.spec.bs = parse::bsrange(c, d.spec.bs.clone())?;
+Ok(())
+}),
+    OptionDef::new(
+        "bssplit",
+        S::BlockSize,
+        "size/percent pairs such as 4k/50:64k/50; an entry without a percentage (or with 0) shares what is left of 100",
+    )
+    .expects("size/percent pairs such as 4k/50:64k/50")
+    .set(|d, c| {
+d.spec.bs = parse::bssplit(c, d.spec.bs.clone())?;
+Ok(())
+}),
+    // Buffers and memory.
+    refused("zero_buffers", S::Buffers, BUFFERS),
+    refused("refill_buffers", S::Buffers, BUFFERS),
+    refused("scramble_buffers", S::Buffers, BUFFERS),
+    refused("buffer_pattern", S::Buffers, BUFFERS),
+    refused("buffer_compress_percentage", S::Buffers, BUFFERS),
+    refused("buffer_compress_chunk", S::Buffers, BUFFERS),
+    refused("dedupe_percentage", S::Buffers, BUFFERS),
+    refused("mem", S::Buffers, ALIGNED),
+    refused("iomem", S::Buffers, ALIGNED),
+    refused("iomem_align", S::Buffers, "buffers are always aligned for O_DIRECT"),
+    // I/O size.
+    OptionDef::new("size", S::IoSize, "bytes or N% of the target")
+        .stricter("size=0 is an error")
+        .expects(SIZE)
+        .set(|d, c| {
+parse::size(d, c)?;
+Ok(())
+}),
+    OptionDef::new("offset", S::IoSize, "start offset, bytes or N% of the target")
+        .expects(SIZE)
+        .set(|d, c| {
+parse::offset(d, c)?;
+Ok(())
+}),
+    OptionDef::new("number_ios", S::IoSize, "stop after this many I/Os; 0 = no limit")
+        .expects("a count, 0 = no limit")
+        .set(|d, c| {
+            let n = c.int(0, u64::MAX)?;
+            d.spec.number_ios = (n != 0).then_some(n);
+Ok(())
+}),
+    refused("io_size", S::IoSize, "use size, loops or number_ios"),
+    refused("io_limit", S::IoSize, "use size, loops or number_ios"),
+    // I/O engine.
+    OptionDef::new("ioengine", S::Engine, "null sync psync vsync pvsync pvsync2 libaio io_uring (null is iolab's emulated device)")
+        .stricter("other fio engines are refused")
+        .expects(parse::ENGINES_EXPECTED)
+        .set(|d, c| {
+d.spec.ioengine = parse::engine(c)?;
+Ok(())
+}),
+    OptionDef::new("hipri", S::Engine, "polled completions; needs io_uring or pvsync2")
+        .flag()
+        .set(|d, c| {
+d.spec.hipri = c.boolean()?;
+Ok(())
+}),
+    OptionDef::new("sqthread_poll", S::Engine, "io_uring submission-queue polling thread; needs io_uring")
+        .flag()
+        .set(|d, c| {
+d.spec.sqthread_poll = c.boolean()?;
+Ok(())
+}),
+    OptionDef::new("fixedbufs", S::Engine, "io_uring registered buffers; needs io_uring")
+        .flag()
+        .set(|d, c| {
+d.spec.fixedbufs = c.boolean()?;
+Ok(())
+}),
+    OptionDef::new("registerfiles", S::Engine, "io_uring registered files; needs io_uring")
+        .flag()
+        .set(|d, c| {
+d.spec.registerfiles = c.boolean()?;
+Ok(())
+}),
+    refused("cmdprio_percentage", S::Engine, CMDPRIO),
+    refused("cmdprio_class", S::Engine, CMDPRIO),
+    refused("cmdprio", S::Engine, CMDPRIO),
+    // I/O depth.
+    OptionDef::new("iodepth", S::Depth, "requests in flight per worker, 1-65535")
+        .expects("a depth, 1-65535")
+        .set(|d, c| {
+d.spec.iodepth = c.int(1, 65535)? as u32;
+Ok(())
+}),
+    refused("iodepth_batch", S::Depth, BATCH_SUBMIT),
+    refused("iodepth_batch_submit", S::Depth, BATCH_SUBMIT),
+    refused("iodepth_batch_complete", S::Depth, BATCH_COMPLETE),
+    refused("iodepth_batch_complete_min", S::Depth, BATCH_COMPLETE),
+    refused("iodepth_batch_complete_max", S::Depth, BATCH_COMPLETE),
+    refused("iodepth_low", S::Depth, "the worker refills to iodepth on every loop"),
+    // I/O rate.
+    OptionDef::new("rate_iops", S::Rate, "IOPS cap, per direction ('read,write')")
+        .expects("an IOPS count, or 'read,write'")
+        .set(|d, c| {
+            let kb = c.kb;
+            d.spec.rate_iops =
+                parse::per_dir(c, d.spec.rate_iops, |p| units::parse_int(p, kb, 0, u64::MAX))?;
+Ok(())
+}),
+    OptionDef::new("thinktime", S::Rate, "pause between I/Os")
+        .expects(TIME_US)
+        .set(|d, c| {
+d.spec.thinktime = c.time(TimeUnit::Micros, false)?;
+Ok(())
+}),
+    OptionDef::new("thinktime_blocks", S::Rate, "I/Os between pauses")
+        .expects("a count, 1 or more")
+        .set(|d, c| {
+d.spec.thinktime_blocks = c.int(1, u64::from(u32::MAX))? as u32;
+Ok(())
+}),
+    refused("rate", S::Rate, "bandwidth caps are not implemented; use rate_iops"),
+    refused("rate_min", S::Rate, MIN_RATE),
+    refused("rate_iops_min", S::Rate, MIN_RATE),
+    refused("rate_process", S::Rate, "only the linear rate process is implemented (it is the default)"),
+    refused("rate_cycle", S::Rate, MIN_RATE),
+    refused("flow", S::Rate, "flow control between jobs is not implemented"),
+    refused("flow_id", S::Rate, "flow control between jobs is not implemented"),
+    // I/O latency.
+    refused("latency_target", S::Latency, LAT_TARGET),
+    refused("latency_window", S::Latency, LAT_TARGET),
+    refused("latency_percentile", S::Latency, LAT_TARGET),
+    // Threads, processes and job synchronization.
+    OptionDef::new("stonewall", S::Threads, "wait for every job before this one to finish")
+        .alias(&["wait_for_previous"])
+        .flag()
+        .set(|d, c| {
+d.spec.stonewall = c.boolean()?;
+Ok(())
+}),
+    OptionDef::new("prio", S::Threads, "I/O priority level 0-7; alone it means best-effort")
+        .expects("a level, 0-7")
+        .set(|d, c| {
+d.prio = Some(c.int(0, 7)? as u16);
+Ok(())
+}),
+    OptionDef::new("prioclass", S::Threads, "I/O priority class 0-3")
+        .expects("a class, 0-3")
+        .set(|d, c| {
+d.prioclass = Some(c.int(0, 3)? as u16);
+Ok(())
+}),
+    OptionDef::new("cpus_allowed", S::Threads, "CPU list such as 0,5,8-15; every CPU must be online")
+        .expects("a CPU list such as 0,5,8-15")
+        .set(|d, c| {
+d.spec.cpus_allowed = parse::cpus_allowed(c)?;
+Ok(())
+}),
+    OptionDef::new("cpumask", S::Threads, "bit mask of CPUs, decimal or 0x hex; not with cpus_allowed")
+        .expects("a CPU bit mask such as 0x22")
+        .set(|d, c| {
+d.spec.cpus_allowed = parse::cpumask(c)?;
+Ok(())
+}),
+    OptionDef::new(
+        "cpus_allowed_policy",
+        S::Threads,
+        "shared (every clone may use every CPU) or split (clone N gets the N-th CPU)",
+    )
+    .expects("shared or split")
+    .set(|d, c| {
+        d.spec.cpus_allowed_split = match c.value {
+            "shared" => false,
+            "split" => true,
+            _ => return Err(c.bad("shared or split")),
+        };
+Ok(())
+}),
+    OptionDef::new("thread", S::Threads, "run jobs as threads: iolab's workers always are")
+        .alias(&["threads"])
+        .flag()
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("new_group", S::Threads, "start a new reporting group")
+        .flag()
+        .noted("iolab reports every job on its own (group_reporting merges a job's clones), so there are no groups to split")
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
+    refused("exitall", S::Threads, "stopping every job when one ends is not implemented; use runtime"),
+    refused("exitall_on_error", S::Threads, "stopping every job when one fails is not implemented; use continue_on_error=none (the default) per job"),
+    refused(
+        "wait_for",
+        S::Threads,
+        "waiting for one named job is not implemented; stonewall waits for every job before it",
+    ),
+    refused("exec_prerun", S::Threads, NO_EXEC),
+    refused("exec_postrun", S::Threads, NO_EXEC),
+    refused("ioscheduler", S::Threads, "iolab does not switch the kernel's scheduler; use iosched= for iolab's own"),
+    refused("cpuload", S::Threads, "use iolab's compute co-runners (corunners=N, corunner_kernel=int|float) instead of fio's cpuio engine"),
+    refused("numa_cpu_nodes", S::Threads, NUMA),
+    refused("numa_mem_policy", S::Threads, NUMA),
+    refused("nice", S::Threads, "use prio/prioclass or iolab's placement"),
+    refused("uid", S::Threads, SAME_USER),
+    refused("gid", S::Threads, SAME_USER),
+    // Verification.
+    OptionDef::new(
+        "verify",
+        S::Verify,
+        "crc32c (crc32c-intel), pattern, 0/none: a header per block, read back and checked; see docs/reliability.md",
+    )
+    .stricter("fio's other checksums are refused; rw/randrw with verify are refused")
+    .expects(parse::VERIFY_VALID)
+    .set(|d, c| {
+d.spec.verify.kind = parse::verify(c)?;
+Ok(())
+}),
+    OptionDef::new(
+        "verify_pattern",
+        S::Verify,
+        "hex 0x..., decimal, quoted \"text\", or a concatenation; implies verify=pattern",
+    )
+    .stricter("fio's %o offset format is refused")
+    .expects("a pattern such as 0xdeadbeef")
+    .set(|d, c| {
+d.spec.verify.pattern = parse::verify_pattern(c.value).map_err(|e| c.bad(e))?;
+Ok(())
+}),
+    OptionDef::new("do_verify", S::Verify, "read back every written block after the write phase (default 1)")
+        .flag()
+        .set(|d, c| {
+d.spec.verify.do_verify = c.boolean()?;
+Ok(())
+}),
+    OptionDef::new("verify_fatal", S::Verify, "stop the job at the first mismatch")
+        .flag()
+        .set(|d, c| {
+d.spec.verify.fatal = c.boolean()?;
+Ok(())
+}),
+    OptionDef::new("verify_backlog", S::Verify, "verify the last N written blocks after every N writes")
+        .expects("a count of blocks")
+        .set(|d, c| {
+d.spec.verify.backlog = c.int(0, u64::from(u32::MAX))?;
+Ok(())
+}),
+    refused("verify_interval", S::Verify, "a block is verified as a whole: one header and checksum per written block"),
+    refused("verify_offset", S::Verify, "the verify header always sits at the start of the block"),
+    refused("verify_async", S::Verify, "blocks are checked on the worker as their reads complete"),
+    refused(
+        "verify_only",
+        S::Verify,
+        "run a read job with verify=crc32c (or pattern) over the same region and block size: it \
+         checks every block's header and data",
+    ),
+    refused("verify_state_save", S::Verify, "what was written is kept in memory for the run only"),
+    // Steady state.
+    refused("steadystate", S::SteadyState, SS).alias(&["ss"]),
+    refused("steadystate_duration", S::SteadyState, SS).alias(&["ss_dur"]),
+    refused("steadystate_ramp_time", S::SteadyState, SS).alias(&["ss_ramp"]),
+    // Measurements and reporting.
+    OptionDef::new("group_reporting", S::Measurements, "report the clones of a job together")
+        .flag()
+        .set(|d, c| {
+d.spec.group_reporting = c.boolean()?;
+Ok(())
+}),
+    OptionDef::new("percentile_list", S::Measurements, "up to 20 values in [0, 100], ':'-separated")
+        .alias(&["percentiles"])
+        .expects("percentiles such as 50:99:99.9")
+        .set(|d, c| {
+            d.spec.percentile_list =
+                units::parse_percentile_list(c.value).map_err(|e| c.bad(e))?;
+Ok(())
+}),
+    OptionDef::new("kb_base", S::Measurements, "1024 or 1000; applies to its whole section")
+        .expects("1024 or 1000")
+        .set(|d, c| {
+            d.spec.kb_base = match c.value {
+                "1024" => 1024,
+                "1000" => 1000,
+                _ => return Err(c.bad("1024 or 1000")),
+            };
+Ok(())
+}),
+    refused("unified_rw_reporting", S::Measurements, "reads and writes are always reported separately"),
+    OptionDef::new("clat_percentiles", S::Measurements, "report these latency percentiles")
+        .flag()
+        .noted(ALL_PCT)
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("lat_percentiles", S::Measurements, "report these latency percentiles")
+        .flag()
+        .noted(ALL_PCT)
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("slat_percentiles", S::Measurements, "report these latency percentiles")
+        .flag()
+        .noted(ALL_PCT)
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("disable_lat", S::Measurements, "do not measure total latency")
+        .flag()
+        .noted(ALWAYS_LAT)
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("disable_clat", S::Measurements, "do not measure completion latency")
+        .flag()
+        .noted(ALWAYS_LAT)
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("disable_slat", S::Measurements, "do not measure submission latency")
+        .flag()
+        .noted(ALWAYS_LAT)
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("gtod_reduce", S::Measurements, "do not measure most time-of-day calls (disable_lat, clat and slat)")
+        .flag()
+        .noted(ALWAYS_LAT)
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
+    refused("write_bw_log", S::Measurements, LOGS),
+    refused("write_lat_log", S::Measurements, LOGS),
+    refused("write_iops_log", S::Measurements, LOGS),
+    refused("write_hist_log", S::Measurements, LOGS),
+    refused("log_avg_msec", S::Measurements, "per-I/O logs are not implemented"),
+    // Error handling.
+    OptionDef::new(
+        "continue_on_error",
+        S::Errors,
+        "none read write io verify all (0 = none, 1 = all); a job that saw an error still exits 1",
+    )
+    .stricter("a job that saw any error exits with status 1")
+    .expects(ContinueOnError::VALID)
+    .set(|d, c| {
+        d.spec.continue_on_error = ContinueOnError::parse(&c.value.to_ascii_lowercase())
+            .ok_or_else(|| c.bad(ContinueOnError::VALID))?;
+Ok(())
+}),
+    refused("ignore_error", S::Errors, "use continue_on_error=none|read|write|io|verify|all"),
+    // iolab's own.
+    OptionDef::new("completion", S::Iolab, "sync interrupt poll hybrid hybrid-uring pas dpas adaptive (default: the backend's choice)")
+        .ours()
+        .expects(parse::COMPLETION_EXPECTED)
+        .set(|d, c| {
+d.spec.completion = Some(parse::completion(c)?);
+Ok(())
+}),
+    OptionDef::new("ioclass", S::Iolab, "read syncwrite readahead asyncwrite (default: from the op and sync flags)")
+        .ours()
+        .expects("one of read, syncwrite, readahead, asyncwrite")
+        .set(|d, c| {
+            d.spec.ioclass = Some(
+                Class::parse(c.value)
+                    .ok_or_else(|| c.bad("one of read, syncwrite, readahead, asyncwrite"))?,
+            );
+Ok(())
+}),
+    OptionDef::new("readahead", S::Iolab, "read-ahead window of sequential readers (default 0, off)")
+        .ours()
+        .expects(SIZE)
+        .set(|d, c| {
+d.spec.readahead = c.size()?;
+Ok(())
+}),
+    OptionDef::new("iosched", S::Iolab, "noop prio laq (default noop)")
+        .ours()
+        .expects("one of noop, prio, laq")
+        .set(|d, c| {
+            d.spec.scheduler = match c.value {
+                "noop" => SchedKind::Noop,
+                "prio" => SchedKind::Prio,
+                "laq" => SchedKind::Laq,
+                _ => return Err(c.bad("one of noop, prio, laq")),
+            };
+Ok(())
+}),
+    OptionDef::new("ois_max", S::Iolab, "laq only: outstanding bytes cap (default 1m)")
+        .ours()
+        .expects(SIZE)
+        .set(|d, c| {
+d.spec.laq.ois_max = parse::positive(c, c.size()?)?;
+Ok(())
+}),
+    OptionDef::new("ois_min", S::Iolab, "laq only: at most ois_max (default ois_max/2)")
+        .ours()
+        .expects(SIZE)
+        .set(|d, c| {
+d.spec.laq.ois_min = c.size()?;
+Ok(())
+}),
+    OptionDef::new("t_wait", S::Iolab, "laq only: wait time (default 1ms)")
+        .ours()
+        .expects(TIME_US)
+        .set(|d, c| {
+d.spec.laq.t_wait = c.time(TimeUnit::Micros, true)?;
+Ok(())
+}),
+    OptionDef::new("null_lat", S::Iolab, "null device: fixed part of the service time (default 0)")
+        .ours()
+        .expects(TIME_US)
+        .set(|d, c| {
+d.spec.null.lat = c.time(TimeUnit::Micros, true)?;
+Ok(())
+}),
+    OptionDef::new("null_bw", S::Iolab, "null device: bytes per second per channel; 0 = infinite")
+        .ours()
+        .expects(SIZE)
+        .set(|d, c| {
+d.spec.null.bw = c.size()?;
+Ok(())
+}),
+    OptionDef::new("null_dist", S::Iolab, "null device: fixed, exp, uniform[:JITTER] (default fixed)")
+        .ours()
+        .expects("fixed, exp, or uniform[:JITTER]")
+        .set(|d, c| {
+d.spec.null.dist = parse::lat_dist(c)?;
+Ok(())
+}),
+    OptionDef::new("null_channels", S::Iolab, "null device: commands serviced in parallel, 1-65535 (default 1)")
+        .ours()
+        .expects("a count, 1-65535")
+        .set(|d, c| {
+d.spec.null.channels = c.int(1, 65535)? as u32;
+Ok(())
+}),
+    OptionDef::new("null_qd", S::Iolab, "null device: queue depth, 0 = unlimited (default 0)")
+        .ours()
+        .expects("a depth, 0-65535")
+        .set(|d, c| {
+d.spec.null.qd = c.int(0, 65535)? as u32;
+Ok(())
+}),
+    OptionDef::new("null_order", S::Iolab, "null device: fifo readfirst (default fifo)")
+        .ours()
+        .expects("fifo or readfirst")
+        .set(|d, c| {
+            d.spec.null.order = match c.value {
+                "fifo" => NullOrder::Fifo,
+                "readfirst" => NullOrder::ReadFirst,
+                _ => return Err(c.bad("fifo or readfirst")),
+            };
+Ok(())
+}),
+    OptionDef::new("null_backing", S::Iolab, "null device: none mem (default none)")
+        .ours()
+        .expects("none or mem")
+        .set(|d, c| {
+            d.spec.null.backing_mem = match c.value {
+                "none" => false,
+                "mem" => true,
+                _ => return Err(c.bad("none or mem")),
+            };
+Ok(())
+}),
+    OptionDef::new("null_irqmode", S::Iolab, "null device: timer thread (default timer)")
+        .ours()
+        .expects("timer or thread")
+        .set(|d, c| {
+            d.spec.null.irqmode = match c.value {
+                "timer" => IrqMode::Timer,
+                "thread" => IrqMode::Thread,
+                _ => return Err(c.bad("timer or thread")),
+            };
+Ok(())
+}),
+    OptionDef::new("null_irq_batch", S::Iolab, "null device: interrupt after N completions (default 1)")
+        .ours()
+        .expects("a count, 1-65535")
+        .set(|d, c| {
+d.spec.null.irq_coalesce_count = c.int(1, 65535)? as u32;
+Ok(())
+}),
+    OptionDef::new("null_irq_time", S::Iolab, "null device: or after this time (default 0)")
+        .ours()
+        .expects(TIME_US)
+        .set(|d, c| {
+d.spec.null.irq_coalesce_time = c.time(TimeUnit::Micros, true)?;
+Ok(())
+}),
+    OptionDef::new("null_err_rate", S::Iolab, "null device: probability of an error (0.001 or 0.1%)")
+        .ours()
+        .expects(PROB)
+        .set(|d, c| {
+d.spec.null.faults.error_rate = c.prob()?;
+Ok(())
+}),
+    OptionDef::new("null_corrupt_rate", S::Iolab, "null device: probability of corrupt data; needs null_backing=mem")
+        .ours()
+        .expects(PROB)
+        .set(|d, c| {
+d.spec.null.faults.corrupt_rate = c.prob()?;
+Ok(())
+}),
+    OptionDef::new("null_hang_rate", S::Iolab, "null device: probability a request never completes; needs io_timeout")
+        .ours()
+        .expects(PROB)
+        .set(|d, c| {
+d.spec.null.faults.hang_rate = c.prob()?;
+Ok(())
+}),
+    OptionDef::new("null_spike_rate", S::Iolab, "null device: probability of a latency spike")
+        .ours()
+        .expects(PROB)
+        .set(|d, c| {
+d.spec.null.faults.spike_rate = c.prob()?;
+Ok(())
+}),
+    OptionDef::new("null_spike_lat", S::Iolab, "null device: time added by a spike (default 0)")
+        .ours()
+        .expects(TIME_US)
+        .set(|d, c| {
+d.spec.null.faults.spike_lat = c.time(TimeUnit::Micros, true)?;
+Ok(())
+}),
+    OptionDef::new("null_fault_range", S::Iolab, "null device: START-END bytes; faults only there")
+        .ours()
+        .expects("a range such as 4k-64k")
+        .set(|d, c| {
+d.spec.null.faults.range = Some(parse::fault_range(c)?);
+Ok(())
+}),
+    OptionDef::new("null_fault_limit", S::Iolab, "null device: stop injecting after N faults; 0 = unlimited")
+        .ours()
+        .expects("a count, 0 = unlimited")
+        .set(|d, c| {
+d.spec.null.faults.limit = c.int(0, u64::MAX)?;
+Ok(())
+}),
+    OptionDef::new(
+        "io_timeout",
+        S::Iolab,
+        "abort a request not complete after this time (ETIMEDOUT); ioengine=null only",
+    )
+    .ours()
+    .expects("a time greater than zero, e.g. 500 (microseconds) or 10ms")
+    .set(|d, c| {
+        let t = c.time(TimeUnit::Micros, true)?;
+        if t.is_zero() {
+            return Err(c.bad("a time greater than zero, e.g. 500 (microseconds) or 10ms"));
+        }
+        d.spec.io_timeout = Some(t);
+Ok(())
+}),
+    OptionDef::new(
+        "placement",
+        S::Iolab,
+        "free bunch scatter colocate spread balance: study 001's thread placement (docs/placement.md)",
+    )
+    .ours()
+    .expects("one of free, bunch, scatter, colocate, spread, balance")
+    .set(|d, c| {
+        d.spec.placement = Some(
+            crate::placement::Policy::parse(c.value)
+                .map_err(|_| c.bad("one of free, bunch, scatter, colocate, spread, balance"))?,
+        );
+Ok(())
+}),
+    OptionDef::new(
+        "balance_interval",
+        S::Iolab,
+        "tick of the live balancer, at least 1ms; placement=balance only (default 50ms)",
+    )
+    .ours()
+    .expects("a time, e.g. 50ms")
+    .set(|d, c| {
+        let t = c.time(TimeUnit::Micros, true)?;
+        if t < std::time::Duration::from_millis(1) {
+            return Err(c.bad(
+                "a time of at least 1ms, e.g. 50ms (the balancer's tick; the study's \
+                 balancer runs on the scheduler tick)",
+            ));
+        }
+        d.spec.balance_interval = t;
+Ok(())
+}),
+    OptionDef::new("corunners", S::Iolab, "compute threads started beside each clone (default 0)")
+        .ours()
+        .expects("a number of co-runner threads, 0-1024")
+        .set(|d, c| {
+d.spec.corunners = c.int(0, 1024)? as u32;
+Ok(())
+}),
+    OptionDef::new("corunner_kernel", S::Iolab, "int or float: the co-runners' work; needs corunners")
+        .ours()
+        .expects("int or float")
+        .set(|d, c| {
+            d.spec.corunner_kernel = crate::placement::corunner::Kernel::parse(c.value)
+                .map_err(|_| c.bad("int or float"))?;
+Ok(())
+}),
+];
+
+/// Options that steer the whole run; fio only takes them on the command line.
+pub(crate) const COMMAND_LINE_ONLY: &[&str] = &[
+    "output-format",
+    "output",
+    "section",
+    "parse-only",
+    "cmdhelp",
+    "max-runtime",
+    "max-size",
+    "scratch-dir",
+];
+
+/// The entry whose name or alias is `key`.
+pub fn find(key: &str) -> Option<&'static OptionDef> {
+    OPTIONS.iter().find(|o| o.names().any(|n| n == key))
+}
+
+/// The nearest known name, if it is near enough to be a typo.
+pub fn closest(key: &str) -> Option<&'static str> {
+    let limit = (key.chars().count() / 3).clamp(1, 3);
+    OPTIONS
+        .iter()
+        .flat_map(OptionDef::names)
+        .map(|n| (strsim::levenshtein(key, n), n))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n)
+}
+
+fn names_md(o: &OptionDef) -> String {
+    let mut s = format!("`{}`", o.name);
+    if !o.aliases.is_empty() {
+        let a: Vec<String> = o.aliases.iter().map(|a| format!("`{a}`")).collect();
+        s.push_str(&format!(" ({})", a.join(", ")));
+    }
+    s
+}
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+/// The docs table: one row per option, grouped by fio's HOWTO sections.
+/// docs/fio-compat.md holds exactly this between its markers.
+pub fn markdown() -> String {
+    let mut out = String::new();
+    for sec in Section::ALL {
+        let rows: Vec<&OptionDef> = OPTIONS.iter().filter(|o| o.section == sec).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        out.push_str(&format!(
+            "### {}\n\n| option | status | notes |\n| --- | --- | --- |\n",
+            sec.title()
+        ));
+        for o in rows {
+            let notes = match o.status {
+                Status::Same | Status::IolabOnly => o.help.to_string(),
+                Status::Stricter(why) => format!("{}. Stricter: {why}", o.help),
+                Status::Noted(note) => format!("{}. Note printed: {note}", o.help),
+                Status::Refused(why) => why.to_string(),
+            };
+            out.push_str(&format!(
+                "| {} | {} | {} |\n",
+                names_md(o),
+                o.status.label(),
+                cell(&notes)
+            ));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `iolab run --cmdhelp[=OPTION|all]`: fio's flag. `None` or `all` lists every
+/// option; a name (or alias) describes that option.
+pub fn cmdhelp(which: Option<&str>) -> Result<String, JobError> {
+    match which {
+        None | Some("all") => {
+            let mut out = String::new();
+            for sec in Section::ALL {
+                out.push_str(&format!("{}:\n", sec.title()));
+                for o in OPTIONS.iter().filter(|o| o.section == sec) {
+                    let what = match o.status {
+                        Status::Refused(why) => format!("refused: {why}"),
+                        _ => o.help.to_string(),
+                    };
+                    out.push_str(&format!("  {:<28} {what}\n", o.name));
+                }
+            }
+            Ok(out)
+        }
+        Some("markdown") => Ok(markdown()),
+        Some(key) => {
+            let o = find(key).ok_or_else(|| JobError::UnknownOption {
+                at: super::error::COMMAND_LINE.to_string(),
+                option: key.to_string(),
+                suggestion: closest(key).map(str::to_string),
+            })?;
+            let mut out = format!("{:<10}: {}\n", "name", o.name);
+            if !o.aliases.is_empty() {
+                out.push_str(&format!("{:<10}: {}\n", "alias", o.aliases.join(", ")));
+            }
+            out.push_str(&format!("{:<10}: {}\n", "section", o.section.title()));
+            out.push_str(&format!("{:<10}: {}\n", "status", o.status.label()));
+            match o.status {
+                Status::Refused(why) => out.push_str(&format!("{:<10}: {why}\n", "why")),
+                Status::Stricter(why) => {
+                    out.push_str(&format!("{:<10}: {}\n", "help", o.help));
+                    out.push_str(&format!("{:<10}: {why}\n", "stricter"));
+                }
+                Status::Noted(note) => {
+                    out.push_str(&format!("{:<10}: {}\n", "help", o.help));
+                    out.push_str(&format!("{:<10}: {note}\n", "note"));
+                }
+                _ => out.push_str(&format!("{:<10}: {}\n", "help", o.help)),
+            }
+            if o.set.is_some() {
+                let v = match o.arity {
+                    Arity::Flag => "optional",
+                    Arity::Value => "required",
+                };
+                out.push_str(&format!("{:<10}: {v}: {}\n", "value", o.expected));
+            }
+            Ok(out)
+        }
+    }
+}

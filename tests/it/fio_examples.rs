@@ -1,0 +1,155 @@
+//! Every job file of Debian's `fio-examples` package under `iolab run`: each
+//! must either run (exit 0) with its files in a scratch directory and its run
+//! time capped, or be refused in one line that names the option or engine and
+//! why. Anything else (a panic, a hang, an unclear error) fails the test.
+//! Prints the tally: ran N / refused M by reason.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const EXAMPLES: &str = "/usr/share/doc/fio/examples";
+/// Far above what a capped run needs (a file has at most a few dozen jobs of
+/// 200ms each); only a hang reaches it.
+const HANG: Duration = Duration::from_secs(60);
+
+enum Outcome {
+    Ran,
+    Refused(String),
+    Bad(String),
+}
+
+/// The reason key of a refusal line, or None if the line is no refusal.
+fn refusal(line: &str) -> Option<String> {
+    let msg = line.strip_prefix("iolab: error: ")?;
+    // `fio option 'X' is not supported by iolab: why`
+    if let Some(rest) = msg.split("fio option '").nth(1)
+        && msg.contains("is not supported by iolab: ")
+    {
+        let opt = rest.split('\'').next()?;
+        return Some(format!("option {opt}"));
+    }
+    // `option 'ioengine': bad value 'libaio': expected one of ... (other fio
+    // engines are not supported by iolab)`, and values iolab refuses by name.
+    if let Some(rest) = msg.split("option '").nth(1)
+        && msg.contains("not supported by iolab")
+    {
+        let opt = rest.split('\'').next()?;
+        let value = msg.split("bad value '").nth(1)?.split('\'').next()?;
+        return Some(format!("{opt}={value}"));
+    }
+    None
+}
+
+fn run_one(file: &Path, scratch: &Path) -> Outcome {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("run")
+        .arg(file)
+        .arg("--max-runtime=200ms")
+        .arg("--max-size=1m")
+        .arg(format!("--scratch-dir={}", scratch.display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start iolab");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("wait for iolab") {
+            break st;
+        }
+        if start.elapsed() > HANG {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Outcome::Bad(format!("still running after {HANG:?}"));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    use std::io::Read;
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut err)
+        .expect("read stderr");
+    if status.success() {
+        return Outcome::Ran;
+    }
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| !l.starts_with("iolab: warning:"))
+        .collect();
+    match lines.as_slice() {
+        [one] => match refusal(one) {
+            Some(r) => Outcome::Refused(r),
+            None => Outcome::Bad(format!("failed ({status}) without a refusal: {one}")),
+        },
+        _ => Outcome::Bad(format!("failed ({status}), stderr:\n{err}")),
+    }
+}
+
+#[test]
+fn every_fio_example_runs_or_is_refused_in_one_line() {
+    let dir = Path::new(EXAMPLES);
+    let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "fio"))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    if files.is_empty() {
+        crate::support::needs::skip(format_args!(
+            "no fio job files in {EXAMPLES}; install them with `apt-get install fio-examples`"
+        ));
+        return;
+    }
+    files.sort();
+    // On the target disk, not tmpfs: many examples use direct=1.
+    let scratch = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("scratch dir");
+    let mut ran = Vec::new();
+    let mut refused: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut bad = Vec::new();
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        match run_one(f, scratch.path()) {
+            Outcome::Ran => ran.push(name),
+            Outcome::Refused(r) => refused.entry(r).or_default().push(name),
+            Outcome::Bad(why) => bad.push(format!("{name}: {why}")),
+        }
+        // Each file starts from an empty scratch directory.
+        for e in std::fs::read_dir(scratch.path()).unwrap().flatten() {
+            let p = e.path();
+            let _ = if p.is_dir() {
+                std::fs::remove_dir_all(&p)
+            } else {
+                std::fs::remove_file(&p)
+            };
+        }
+    }
+    let n_refused: usize = refused.values().map(Vec::len).sum();
+    println!(
+        "fio examples: {} files: ran {}, refused {}, neither {}",
+        files.len(),
+        ran.len(),
+        n_refused,
+        bad.len()
+    );
+    println!("  ran: {}", ran.join(" "));
+    let mut by_count: Vec<_> = refused.iter().collect();
+    by_count.sort_by_key(|(r, v)| (std::cmp::Reverse(v.len()), *r));
+    for (reason, names) in by_count {
+        println!(
+            "  refused {:>3} by {reason}: {}",
+            names.len(),
+            names.join(" ")
+        );
+    }
+    assert!(
+        bad.is_empty(),
+        "{} example files neither ran nor were refused in one line:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}
