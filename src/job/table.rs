@@ -478,6 +478,8 @@ Ok(())
     refused("buffer_compress_percentage", S::Buffers, BUFFERS),
     refused("buffer_compress_chunk", S::Buffers, BUFFERS),
     refused("dedupe_percentage", S::Buffers, BUFFERS),
+    refused("dedupe_mode", S::Buffers, BUFFERS),
+    refused("dedupe_working_set_percentage", S::Buffers, BUFFERS),
     refused("mem", S::Buffers, ALIGNED),
     refused("iomem", S::Buffers, ALIGNED),
     refused("iomem_align", S::Buffers, "buffers are always aligned for O_DIRECT"),
@@ -502,6 +504,11 @@ Ok(())
             d.spec.number_ios = (n != 0).then_some(n);
 Ok(())
 }),
+    refused(
+        "blockalign",
+        S::BlockSize,
+        "offsets are aligned to the block size (fio's default); another alignment is not implemented",
+    ),
     refused("io_size", S::IoSize, "use size, loops or number_ios"),
     refused("io_limit", S::IoSize, "use size, loops or number_ios"),
     // I/O engine.
@@ -580,6 +587,7 @@ Ok(())
     refused("rate_cycle", S::Rate, MIN_RATE),
     refused("flow", S::Rate, "flow control between jobs is not implemented"),
     refused("flow_id", S::Rate, "flow control between jobs is not implemented"),
+    refused("flow_sleep", S::Rate, "flow control between jobs is not implemented"),
     // I/O latency.
     refused("latency_target", S::Latency, LAT_TARGET),
     refused("latency_window", S::Latency, LAT_TARGET),
@@ -630,6 +638,19 @@ Ok(())
         };
 Ok(())
 }),
+    OptionDef::new(
+        "io_submit_mode",
+        S::Engine,
+        "inline: the worker thread submits its own I/O (fio's default)",
+    )
+    .stricter("io_submit_mode=offload (submission by a separate pool of threads) is refused")
+    .expects("inline (offload is not supported by iolab: the worker thread submits its own I/O)")
+    .set(|_, c| match c.value {
+        "inline" => Ok(()),
+        _ => Err(c.bad(
+            "inline (offload is not supported by iolab: the worker thread submits its own I/O)",
+        )),
+    }),
     OptionDef::new("thread", S::Threads, "run jobs as threads: iolab's workers always are")
         .alias(&["threads"])
         .flag()

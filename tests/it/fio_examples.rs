@@ -30,10 +30,17 @@ fn refusal(line: &str) -> Option<String> {
         let opt = rest.split('\'').next()?;
         return Some(format!("option {opt}"));
     }
-    // `option 'ioengine': bad value 'libaio': expected one of ... (other fio
-    // engines are not supported by iolab)`, and values iolab refuses by name.
+    // `option 'ioengine': bad value 'sg': expected one of ... (iolab does not
+    // run sg: why)`, and other values iolab refuses by name with the reason
+    // (`... not supported by iolab`, `... not implemented by iolab`).
     if let Some(rest) = msg.split("option '").nth(1)
-        && msg.contains("not supported by iolab")
+        && [
+            "not supported by iolab",
+            "not implemented by iolab",
+            "iolab does not run ",
+        ]
+        .iter()
+        .any(|says| msg.contains(says))
     {
         let opt = rest.split('\'').next()?;
         let value = msg.split("bad value '").nth(1)?.split('\'').next()?;
