@@ -1,8 +1,8 @@
 //! Value parsers of the option table: each turns one option's text into its
 //! typed value, or a [`JobError`] naming the option, the value and what is valid.
 
+use super::draft::{Ctx, Draft};
 use super::error::JobError;
-use super::options::{Ctx, Draft};
 use super::spec::*;
 use super::units::{self, SizeVal};
 

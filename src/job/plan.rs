@@ -8,9 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
+use super::draft::Draft;
 use super::error::{COMMAND_LINE, JobError};
 use super::ini::{IniReader, Keywords, ParseCtx, Section, split_option};
-use super::options::{Draft, RawOpt, takes_value};
+use super::options::{RawOpt, takes_value};
 use super::spec::{JobSpec, Origin};
 
 /// `--output-format=`.

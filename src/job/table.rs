@@ -5,8 +5,8 @@
 //! mean", `iolab run --cmdhelp` and the table in docs/fio-compat.md all read
 //! this one list, so adding an option is adding one entry.
 
+use super::draft::{Ctx, Draft};
 use super::error::JobError;
-use super::options::{Ctx, Draft};
 use super::parse;
 use super::spec::*;
 use super::units::{self, TimeUnit};

@@ -19,6 +19,7 @@ mod backend_common;
 mod report_html_common;
 mod run_common;
 
+mod architecture;
 mod backend_libaio;
 mod backend_probe;
 mod backend_psync;

@@ -1,0 +1,61 @@
+//! A job while its options are applied ([`Draft`]), and one option's value with
+//! where it was written ([`Ctx`]): what the option table's setters (`table`),
+//! the value parsers (`parse`) and the cross-option checks (`options`) share.
+
+use super::error::JobError;
+use super::spec::JobSpec;
+use super::units::{self, TimeUnit};
+
+/// A job (or the global defaults) while its options are being applied.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Draft {
+    pub spec: JobSpec,
+    /// Canonical names set explicitly, with where: cross-option checks point there.
+    pub(crate) set: Vec<(&'static str, String)>,
+    pub(crate) prio: Option<u16>,
+    pub(crate) prioclass: Option<u16>,
+    /// `filesize=`: the job's one file; its size unless `size=` is given.
+    pub(crate) filesize: Option<u64>,
+}
+
+/// One option's value while it is applied: what the table's setters see.
+pub(crate) struct Ctx<'a> {
+    pub name: &'static str,
+    pub value: &'a str,
+    pub at: &'a str,
+    /// The section's `kb_base`.
+    pub kb: u32,
+}
+
+impl Ctx<'_> {
+    pub(crate) fn bad(&self, expected: impl Into<String>) -> JobError {
+        JobError::BadValue {
+            at: self.at.to_string(),
+            option: self.name.to_string(),
+            value: self.value.to_string(),
+            expected: expected.into(),
+        }
+    }
+    pub(crate) fn size(&self) -> Result<u64, JobError> {
+        units::parse_bytes(self.value, self.kb).map_err(|e| self.bad(e))
+    }
+    pub(crate) fn int(&self, min: u64, max: u64) -> Result<u64, JobError> {
+        units::parse_int(self.value, self.kb, min, max).map_err(|e| self.bad(e))
+    }
+    pub(crate) fn boolean(&self) -> Result<bool, JobError> {
+        units::parse_bool(self.value).map_err(|e| self.bad(e))
+    }
+    pub(crate) fn time(&self, unit: TimeUnit, ns: bool) -> Result<std::time::Duration, JobError> {
+        units::parse_time(self.value, unit, ns).map_err(|e| self.bad(e))
+    }
+    pub(crate) fn prob(&self) -> Result<f64, JobError> {
+        units::parse_probability(self.value).map_err(|e| self.bad(e))
+    }
+    pub(crate) fn nonempty(&self) -> Result<String, JobError> {
+        if self.value.is_empty() {
+            Err(self.bad("a non-empty string"))
+        } else {
+            Ok(self.value.to_string())
+        }
+    }
+}

@@ -1,0 +1,381 @@
+//! The layering of the library, checked: no import cycle between top-level modules
+//! of `src/`, and none between sibling files of one folder (ARCHITECTURE.md says
+//! why). Imports are read as text: every `crate::a::b` path and `use crate::{..}`
+//! group outside comments, and `super::`/`self::` paths
+//! resolved against the file's own module.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// One source file: its folder (relative to src/), its module name and its code
+/// with comments removed.
+struct Source {
+    folder: PathBuf,
+    module: String,
+    code: String,
+}
+
+impl Source {
+    /// This file's module path under `crate` (a `mod.rs` is its folder's module).
+    fn module_path(&self) -> Vec<String> {
+        let mut p: Vec<String> = self
+            .folder
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if !matches!(self.module.as_str(), "mod" | "lib" | "main") {
+            p.push(self.module.clone());
+        }
+        p
+    }
+
+    /// Every module path this file names, absolute: `crate::` paths as written,
+    /// `super::` and `self::` paths resolved against the file's own module.
+    fn named_paths(&self) -> Vec<Vec<String>> {
+        let mut out = crate_paths(&self.code);
+        let here = self.module_path();
+        for (i, _) in self.code.match_indices("super::") {
+            let prev = self.code[..i].chars().last().unwrap_or(' ');
+            if prev.is_ascii_alphanumeric() || prev == '_' || prev == ':' {
+                continue;
+            }
+            let mut rest = &self.code[i..];
+            let mut base = here.clone();
+            while let Some(r) = rest.strip_prefix("super::") {
+                base.pop();
+                rest = r;
+            }
+            base.extend(segments(rest));
+            out.push(base);
+        }
+        for (i, _) in self.code.match_indices("self::") {
+            let prev = self.code[..i].chars().last().unwrap_or(' ');
+            if prev.is_ascii_alphanumeric() || prev == '_' || prev == ':' {
+                continue;
+            }
+            let mut p = here.clone();
+            p.extend(segments(&self.code[i + "self::".len()..]));
+            out.push(p);
+        }
+        out.retain(|p| !p.is_empty());
+        out
+    }
+}
+
+fn sources() -> Vec<Source> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut out = Vec::new();
+    let mut stack = vec![src.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read src/") {
+            let path = entry.expect("dir entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let rel = path.strip_prefix(&src).unwrap().to_path_buf();
+                let text = std::fs::read_to_string(&path).expect("read source");
+                out.push(Source {
+                    folder: rel.parent().unwrap().to_path_buf(),
+                    module: rel.file_stem().unwrap().to_string_lossy().into_owned(),
+                    code: strip_comments(&text),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Drops `//` comments (doc comments included: they link to modules without
+/// depending on them) and string literals' contents, so neither makes an edge.
+fn strip_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let mut in_str = false;
+        let mut prev = ' ';
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            if !in_str && c == '/' && chars.peek() == Some(&'/') {
+                break;
+            }
+            if c == '"' && prev != '\\' {
+                in_str = !in_str;
+            }
+            if !in_str {
+                out.push(c);
+            }
+            prev = c;
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Identifier characters: what may follow `crate::` in a path segment.
+fn ident(s: &str) -> &str {
+    let end = s
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(s.len());
+    &s[..end]
+}
+
+/// The paths a file names under `crate::`, as their segment lists; a group
+/// `crate::{a::x, b}` gives one path per member (one level of nesting is enough
+/// for what the code base writes).
+fn crate_paths(code: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices("crate::") {
+        if i > 0 {
+            let before = code[..i].chars().last().unwrap();
+            if before.is_ascii_alphanumeric() || before == '_' || before == '$' {
+                continue;
+            }
+        }
+        let rest = &code[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            for member in group[..end].split(',') {
+                out.push(segments(member.trim()));
+            }
+        } else {
+            out.push(segments(rest));
+        }
+    }
+    out.retain(|p| !p.is_empty());
+    out
+}
+
+fn segments(mut s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    loop {
+        let id = ident(s);
+        if id.is_empty() {
+            break;
+        }
+        out.push(id.to_string());
+        s = &s[id.len()..];
+        match s.strip_prefix("::") {
+            Some(r) => s = r,
+            None => break,
+        }
+    }
+    out
+}
+
+/// Strongly connected components with more than one member (Tarjan).
+fn cycles(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    struct St<'a> {
+        edges: &'a BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<String, usize>,
+        low: BTreeMap<String, usize>,
+        stack: Vec<String>,
+        on: BTreeSet<String>,
+        next: usize,
+        out: Vec<Vec<String>>,
+    }
+    fn visit(st: &mut St, v: &str) {
+        st.index.insert(v.into(), st.next);
+        st.low.insert(v.into(), st.next);
+        st.next += 1;
+        st.stack.push(v.into());
+        st.on.insert(v.into());
+        let succ: Vec<String> = st
+            .edges
+            .get(v)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default();
+        for w in succ {
+            if !st.index.contains_key(&w) {
+                visit(st, &w);
+                let lw = st.low[&w];
+                let lv = st.low.get_mut(v).unwrap();
+                *lv = (*lv).min(lw);
+            } else if st.on.contains(&w) {
+                let iw = st.index[&w];
+                let lv = st.low.get_mut(v).unwrap();
+                *lv = (*lv).min(iw);
+            }
+        }
+        if st.low[v] == st.index[v] {
+            let mut comp = Vec::new();
+            loop {
+                let w = st.stack.pop().unwrap();
+                st.on.remove(&w);
+                let done = w == v;
+                comp.push(w);
+                if done {
+                    break;
+                }
+            }
+            if comp.len() > 1 {
+                comp.sort();
+                st.out.push(comp);
+            }
+        }
+    }
+    let mut st = St {
+        edges,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on: BTreeSet::new(),
+        next: 0,
+        out: Vec::new(),
+    };
+    let nodes: Vec<String> = edges.keys().cloned().collect();
+    for v in nodes {
+        if !st.index.contains_key(&v) {
+            visit(&mut st, &v);
+        }
+    }
+    st.out
+}
+
+/// Which edge of a cycle to look at first: every `a -> b` inside it.
+fn describe(comp: &[String], edges: &BTreeMap<String, BTreeSet<String>>) -> String {
+    let mut parts = Vec::new();
+    for a in comp {
+        for b in edges.get(a).into_iter().flatten() {
+            if comp.contains(b) {
+                parts.push(format!("{a} -> {b}"));
+            }
+        }
+    }
+    parts.join(", ")
+}
+
+#[test]
+fn no_cycle_between_top_level_modules() {
+    let srcs = sources();
+    let tops: BTreeSet<String> = srcs
+        .iter()
+        .map(|s| match s.folder.components().next() {
+            Some(c) => c.as_os_str().to_string_lossy().into_owned(),
+            None => s.module.clone(),
+        })
+        .collect();
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for s in &srcs {
+        let from = match s.folder.components().next() {
+            Some(c) => c.as_os_str().to_string_lossy().into_owned(),
+            None => s.module.clone(),
+        };
+        if from == "lib" || from == "main" {
+            continue;
+        }
+        for p in s.named_paths() {
+            if p[0] != from && tops.contains(&p[0]) {
+                edges.entry(from.clone()).or_default().insert(p[0].clone());
+            }
+        }
+    }
+    assert!(
+        edges.len() >= 5,
+        "the import reader found almost no edges ({edges:?}): it is broken"
+    );
+    let found = cycles(&edges);
+    assert!(
+        found.is_empty(),
+        "import cycles between top-level modules (see ARCHITECTURE.md, \"Layers\"): {}",
+        found
+            .iter()
+            .map(|c| format!("[{}]", describe(c, &edges)))
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
+}
+
+#[test]
+fn no_cycle_between_files_of_a_folder() {
+    let srcs = sources();
+    // Siblings per folder: files (but mod.rs) and subfolders, by module name.
+    let mut siblings: BTreeMap<PathBuf, BTreeSet<String>> = BTreeMap::new();
+    for s in &srcs {
+        if s.module != "mod" && s.module != "lib" && s.module != "main" {
+            siblings
+                .entry(s.folder.clone())
+                .or_default()
+                .insert(s.module.clone());
+        }
+        // A subfolder is a sibling in its parent folder.
+        if let (Some(parent), Some(name)) = (s.folder.parent(), s.folder.file_name()) {
+            siblings
+                .entry(parent.to_path_buf())
+                .or_default()
+                .insert(name.to_string_lossy().into_owned());
+        }
+    }
+    let mut found_edges = 0;
+    let mut problems = Vec::new();
+    for (folder, names) in &siblings {
+        let prefix: Vec<String> = folder
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        // Files directly in this folder, and files of its subfolders (which count
+        // as their subfolder's node).
+        for s in &srcs {
+            let comps: Vec<String> = s
+                .folder
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            if !comps.starts_with(&prefix) {
+                continue;
+            }
+            let node = if comps.len() == prefix.len() {
+                if s.module == "mod" || s.module == "lib" || s.module == "main" {
+                    continue;
+                }
+                s.module.clone()
+            } else {
+                comps[prefix.len()].clone()
+            };
+            let targets: Vec<String> = s
+                .named_paths()
+                .into_iter()
+                .filter(|p| p.len() > prefix.len() && p[..prefix.len()] == prefix[..])
+                .map(|p| p[prefix.len()].clone())
+                .collect();
+            for t in targets {
+                if t != node && names.contains(&t) {
+                    edges.entry(node.clone()).or_default().insert(t);
+                }
+            }
+        }
+        found_edges += edges.values().map(BTreeSet::len).sum::<usize>();
+        for c in cycles(&edges) {
+            problems.push(format!(
+                "src/{}: [{}]",
+                folder.display(),
+                describe(&c, &edges)
+            ));
+        }
+    }
+    assert!(
+        found_edges >= 5,
+        "the import reader found almost no edges between sibling files: it is broken"
+    );
+    assert!(
+        problems.is_empty(),
+        "import cycles between files of a folder:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_reader_sees_paths_and_groups() {
+    let code = strip_comments(
+        "use crate::a::b;\nuse crate::{c::d, e};\n// crate::zzz\nlet s = \"crate::q\"; $crate::w; f(crate::g::h)\n",
+    );
+    let firsts: Vec<String> = crate_paths(&code)
+        .into_iter()
+        .map(|p| p[0].clone())
+        .collect();
+    assert_eq!(firsts, ["a", "c", "e", "g"]);
+    let mut e: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    e.entry("x".into()).or_default().insert("y".into());
+    e.entry("y".into()).or_default().insert("x".into());
+    e.entry("z".into()).or_default().insert("x".into());
+    assert_eq!(cycles(&e), vec![vec!["x".to_string(), "y".to_string()]]);
+}
