@@ -28,7 +28,7 @@ enum Cmd {
     /// Print CPUs, cores and SMT siblings as iolab sees them.
     Topology(iolab::placement::cli::TopologyArgs),
     /// Count system calls, context switches and interrupts of a process or command.
-    Observe(iolab::observe::ObserveArgs),
+    Observe(iolab::observe::cli::ObserveArgs),
 }
 
 fn main() -> ExitCode {
@@ -44,7 +44,7 @@ fn main() -> ExitCode {
         Cmd::Probe(a) => iolab::probe::main(a),
         Cmd::Report(a) => iolab::report::cli::main(a),
         Cmd::Topology(a) => iolab::placement::cli::main(a),
-        Cmd::Observe(a) => iolab::observe::main(a),
+        Cmd::Observe(a) => iolab::observe::cli::main(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

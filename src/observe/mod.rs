@@ -23,5 +23,3 @@ pub mod report;
 pub mod syscall_table;
 pub mod target;
 pub mod tracer;
-
-pub use cli::{ObserveArgs, main};
