@@ -320,7 +320,7 @@ impl Engine {
     }
 }
 
-/// How a worker learns that its I/O finished (DESIGN.md "Completion models").
+/// How a worker learns that its I/O finished (docs/completion.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CompletionModel {
@@ -366,7 +366,7 @@ impl CompletionModel {
     }
 }
 
-/// Host-side scheduler (DESIGN.md "Scheduler").
+/// Host-side scheduler (docs/scheduler.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SchedKind {

@@ -1,6 +1,6 @@
 //! The host-side scheduler: between the workload and the device queue.
 //!
-//! Three policies (DESIGN.md "Scheduler"):
+//! Three policies (docs/scheduler.md; ARCHITECTURE.md places this module):
 //! - `noop`: one FIFO over all classes, no limit on OIS.
 //! - `prio`: strict class priority. `read` and `syncwrite` form one high group
 //!   served in arrival order (both are awaited by someone, and the study gives
