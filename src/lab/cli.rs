@@ -237,7 +237,7 @@ pub fn machine() -> Machine {
         cpu_model,
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         memory_gib: mem_kib / (1024.0 * 1024.0),
-        root: super::runner::is_root(),
+        root: crate::sys::is_root(),
         clock_cost_ns: crate::measure::clock::self_check().cost_ns,
         wakeup_cost_ns: crate::completion::adaptive::wakeup_cost_ns(),
         date,

@@ -24,13 +24,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use super::runner::{Measured, is_root, measure, null_job};
+use super::runner::null_job;
 use crate::completion::adaptive;
+use crate::engine::summary::{Measured, measure};
 use crate::job::{
     BlockSizes, CompletionModel, Direction, Engine, IrqMode, JobSpec, NullParams, Pattern, RwMode,
 };
 use crate::report::chart::{Chart, ChartKind, Series};
 use crate::report::study::{Cell, Comparison, Skipped, StudyResult, Table};
+use crate::sys::is_root;
 
 /// Published figures (FAST '12, as summarised in seeds/README.md).
 pub const PUB_POLL_4K_US: f64 = 4.4;
@@ -674,7 +676,7 @@ fn fill(dev: &str, size: u64) -> Result<()> {
         size: Some(size),
         ..JobSpec::default()
     };
-    super::runner::run(&[job])?;
+    crate::engine::summary::run(&[job])?;
     Ok(())
 }
 
@@ -731,7 +733,7 @@ struct PolicyPoint {
 }
 
 fn measure_policy(job: JobSpec) -> Result<PolicyPoint> {
-    let runs = super::runner::run(std::slice::from_ref(&job))?;
+    let runs = crate::engine::summary::run(std::slice::from_ref(&job))?;
     let mut lat = crate::measure::recorder::LatHist::new();
     let (mut ios, mut iops, mut cpu_ns, mut ctx) = (0u64, 0.0, 0.0, 0.0);
     let mut completion = crate::completion::CompletionStats::default();

@@ -1,16 +1,12 @@
-//! Running jobs for a study: the null-device job studies start from, small
-//! statistics, and the run-and-reduce calls (owned by [`crate::engine::summary`],
-//! which `iolab probe` shares).
+//! Running jobs for a study: the null-device job studies start from and small
+//! statistics. The run-and-reduce calls studies use are `engine::summary`'s
+//! (which `iolab probe` shares).
 
 use std::time::Duration;
 
 use crate::job::{
     BlockSizes, CompletionModel, Direction, Engine, JobSpec, NullParams, Pattern, RwMode,
 };
-
-pub use crate::engine::summary::{Measured, measure, run};
-/// Whether the study may create block devices (zram, loop): root only.
-pub use crate::sys::is_root;
 
 /// A QD-`qd` random-read job on the null device.
 pub fn null_job(

@@ -23,7 +23,6 @@ use super::pair::{
 };
 use crate::buf::{Buffers, PAGE_ALIGN};
 use crate::job::{CompletionModel, Engine, JobSpec, SchedKind};
-use crate::lab::runner;
 use crate::measure::clock::{now_ns, set_thread_timer_slack_ns, sleep_until};
 use crate::report::study::{Cell, Skipped, StudyResult, Table};
 use crate::sys::blockdev::{BlockDev, ElevatorGuard};
@@ -433,7 +432,7 @@ fn foreground_reader(path: &Path, size: u64, plan: Plan) -> Result<(Vec<u64>, u6
 
 /// (iii) The kernel's schedulers and iolab's over `none` on a loop device.
 pub(super) fn kernel_section(r: &mut StudyResult, quick: bool) {
-    if !runner::is_root() {
+    if !crate::sys::is_root() {
         r.skipped.push(Skipped {
             part: "(iii) kernel peers".into(),
             reason: "needs root: it creates a loop device, switches its I/O scheduler and \

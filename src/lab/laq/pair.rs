@@ -7,7 +7,6 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 use crate::job::{BlockSizes, Direction, JobSpec, Pattern, RwMode};
-use crate::lab::runner;
 use crate::report::chart::{Chart, ChartKind, Series};
 use crate::report::study::Cell;
 use crate::request::Class;
@@ -88,7 +87,7 @@ pub struct PairResult {
 
 /// Run the two jobs (periodic = job 0, background = job 1) and reduce them.
 pub fn measure_pair(label: &str, jobs: &[JobSpec]) -> Result<PairResult> {
-    let runs = runner::run(jobs)?;
+    let runs = crate::engine::summary::run(jobs)?;
     let mut out = PairResult {
         label: label.into(),
         ..Default::default()
