@@ -619,7 +619,7 @@ impl Instance {
             .clear();
         match self.cleanup.take() {
             Some(id) => match crate::sys::cleanup::run(id) {
-                Some(r) => r.map_err(|f| f.error),
+                Some(r) => r.map_err(|f| anyhow::anyhow!(f.error)),
                 // The abort path already removed it.
                 None => Ok(()),
             },
