@@ -254,12 +254,15 @@ pub enum CompletionError {
     },
 }
 
-/// What to ask for instead when a backend lacks sleeping, polling or both.
+/// What to ask for instead when a backend lacks sleeping, polling or both. The
+/// one backend here that polls but cannot sleep is io_uring with IOPOLL (hipri=1).
 fn instead(caps: Caps) -> &'static str {
     match (caps.can_sleep, caps.can_peek) {
-        (true, _) => "use completion=interrupt, or ioengine=io_uring / null to poll",
-        (false, true) => "use completion=poll, or ioengine=io_uring / null to sleep",
-        (false, false) => "use ioengine=io_uring / null, which can both sleep and poll",
+        (true, _) => {
+            "use completion=interrupt, or ioengine=io_uring / libaio / null, which can poll"
+        }
+        (false, true) => "use completion=poll, or drop hipri=1 so the ring can sleep",
+        (false, false) => "use ioengine=io_uring / libaio / null, which can both sleep and poll",
     }
 }
 
