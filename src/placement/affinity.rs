@@ -146,7 +146,7 @@ impl AffinityGuard {
                     "restore CPU affinity of thread {tid} to {}",
                     format_cpu_list(&orig)
                 ),
-                move || Ok(restore(tid, &orig)?),
+                move || restore(tid, &orig),
             );
             slot.insert(id);
         }
