@@ -222,46 +222,90 @@ impl CompletionStats {
     }
 }
 
+/// Why a completion model cannot serve a job on its backend. Each message
+/// names the model that would work instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompletionError {
+    #[error(
+        "backend {backend} completes I/O asynchronously; completion=sync needs a synchronous backend (sync, psync, vsync, pvsync, pvsync2)"
+    )]
+    SyncOnAsync { backend: String },
+    #[error(
+        "backend {backend} performs each I/O inside the submitting call, so there is no completion to {verb} for; use completion=sync (or ioengine=io_uring / libaio / null)"
+    )]
+    NothingToWaitFor { backend: String, verb: &'static str },
+    #[error("backend {backend} cannot sleep for completions; {instead}")]
+    CannotSleep {
+        backend: String,
+        instead: &'static str,
+    },
+    #[error("backend {backend} cannot be polled; {instead}")]
+    CannotPoll {
+        backend: String,
+        instead: &'static str,
+    },
+    #[error(
+        "completion={model} needs a backend that can both sleep and poll; {backend} cannot: {instead}"
+    )]
+    NeedsSleepAndPoll {
+        model: &'static str,
+        backend: String,
+        instead: &'static str,
+    },
+}
+
+/// What to ask for instead when a backend lacks sleeping, polling or both. The
+/// one backend here that polls but cannot sleep is io_uring with IOPOLL (hipri=1).
+fn instead(caps: Caps) -> &'static str {
+    match (caps.can_sleep, caps.can_peek) {
+        (true, _) => {
+            "use completion=interrupt, or ioengine=io_uring / libaio / null, which can poll"
+        }
+        (false, true) => "use completion=poll, or drop hipri=1 so the ring can sleep",
+        (false, false) => "use ioengine=io_uring / libaio / null, which can both sleep and poll",
+    }
+}
+
 /// Pick the model a job gets when it names none, and refuse impossible pairs.
 pub fn resolve(
     asked: Option<CompletionModel>,
     caps: Caps,
     backend: &str,
-) -> Result<CompletionModel, String> {
+) -> Result<CompletionModel, CompletionError> {
     use CompletionModel::*;
     let model = match asked {
         Some(m) => m,
         None if caps.sync => Sync,
         None => Interrupt,
     };
-    let why = match model {
-        Sync if !caps.sync => Some(format!(
-            "backend {backend} completes I/O asynchronously; completion=sync needs a synchronous backend (sync, psync, vsync, pvsync, pvsync2)"
-        )),
+    let backend = backend.to_string();
+    match model {
+        Sync if !caps.sync => Err(CompletionError::SyncOnAsync { backend }),
         Interrupt | Poll | Hybrid | HybridUring | Pas | Dpas | Adaptive if caps.sync => {
-            Some(format!(
-                "backend {backend} performs each I/O inside the submitting call, so there is no completion to {} for; use completion=sync (or ioengine=io_uring / libaio / null)",
-                match model {
+            Err(CompletionError::NothingToWaitFor {
+                backend,
+                verb: match model {
                     Interrupt => "sleep",
                     _ => "poll",
-                }
-            ))
+                },
+            })
         }
-        Interrupt if !caps.can_sleep => {
-            Some(format!("backend {backend} cannot sleep for completions"))
-        }
-        Poll if !caps.can_peek => Some(format!("backend {backend} cannot be polled")),
+        Interrupt if !caps.can_sleep => Err(CompletionError::CannotSleep {
+            backend,
+            instead: instead(caps),
+        }),
+        Poll if !caps.can_peek => Err(CompletionError::CannotPoll {
+            backend,
+            instead: instead(caps),
+        }),
         Hybrid | HybridUring | Pas | Dpas | Adaptive if !(caps.can_peek && caps.can_sleep) => {
-            Some(format!(
-                "completion={} needs a backend that can both sleep and poll; {backend} cannot",
-                model.name()
-            ))
+            Err(CompletionError::NeedsSleepAndPoll {
+                model: model.name(),
+                backend,
+                instead: instead(caps),
+            })
         }
-        _ => None,
-    };
-    match why {
-        Some(w) => Err(w),
-        None => Ok(model),
+        _ => Ok(model),
     }
 }
 
@@ -708,9 +752,13 @@ mod tests {
 
     #[test]
     fn impossible_pairs_are_refused_with_reason() {
-        let e = resolve(Some(CompletionModel::Poll), SYNC, "psync").unwrap_err();
+        let e = resolve(Some(CompletionModel::Poll), SYNC, "psync")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("psync") && e.contains("completion=sync"), "{e}");
-        let e = resolve(Some(CompletionModel::Sync), ASYNC, "io_uring").unwrap_err();
+        let e = resolve(Some(CompletionModel::Sync), ASYNC, "io_uring")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("asynchronously"), "{e}");
         let no_sleep = Caps {
             can_sleep: false,
@@ -781,13 +829,13 @@ mod tests {
             CompletionModel::Dpas,
         ] {
             assert_eq!(resolve(Some(m), ASYNC, "null"), Ok(m));
-            let e = resolve(Some(m), SYNC, "psync").unwrap_err();
+            let e = resolve(Some(m), SYNC, "psync").unwrap_err().to_string();
             assert!(e.contains("completion=sync"), "{e}");
             let no_sleep = Caps {
                 can_sleep: false,
                 ..ASYNC
             };
-            let e = resolve(Some(m), no_sleep, "x").unwrap_err();
+            let e = resolve(Some(m), no_sleep, "x").unwrap_err().to_string();
             assert!(e.contains(m.name()), "{e}");
         }
     }

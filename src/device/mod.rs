@@ -155,7 +155,8 @@ pub trait Queue: Send {
     /// (only where [`Caps::inline`]); its completion is returned, not reaped.
     fn perform(&mut self, _cmd: &IoCmd) -> DevResult<Completion> {
         Err(DeviceError::Unsupported(format!(
-            "backend {} cannot perform a command synchronously",
+            "backend {} cannot perform a command synchronously; use ioengine=io_uring or \
+             libaio, which can",
             self.name()
         )))
     }

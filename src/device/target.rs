@@ -144,11 +144,14 @@ pub enum TargetErrorKind {
     NotFileOrDevice(&'static str),
     #[error(transparent)]
     Unsafe(Box<SafetyError>),
-    #[error("{what}: {source}")]
+    /// `remedy` is said after the cause where `what` says something "cannot" be
+    /// done ("; point filename= at ..."), empty otherwise.
+    #[error("{what}: {source}{remedy}")]
     Io {
         what: String,
         #[source]
         source: io::Error,
+        remedy: &'static str,
     },
 }
 
@@ -176,10 +179,11 @@ pub fn open_target(spec: &TargetSpec) -> Result<Target, TargetError> {
         path: spec.path.display().to_string(),
         kind,
     };
-    let io_err = |what: &str, source: io::Error| {
+    let io_err = |what: &str, source: io::Error, remedy: &'static str| {
         err(TargetErrorKind::Io {
             what: what.to_string(),
             source,
+            remedy,
         })
     };
     match std::fs::metadata(&spec.path) {
@@ -201,7 +205,12 @@ pub fn open_target(spec: &TargetSpec) -> Result<Target, TargetError> {
             Err(err(TargetErrorKind::NotFileOrDevice(what)))
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => open_file(spec, None).map_err(err),
-        Err(e) => Err(io_err("cannot stat", e)),
+        Err(e) => Err(io_err(
+            "cannot stat",
+            e,
+            "; point filename= at a path this user may reach (check the permissions of its \
+             directories)",
+        )),
     }
 }
 
@@ -236,6 +245,8 @@ fn open_main(spec: &TargetSpec) -> Result<File, TargetErrorKind> {
                     }
                 ),
                 source: e,
+                remedy: "; point filename= at a file or device this user may open (block \
+                         devices usually need root)",
             }
         }
     })
@@ -278,22 +289,26 @@ fn open_block_device(spec: &TargetSpec) -> Result<Target, TargetErrorKind> {
             .map_err(|e| TargetErrorKind::Unsafe(Box::new(e)))?;
     }
     let file = open_main(spec)?;
-    let io = |what: &str| {
+    let io = |what: &str, remedy: &'static str| {
         let source = io::Error::last_os_error();
         TargetErrorKind::Io {
             what: what.to_string(),
             source,
+            remedy,
         }
     };
     let mut lbs: libc::c_int = 0;
     // SAFETY: BLKSSZGET writes one int through the pointer.
     if unsafe { libc::ioctl(file.as_raw_fd(), libc::BLKSSZGET, &mut lbs) } != 0 {
-        return Err(io("BLKSSZGET (logical block size)"));
+        return Err(io("BLKSSZGET (logical block size)", ""));
     }
     // SAFETY: lseek on our own descriptor; SEEK_END of a block device is its size.
     let dev_size = unsafe { libc::lseek(file.as_raw_fd(), 0, libc::SEEK_END) };
     if dev_size < 0 {
-        return Err(io("cannot find the device size"));
+        return Err(io(
+            "cannot find the device size",
+            "; point filename= at a block device whose size the kernel reports, or at a file",
+        ));
     }
     let dev_size = dev_size as u64;
     let want = spec.offset.saturating_add(spec.size.unwrap_or(0));
@@ -372,16 +387,23 @@ fn open_file(spec: &TargetSpec, len: Option<u64>) -> Result<Target, TargetErrorK
 /// then flush it and drop it from the page cache so the run starts cold (fio
 /// lays out and invalidates the same way).
 fn lay_out(spec: &TargetSpec, from: u64, to: u64) -> Result<u64, TargetErrorKind> {
-    let io = |what: &str, source: io::Error| TargetErrorKind::Io {
+    let io = |what: &str, source: io::Error, remedy: &'static str| TargetErrorKind::Io {
         what: what.to_string(),
         source,
+        remedy,
     };
     let f = OpenOptions::new()
         .write(true)
         .create(true)
         .custom_flags(libc::O_CLOEXEC)
         .open(&spec.path)
-        .map_err(|e| io("cannot create", e))?;
+        .map_err(|e| {
+            io(
+                "cannot create",
+                e,
+                "; point filename= into a directory this user may write",
+            )
+        })?;
     const CHUNK: usize = 1 << 20;
     let mut buf = vec![0u8; CHUNK];
     let mut x = 0x2545_F491_4F6C_DD1Du64 ^ from;
@@ -400,7 +422,7 @@ fn lay_out(spec: &TargetSpec, from: u64, to: u64) -> Result<u64, TargetErrorKind
             }
         }
         f.write_all_at(&buf[..n], off)
-            .map_err(|e| io(&format!("laying out at byte {off}"), e))?;
+            .map_err(|e| io(&format!("laying out at byte {off}"), e, ""))?;
         off += n as u64;
         if !announced && start.elapsed() > Duration::from_secs(1) {
             eprintln!(
@@ -414,7 +436,7 @@ fn lay_out(spec: &TargetSpec, from: u64, to: u64) -> Result<u64, TargetErrorKind
         }
     }
     f.sync_data()
-        .map_err(|e| io("flushing the laid-out file", e))?;
+        .map_err(|e| io("flushing the laid-out file", e, ""))?;
     // SAFETY: advisory call on our own descriptor.
     unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
     if announced {
@@ -450,6 +472,7 @@ fn dio_alignment(f: &File) -> Result<(u32, u32), TargetErrorKind> {
     let md = f.metadata().map_err(|e| TargetErrorKind::Io {
         what: "cannot stat the opened file".into(),
         source: e,
+        remedy: "; point filename= at a regular file or a block device",
     })?;
     let (ma, mi) = crate::sys::blockdev::dev_split(std::os::unix::fs::MetadataExt::dev(&md));
     let lbs = crate::sys::blockdev::BlockDev::from_dev(ma, mi)

@@ -354,7 +354,8 @@ fn split_list(c: &Ctx, list: &str) -> Result<Vec<(u32, u32)>, JobError> {
 
 /// fio's `cpus_allowed`: a CPU list such as `0,5,8-15`.
 pub(crate) fn cpus_allowed(c: &Ctx) -> Result<Vec<u32>, JobError> {
-    let cpus = crate::placement::topology::parse_cpu_list(c.value).map_err(|e| c.bad(e))?;
+    let cpus =
+        crate::placement::topology::parse_cpu_list(c.value).map_err(|e| c.bad(e.to_string()))?;
     if cpus.is_empty() {
         return Err(c.bad("a CPU list such as 0,5,8-15"));
     }

@@ -14,7 +14,84 @@
 use std::fs;
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+/// Why a system-wide CPU or disk source could not be read or parsed. Causes are
+/// part of the message and deliberately not a `source` (`{:#}` would say them
+/// twice).
+#[derive(Debug, thiserror::Error)]
+pub enum CpuSourceError {
+    #[error("reading {file}: {err}")]
+    Read {
+        file: &'static str,
+        err: std::io::Error,
+    },
+    #[error("parsing {file}: {err}")]
+    Parse {
+        file: &'static str,
+        err: Box<CpuSourceError>,
+    },
+    #[error("line {line}: bad number {value:?}: {err}")]
+    BadNumber {
+        line: usize,
+        value: String,
+        err: std::num::ParseIntError,
+    },
+    #[error("line {line}: {key} has {n} fields, need at least 4")]
+    FewCpuFields { line: usize, key: String, n: usize },
+    #[error("line {line}: bad cpu name {key:?}: {err}")]
+    BadCpuName {
+        line: usize,
+        key: String,
+        err: std::num::ParseIntError,
+    },
+    #[error("line {line}: {key} without a value")]
+    NoValue { line: usize, key: String },
+    #[error("no aggregate `cpu` line")]
+    NoTotal,
+    #[error("empty file")]
+    Empty,
+    #[error("line 1: expected CPUn column, got {0:?}")]
+    CpuColumn(String),
+    #[error("line 1: no CPU columns")]
+    NoCpuColumns,
+    #[error("line {line}: row {irq:?} has no counts")]
+    NoCounts { line: usize, irq: String },
+    #[error("listing {}: {err}", path.display())]
+    List {
+        path: std::path::PathBuf,
+        err: std::io::Error,
+    },
+    #[error("reading {}: {err}", path.display())]
+    ReadFile {
+        path: std::path::PathBuf,
+        err: std::io::Error,
+    },
+    #[error("{}: not a number: {text:?}: {err}", path.display())]
+    NotANumber {
+        path: std::path::PathBuf,
+        text: String,
+        err: std::num::ParseIntError,
+    },
+    #[error("line {line}: {n} fields, need at least 14")]
+    FewDiskFields { line: usize, n: usize },
+    #[error("line {line}: field {field}: bad number {value:?}: {err}")]
+    DiskNumber {
+        line: usize,
+        field: usize,
+        value: String,
+        err: std::num::ParseIntError,
+    },
+}
+
+type Result<T, E = CpuSourceError> = std::result::Result<T, E>;
+
+/// Read a /proc file and parse it, naming the file in either error.
+fn read_proc<T>(file: &'static str, parse: impl FnOnce(&str) -> Result<T>) -> Result<T> {
+    let text = fs::read_to_string(file).map_err(|err| CpuSourceError::Read { file, err })?;
+    parse(&text).map_err(|err| CpuSourceError::Parse {
+        file,
+        err: Box::new(err),
+    })
+}
 
 use crate::measure::clock;
 
@@ -168,8 +245,7 @@ pub struct ProcStat {
 
 impl ProcStat {
     pub fn read() -> Result<ProcStat> {
-        let text = fs::read_to_string("/proc/stat").context("reading /proc/stat")?;
-        ProcStat::parse(&text).context("parsing /proc/stat")
+        read_proc("/proc/stat", ProcStat::parse)
     }
 
     pub fn parse(text: &str) -> Result<ProcStat> {
@@ -180,19 +256,22 @@ impl ProcStat {
             let Some(key) = f.next() else { continue };
             let nums = |f: std::str::SplitAsciiWhitespace<'_>| -> Result<Vec<u64>> {
                 f.map(|v| {
-                    v.parse::<u64>()
-                        .with_context(|| format!("line {}: bad number {v:?}", lineno + 1))
+                    v.parse::<u64>().map_err(|err| CpuSourceError::BadNumber {
+                        line: lineno + 1,
+                        value: v.to_string(),
+                        err,
+                    })
                 })
                 .collect()
             };
             if let Some(cpu) = key.strip_prefix("cpu") {
                 let v = nums(f)?;
                 if v.len() < 4 {
-                    bail!(
-                        "line {}: {key} has {} fields, need at least 4",
-                        lineno + 1,
-                        v.len()
-                    );
+                    return Err(CpuSourceError::FewCpuFields {
+                        line: lineno + 1,
+                        key: key.to_string(),
+                        n: v.len(),
+                    });
                 }
                 let g = |i: usize| v.get(i).copied().unwrap_or(0);
                 let t = CpuTimes {
@@ -211,16 +290,25 @@ impl ProcStat {
                 } else {
                     let n = cpu
                         .parse::<u32>()
-                        .with_context(|| format!("line {}: bad cpu name {key:?}", lineno + 1))?;
+                        .map_err(|err| CpuSourceError::BadCpuName {
+                            line: lineno + 1,
+                            key: key.to_string(),
+                            err,
+                        })?;
                     out.cpus.push((n, t));
                 }
             } else if key == "ctxt" || key == "intr" || key == "softirq" {
-                let first = f
-                    .next()
-                    .with_context(|| format!("line {}: {key} without a value", lineno + 1))?;
+                let first = f.next().ok_or_else(|| CpuSourceError::NoValue {
+                    line: lineno + 1,
+                    key: key.to_string(),
+                })?;
                 let v = first
                     .parse::<u64>()
-                    .with_context(|| format!("line {}: bad number {first:?}", lineno + 1))?;
+                    .map_err(|err| CpuSourceError::BadNumber {
+                        line: lineno + 1,
+                        value: first.to_string(),
+                        err,
+                    })?;
                 match key {
                     "ctxt" => out.ctxt = v,
                     "intr" => out.intr = v,
@@ -229,7 +317,7 @@ impl ProcStat {
             }
         }
         if !saw_total {
-            bail!("no aggregate `cpu` line");
+            return Err(CpuSourceError::NoTotal);
         }
         Ok(out)
     }
@@ -275,23 +363,22 @@ pub struct Interrupts {
 
 impl Interrupts {
     pub fn read() -> Result<Interrupts> {
-        let text = fs::read_to_string("/proc/interrupts").context("reading /proc/interrupts")?;
-        Interrupts::parse(&text).context("parsing /proc/interrupts")
+        read_proc("/proc/interrupts", Interrupts::parse)
     }
 
     pub fn parse(text: &str) -> Result<Interrupts> {
         let mut lines = text.lines();
-        let header = lines.next().context("empty file")?;
+        let header = lines.next().ok_or(CpuSourceError::Empty)?;
         let cpus = header
             .split_ascii_whitespace()
             .map(|c| {
                 c.strip_prefix("CPU")
                     .and_then(|n| n.parse::<u32>().ok())
-                    .with_context(|| format!("line 1: expected CPUn column, got {c:?}"))
+                    .ok_or_else(|| CpuSourceError::CpuColumn(c.to_string()))
             })
             .collect::<Result<Vec<u32>>>()?;
         if cpus.is_empty() {
-            bail!("line 1: no CPU columns");
+            return Err(CpuSourceError::NoCpuColumns);
         }
         let mut sources = Vec::new();
         for (i, line) in lines.enumerate() {
@@ -310,7 +397,7 @@ impl Interrupts {
                 match tok.parse::<u64>() {
                     Ok(v) => per_cpu.push(v),
                     Err(_) if per_cpu.is_empty() && !tok.is_empty() => {
-                        bail!("line {}: row {irq:?} has no counts", i + 2)
+                        return Err(CpuSourceError::NoCounts { line: i + 2, irq });
                     }
                     Err(_) => break,
                 }
@@ -401,7 +488,10 @@ impl CpuIdle {
     /// Read from a sysfs-like tree rooted at `root` (tests use a temp dir).
     pub fn read_from(root: &Path) -> Result<CpuIdle> {
         let mut states = Vec::new();
-        let entries = fs::read_dir(root).with_context(|| format!("listing {}", root.display()))?;
+        let entries = fs::read_dir(root).map_err(|err| CpuSourceError::List {
+            path: root.to_path_buf(),
+            err,
+        })?;
         let mut cpus: Vec<u32> = entries
             .filter_map(|e| e.ok())
             .filter_map(|e| {
@@ -431,11 +521,17 @@ impl CpuIdle {
                 let sdir = dir.join(&state);
                 let num = |f: &str| -> Result<u64> {
                     let p = sdir.join(f);
-                    let t = fs::read_to_string(&p)
-                        .with_context(|| format!("reading {}", p.display()))?;
+                    let t = fs::read_to_string(&p).map_err(|err| CpuSourceError::ReadFile {
+                        path: p.clone(),
+                        err,
+                    })?;
                     t.trim()
                         .parse::<u64>()
-                        .with_context(|| format!("{}: not a number: {:?}", p.display(), t.trim()))
+                        .map_err(|err| CpuSourceError::NotANumber {
+                            path: p.clone(),
+                            text: t.trim().to_string(),
+                            err,
+                        })
                 };
                 states.push(IdleState {
                     cpu,
@@ -507,8 +603,9 @@ pub struct DiskStats {
 
 impl DiskStats {
     pub fn read() -> Result<DiskStats> {
-        let text = fs::read_to_string("/proc/diskstats").context("reading /proc/diskstats")?;
-        DiskStats::parse(&text, clock::now_ns()).context("parsing /proc/diskstats")
+        read_proc("/proc/diskstats", |text| {
+            DiskStats::parse(text, clock::now_ns())
+        })
     }
 
     pub fn parse(text: &str, t_ns: u64) -> Result<DiskStats> {
@@ -519,12 +616,19 @@ impl DiskStats {
                 continue;
             }
             if f.len() < 14 {
-                bail!("line {}: {} fields, need at least 14", i + 1, f.len());
+                return Err(CpuSourceError::FewDiskFields {
+                    line: i + 1,
+                    n: f.len(),
+                });
             }
             let n = |k: usize| -> Result<u64> {
-                f[k].parse::<u64>().with_context(|| {
-                    format!("line {}: field {}: bad number {:?}", i + 1, k + 1, f[k])
-                })
+                f[k].parse::<u64>()
+                    .map_err(|err| CpuSourceError::DiskNumber {
+                        line: i + 1,
+                        field: k + 1,
+                        value: f[k].to_string(),
+                        err,
+                    })
             };
             disks.push(DiskStat {
                 major: n(0)? as u32,
@@ -630,7 +734,7 @@ pub struct SystemSnapshot {
 impl SystemSnapshot {
     pub fn take() -> SystemSnapshot {
         fn keep<T>(r: Result<T>, missing: &mut Vec<String>) -> Option<T> {
-            r.map_err(|e| missing.push(format!("{e:#}"))).ok()
+            r.map_err(|e| missing.push(e.to_string())).ok()
         }
         let mut missing = Vec::new();
         let stat = keep(ProcStat::read(), &mut missing);

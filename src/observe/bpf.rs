@@ -463,7 +463,7 @@ fn fork_format() -> Result<EventFormat> {
     let tfs = Tracefs::open()?;
     let p = tfs.root().join("events/sched/sched_process_fork/format");
     let text = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
-    EventFormat::parse("sched", &text)
+    Ok(EventFormat::parse("sched", &text)?)
 }
 
 #[cfg(test)]

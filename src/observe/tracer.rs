@@ -148,18 +148,18 @@ impl Tracer {
     /// Add threads to the traced set (before or after `start`).
     pub fn add_pids(&mut self, pids: &[i32]) -> Result<()> {
         self.traced.extend(pids.iter().copied());
-        self.inst.add_event_pids(pids)
+        Ok(self.inst.add_event_pids(pids)?)
     }
 
     pub fn start(&self) -> Result<()> {
         if self.traced.is_empty() {
             bail!("no thread to trace: an empty set_event_pid would trace every task");
         }
-        self.inst.set_tracing_on(true)
+        Ok(self.inst.set_tracing_on(true)?)
     }
 
     pub fn stop(&self) -> Result<()> {
-        self.inst.set_tracing_on(false)
+        Ok(self.inst.set_tracing_on(false)?)
     }
 
     /// Read all buffers and account events older than the merge horizon (all of
@@ -190,7 +190,7 @@ impl Tracer {
     }
 
     pub fn loss(&self) -> Result<LossReport> {
-        self.inst.loss_report()
+        Ok(self.inst.loss_report()?)
     }
 
     /// Syscalls entered and not yet returned (blocked, or ended by exit/exec).
@@ -226,7 +226,7 @@ impl Tracer {
     }
 
     pub fn remove(self) -> Result<()> {
-        self.inst.remove()
+        Ok(self.inst.remove()?)
     }
 
     fn account(&mut self, e: Ev) {

@@ -82,15 +82,49 @@ pub struct AffinityGuard {
     undo: HashMap<i32, CleanupId>,
 }
 
-fn restore(tid: i32, cpus: &[u32]) -> anyhow::Result<()> {
+/// Why pinning a thread, or putting its mask back, failed.
+// The io::Error is in the message and deliberately not a `source`: error chains
+// printed with `{:#}` would say it twice.
+#[derive(Debug, thiserror::Error)]
+pub enum AffinityError {
+    #[error("affinity: thread id {0} is not a thread id (use gettid())")]
+    NotATid(i32),
+    #[error("reading affinity of thread {tid}: {err}")]
+    Read { tid: i32, err: io::Error },
+    #[error("setting affinity of thread {tid} to {cpus}: {err}")]
+    Set {
+        tid: i32,
+        cpus: String,
+        err: io::Error,
+    },
+    #[error("reading back affinity of thread {tid}: {err}")]
+    ReadBack { tid: i32, err: io::Error },
+    #[error(
+        "affinity of thread {tid}: asked for {want}, the kernel kept {got} (offline CPUs or a \
+         cpuset cgroup restricting this process?)"
+    )]
+    NotKept { tid: i32, want: String, got: String },
+    #[error("restoring affinity of thread {tid} to {cpus}: {err}")]
+    Restore {
+        tid: i32,
+        cpus: String,
+        err: io::Error,
+    },
+    /// Every restore that failed, joined with `; `.
+    #[error("{0}")]
+    RestoreFailed(String),
+}
+
+fn restore(tid: i32, cpus: &[u32]) -> Result<(), AffinityError> {
     match set_affinity(tid, cpus) {
         Ok(()) => Ok(()),
         // The thread has exited: nothing left to restore.
         Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(()),
-        Err(e) => Err(anyhow::anyhow!(
-            "restoring affinity of thread {tid} to {}: {e}",
-            format_cpu_list(cpus)
-        )),
+        Err(err) => Err(AffinityError::Restore {
+            tid,
+            cpus: format_cpu_list(cpus),
+            err,
+        }),
     }
 }
 
@@ -101,14 +135,12 @@ impl AffinityGuard {
 
     /// Pin thread `tid` (a kernel thread id, not 0) to `cpus` and verify by reading
     /// the mask back. The first change of a thread records its original mask.
-    pub fn apply(&mut self, tid: i32, cpus: &[u32]) -> anyhow::Result<()> {
-        anyhow::ensure!(
-            tid > 0,
-            "affinity: thread id {tid} is not a thread id (use gettid())"
-        );
+    pub fn apply(&mut self, tid: i32, cpus: &[u32]) -> Result<(), AffinityError> {
+        if tid <= 0 {
+            return Err(AffinityError::NotATid(tid));
+        }
         if let std::collections::hash_map::Entry::Vacant(slot) = self.undo.entry(tid) {
-            let orig = get_affinity(tid)
-                .map_err(|e| anyhow::anyhow!("reading affinity of thread {tid}: {e}"))?;
+            let orig = get_affinity(tid).map_err(|err| AffinityError::Read { tid, err })?;
             let id = cleanup::register(
                 format!(
                     "restore CPU affinity of thread {tid} to {}",
@@ -118,24 +150,22 @@ impl AffinityGuard {
             );
             slot.insert(id);
         }
-        set_affinity(tid, cpus).map_err(|e| {
-            anyhow::anyhow!(
-                "setting affinity of thread {tid} to {}: {e}",
-                format_cpu_list(cpus)
-            )
+        set_affinity(tid, cpus).map_err(|err| AffinityError::Set {
+            tid,
+            cpus: format_cpu_list(cpus),
+            err,
         })?;
         let mut want = cpus.to_vec();
         want.sort_unstable();
         want.dedup();
-        let got = get_affinity(tid)
-            .map_err(|e| anyhow::anyhow!("reading back affinity of thread {tid}: {e}"))?;
-        anyhow::ensure!(
-            got == want,
-            "affinity of thread {tid}: asked for {}, the kernel kept {} (offline CPUs or a \
-             cpuset cgroup restricting this process?)",
-            format_cpu_list(&want),
-            format_cpu_list(&got)
-        );
+        let got = get_affinity(tid).map_err(|err| AffinityError::ReadBack { tid, err })?;
+        if got != want {
+            return Err(AffinityError::NotKept {
+                tid,
+                want: format_cpu_list(&want),
+                got: format_cpu_list(&got),
+            });
+        }
         Ok(())
     }
 
@@ -147,18 +177,20 @@ impl AffinityGuard {
     }
 
     /// Restore every original mask now and report failures.
-    pub fn restore(mut self) -> anyhow::Result<()> {
+    pub fn restore(mut self) -> Result<(), AffinityError> {
         self.restore_all()
     }
 
-    fn restore_all(&mut self) -> anyhow::Result<()> {
+    fn restore_all(&mut self) -> Result<(), AffinityError> {
         let mut errors = Vec::new();
         for (_, id) in self.undo.drain() {
             if let Some(Err(f)) = cleanup::run(id) {
                 errors.push(f.to_string());
             }
         }
-        anyhow::ensure!(errors.is_empty(), "{}", errors.join("; "));
+        if !errors.is_empty() {
+            return Err(AffinityError::RestoreFailed(errors.join("; ")));
+        }
         Ok(())
     }
 }

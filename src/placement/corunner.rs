@@ -32,16 +32,19 @@ impl Kernel {
         }
     }
 
-    pub fn parse(s: &str) -> Result<Kernel, String> {
+    pub fn parse(s: &str) -> Result<Kernel, UnknownKernel> {
         match s {
             "int" => Ok(Kernel::Int),
             "float" => Ok(Kernel::Float),
-            _ => Err(format!(
-                "unknown co-runner kernel `{s}` (valid: int, float)"
-            )),
+            _ => Err(UnknownKernel(s.to_string())),
         }
     }
 }
+
+/// A co-runner kernel name that is neither `int` nor `float`.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+#[error("unknown co-runner kernel `{0}` (valid: int, float)")]
+pub struct UnknownKernel(pub String);
 
 /// What one co-runner did.
 #[derive(Clone, Copy, Debug, serde::Serialize)]
@@ -194,6 +197,17 @@ pub fn run_kernel(kernel: Kernel, stop: &AtomicBool, max_ns: u64) -> CoRunnerRep
     }
 }
 
+/// Why a co-runner thread could not be started or joined.
+#[derive(Debug, thiserror::Error)]
+pub enum CoRunnerError {
+    #[error(transparent)]
+    Spawn(#[from] std::io::Error),
+    #[error("co-runner thread died before starting")]
+    DiedBeforeStart,
+    #[error("co-runner thread panicked")]
+    Panicked,
+}
+
 /// A co-runner on its own thread: it publishes its thread id, waits at `go` (so the
 /// caller can place every task before any starts), then runs until `stop`.
 pub struct CoRunner {
@@ -207,7 +221,7 @@ impl CoRunner {
         go: Arc<Barrier>,
         stop: Arc<AtomicBool>,
         max_ns: u64,
-    ) -> anyhow::Result<CoRunner> {
+    ) -> Result<CoRunner, CoRunnerError> {
         let (tx, rx) = mpsc::channel();
         let handle = std::thread::Builder::new()
             .name(format!("iolab-c-{}", kernel.name()))
@@ -216,9 +230,7 @@ impl CoRunner {
                 go.wait();
                 run_kernel(kernel, &stop, max_ns)
             })?;
-        let tid = rx
-            .recv()
-            .map_err(|_| anyhow::anyhow!("co-runner thread died before starting"))?;
+        let tid = rx.recv().map_err(|_| CoRunnerError::DiedBeforeStart)?;
         Ok(CoRunner { tid, handle })
     }
 
@@ -226,10 +238,8 @@ impl CoRunner {
         self.tid
     }
 
-    pub fn join(self) -> anyhow::Result<CoRunnerReport> {
-        self.handle
-            .join()
-            .map_err(|_| anyhow::anyhow!("co-runner thread panicked"))
+    pub fn join(self) -> Result<CoRunnerReport, CoRunnerError> {
+        self.handle.join().map_err(|_| CoRunnerError::Panicked)
     }
 }
 

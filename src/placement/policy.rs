@@ -54,15 +54,11 @@ impl Policy {
         }
     }
 
-    pub fn parse(s: &str) -> Result<Policy, String> {
+    pub fn parse(s: &str) -> Result<Policy, UnknownPolicy> {
         Policy::ALL
             .into_iter()
             .find(|p| p.name() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown placement `{s}` (valid: free, bunch, scatter, colocate, spread, balance)"
-                )
-            })
+            .ok_or_else(|| UnknownPolicy(s.to_string()))
     }
 
     /// Whether the policy only makes sense with SMT siblings.
@@ -92,9 +88,14 @@ impl fmt::Display for Policy {
     }
 }
 
+/// A placement name that is none of [`Policy::ALL`].
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+#[error("unknown placement `{0}` (valid: free, bunch, scatter, colocate, spread, balance)")]
+pub struct UnknownPolicy(pub String);
+
 impl std::str::FromStr for Policy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownPolicy;
+    fn from_str(s: &str) -> Result<Self, UnknownPolicy> {
         Policy::parse(s)
     }
 }
@@ -280,6 +281,11 @@ mod tests {
     #[test]
     fn parse_names() {
         assert_eq!(Policy::parse("scatter"), Ok(Policy::Scatter));
-        assert!(Policy::parse("scater").unwrap_err().contains("valid"));
+        assert!(
+            Policy::parse("scater")
+                .unwrap_err()
+                .to_string()
+                .contains("valid")
+        );
     }
 }

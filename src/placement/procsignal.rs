@@ -66,11 +66,41 @@ pub struct ProcSampler {
     last: ProcSample,
 }
 
+/// Why a process or thread could not be sampled from /proc.
+// The io::Error is in the message and deliberately not a `source`: error chains
+// printed with `{:#}` would say it twice.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcError {
+    #[error("--pid {pid}: {dir}: {err}")]
+    Threads {
+        pid: u32,
+        dir: String,
+        err: std::io::Error,
+    },
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("{path}: {err}")]
+    Read { path: String, err: std::io::Error },
+    #[error("{dir}/schedstat: unexpected `{text}`")]
+    Schedstat { dir: String, text: String },
+    #[error(
+        "{dir}/stat: cannot find utime/stime; iolab reads Linux's /proc/TID/stat layout, so \
+         run it where /proc is the kernel's procfs"
+    )]
+    StatTimes { dir: String },
+    #[error("{dir}/status: no `{key}`")]
+    StatusField { dir: String, key: String },
+}
+
 /// Thread ids of a process, ascending.
-pub fn threads_of(pid: u32) -> anyhow::Result<Vec<u32>> {
+pub fn threads_of(pid: u32) -> Result<Vec<u32>, ProcError> {
     let dir = format!("/proc/{pid}/task");
     let mut v = Vec::new();
-    for e in std::fs::read_dir(&dir).map_err(|e| anyhow::anyhow!("--pid {pid}: {dir}: {e}"))? {
+    for e in std::fs::read_dir(&dir).map_err(|err| ProcError::Threads {
+        pid,
+        dir: dir.clone(),
+        err,
+    })? {
         let e = e?;
         if let Some(t) = e.file_name().to_str().and_then(|s| s.parse().ok()) {
             v.push(t);
@@ -96,7 +126,7 @@ pub fn parse_stat_times(stat: &str) -> Option<(u64, u64)> {
 }
 
 impl ProcSampler {
-    pub fn new(pid: u32, tid: u32) -> anyhow::Result<Self> {
+    pub fn new(pid: u32, tid: u32) -> Result<Self, ProcError> {
         let dir = PathBuf::from(format!("/proc/{pid}/task/{tid}"));
         let mut s = ProcSampler {
             pid,
@@ -108,30 +138,37 @@ impl ProcSampler {
         Ok(s)
     }
 
-    fn read_file(&self, name: &str) -> anyhow::Result<String> {
+    fn read_file(&self, name: &str) -> Result<String, ProcError> {
         let p = self.dir.join(name);
-        std::fs::read_to_string(&p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))
+        std::fs::read_to_string(&p).map_err(|err| ProcError::Read {
+            path: p.display().to_string(),
+            err,
+        })
     }
 
-    pub fn read(&self) -> anyhow::Result<ProcSample> {
+    pub fn read(&self) -> Result<ProcSample, ProcError> {
+        let dir = || self.dir.display().to_string();
         let at_ns = now_ns();
         let sched = self.read_file("schedstat")?;
         let run_ns = sched
             .split_whitespace()
             .next()
             .and_then(|x| x.parse().ok())
-            .ok_or_else(|| {
-                anyhow::anyhow!("{}/schedstat: unexpected `{sched}`", self.dir.display())
+            .ok_or_else(|| ProcError::Schedstat {
+                dir: dir(),
+                text: sched.clone(),
             })?;
         let stat = self.read_file("stat")?;
-        let (utime, stime) = parse_stat_times(&stat).ok_or_else(|| {
-            anyhow::anyhow!("{}/stat: cannot find utime/stime", self.dir.display())
-        })?;
+        let (utime, stime) =
+            parse_stat_times(&stat).ok_or_else(|| ProcError::StatTimes { dir: dir() })?;
         let status = self.read_file("status")?;
-        let num = |k: &str| -> anyhow::Result<u64> {
+        let num = |k: &str| -> Result<u64, ProcError> {
             field(&status, k)
                 .and_then(|v| v.parse().ok())
-                .ok_or_else(|| anyhow::anyhow!("{}/status: no `{k}`", self.dir.display()))
+                .ok_or_else(|| ProcError::StatusField {
+                    dir: dir(),
+                    key: k.to_string(),
+                })
         };
         let voluntary = num("voluntary_ctxt_switches")?;
         let involuntary = num("nonvoluntary_ctxt_switches")?;
@@ -155,7 +192,7 @@ impl ProcSampler {
     }
 
     /// Read the counters again and judge the interval since the previous call.
-    pub fn sample(&mut self) -> anyhow::Result<ProcVerdict> {
+    pub fn sample(&mut self) -> Result<ProcVerdict, ProcError> {
         let now = self.read()?;
         let v = judge(&self.last, &now);
         self.last = now;

@@ -53,8 +53,19 @@ pub enum TopologyError {
     Invalid(String),
 }
 
+/// What is wrong with a kernel-style CPU list.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CpuListError {
+    #[error("`{item}` in CPU list `{list}` is not a CPU number")]
+    NotANumber { item: String, list: String },
+    #[error("range `{range}` in CPU list `{list}` runs backwards")]
+    Backwards { range: String, list: String },
+    #[error("range `{range}` in CPU list `{list}` is implausibly large")]
+    TooLarge { range: String, list: String },
+}
+
 /// Parse a kernel CPU list such as `0-3,8,10-11` (empty = no CPUs).
-pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
+pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, CpuListError> {
     let mut out = Vec::new();
     let s = s.trim();
     if s.is_empty() {
@@ -65,18 +76,25 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
         let num = |t: &str| {
             t.trim()
                 .parse::<u32>()
-                .map_err(|_| format!("`{t}` in CPU list `{s}` is not a CPU number"))
+                .map_err(|_| CpuListError::NotANumber {
+                    item: t.to_string(),
+                    list: s.to_string(),
+                })
         };
         match part.split_once('-') {
             Some((a, b)) => {
                 let (a, b) = (num(a)?, num(b)?);
                 if a > b {
-                    return Err(format!("range `{part}` in CPU list `{s}` runs backwards"));
+                    return Err(CpuListError::Backwards {
+                        range: part.to_string(),
+                        list: s.to_string(),
+                    });
                 }
                 if b - a > 65_535 {
-                    return Err(format!(
-                        "range `{part}` in CPU list `{s}` is implausibly large"
-                    ));
+                    return Err(CpuListError::TooLarge {
+                        range: part.to_string(),
+                        list: s.to_string(),
+                    });
                 }
                 out.extend(a..=b);
             }
@@ -86,6 +104,28 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
     out.sort_unstable();
     out.dedup();
     Ok(out)
+}
+
+/// What is wrong with a `packages=P cores=C threads=T` shape line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum ShapeError {
+    #[error("`{0}` is not key=value")]
+    NotKeyValue(String),
+    #[error("{key}=`{value}`: expected a positive number")]
+    NotPositive { key: String, value: String },
+    #[error(
+        "numbering=`{0}`: valid are spread (cpu i and i+cores*packages are siblings, Intel's \
+         order) or adjacent (siblings numbered consecutively)"
+    )]
+    Numbering(String),
+    #[error("unknown key `{0}` (valid: packages, cores, threads, numbering, offline)")]
+    UnknownKey(String),
+    #[error("missing cores=N (physical cores per package)")]
+    MissingCores,
+    #[error("{0} logical CPUs is more than iolab supports (4096)")]
+    TooMany(u64),
+    #[error(transparent)]
+    CpuList(#[from] CpuListError),
 }
 
 /// Format CPUs the way the kernel does (`0-3,8`).
@@ -126,9 +166,9 @@ fn read_trim(path: &Path) -> Result<String, TopologyError> {
 
 fn read_list(path: &Path) -> Result<Vec<u32>, TopologyError> {
     let s = read_trim(path)?;
-    parse_cpu_list(&s).map_err(|msg| TopologyError::Parse {
+    parse_cpu_list(&s).map_err(|e| TopologyError::Parse {
         path: path.to_path_buf(),
-        msg,
+        msg: e.to_string(),
     })
 }
 
@@ -313,7 +353,7 @@ impl Topology {
                 let list = words
                     .next()
                     .ok_or_else(|| err(ln, "`core` needs a CPU list, e.g. `core 0,4`".into()))?;
-                let cpus = parse_cpu_list(list).map_err(|m| err(ln, m))?;
+                let cpus = parse_cpu_list(list).map_err(|m| err(ln, m.to_string()))?;
                 if cpus.is_empty() {
                     return Err(err(ln, "`core` needs at least one CPU".into()));
                 }
@@ -341,7 +381,7 @@ impl Topology {
                 });
             } else if let Some(rest) = line.strip_prefix("offline") {
                 let list = rest.trim_start().trim_start_matches('=').trim();
-                explicit_offline.extend(parse_cpu_list(list).map_err(|m| err(ln, m))?);
+                explicit_offline.extend(parse_cpu_list(list).map_err(|m| err(ln, m.to_string()))?);
             } else if line.contains('=') {
                 if let Some((prev, _)) = shape {
                     return Err(err(
@@ -349,7 +389,10 @@ impl Topology {
                         format!("second shape line (the first is line {prev})"),
                     ));
                 }
-                shape = Some((ln, Self::parse_shape(line).map_err(|m| err(ln, m))?));
+                shape = Some((
+                    ln,
+                    Self::parse_shape(line).map_err(|m| err(ln, m.to_string()))?,
+                ));
             } else {
                 return Err(err(
                     ln,
@@ -391,19 +434,22 @@ impl Topology {
         }
     }
 
-    fn parse_shape(line: &str) -> Result<Topology, String> {
+    fn parse_shape(line: &str) -> Result<Topology, ShapeError> {
         let (mut packages, mut cores, mut threads) = (None, None, None);
         let mut adjacent = false;
         let mut offline = Vec::new();
         for w in line.split_whitespace() {
             let (k, v) = w
                 .split_once('=')
-                .ok_or_else(|| format!("`{w}` is not key=value"))?;
+                .ok_or_else(|| ShapeError::NotKeyValue(w.to_string()))?;
             let n = || {
                 v.parse::<u32>()
                     .ok()
                     .filter(|&n| n > 0)
-                    .ok_or_else(|| format!("{k}=`{v}`: expected a positive number"))
+                    .ok_or_else(|| ShapeError::NotPositive {
+                        key: k.to_string(),
+                        value: v.to_string(),
+                    })
             };
             match k {
                 "packages" => packages = Some(n()?),
@@ -414,30 +460,22 @@ impl Topology {
                         "spread" => false,
                         "adjacent" => true,
                         _ => {
-                            return Err(format!(
-                                "numbering=`{v}`: valid are spread (cpu i and i+cores*packages \
-                                 are siblings, Intel's order) or adjacent (siblings numbered \
-                                 consecutively)"
-                            ));
+                            return Err(ShapeError::Numbering(v.to_string()));
                         }
                     }
                 }
                 "offline" => offline = parse_cpu_list(v)?,
                 _ => {
-                    return Err(format!(
-                        "unknown key `{k}` (valid: packages, cores, threads, numbering, offline)"
-                    ));
+                    return Err(ShapeError::UnknownKey(k.to_string()));
                 }
             }
         }
         let packages = packages.unwrap_or(1);
-        let cores_per = cores.ok_or("missing cores=N (physical cores per package)")?;
+        let cores_per = cores.ok_or(ShapeError::MissingCores)?;
         let threads = threads.unwrap_or(1);
         let total = packages as u64 * cores_per as u64 * threads as u64;
         if total > 4096 {
-            return Err(format!(
-                "{total} logical CPUs is more than iolab supports (4096)"
-            ));
+            return Err(ShapeError::TooMany(total));
         }
         let ncores = packages * cores_per;
         let mut list = Vec::new();

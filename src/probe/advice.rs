@@ -532,7 +532,9 @@ mod tests {
                     sysfs: "/sys/block/zram9".into(),
                 })
             } else {
-                Err("device 0:27 is an anonymous device".into())
+                Err(crate::probe::caps::NoBlockDevice(
+                    "device 0:27 is an anonymous device".into(),
+                ))
             },
             logical_block_size: block.then_some(4096),
             physical_block_size: block.then_some(4096),

@@ -60,6 +60,14 @@ pub struct NowaitCaps {
     pub uring_punted: Outcome,
 }
 
+/// Why no block device is under a target, as the report states it. The reason is
+/// kept as its text so the capabilities stay `Clone`/`Eq` and serialize as before
+/// (a plain string under `block_device.Err`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, thiserror::Error)]
+#[serde(transparent)]
+#[error("{0}")]
+pub struct NoBlockDevice(pub String);
+
 /// What a target supports (`iolab probe`, engine validation).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct TargetCaps {
@@ -68,7 +76,7 @@ pub struct TargetCaps {
     /// Bytes: file size, or the block device's capacity.
     pub size: u64,
     /// The block device under the target, or why there is none.
-    pub block_device: Result<BlockQueue, String>,
+    pub block_device: Result<BlockQueue, NoBlockDevice>,
     /// Smallest direct I/O unit of the block device (sysfs `logical_block_size`).
     pub logical_block_size: Option<u32>,
     pub physical_block_size: Option<u32>,
@@ -221,7 +229,7 @@ pub fn probe_target(path: impl AsRef<Path>) -> DevResult<TargetCaps> {
         _ => st.st_size as u64,
     };
     // Kept as text: the report shows why there is no block device.
-    let block_device = block_queue_of_fd(fd.as_raw_fd()).map_err(|e| e.to_string());
+    let block_device = block_queue_of_fd(fd.as_raw_fd()).map_err(|e| NoBlockDevice(e.to_string()));
     let bq = block_device.as_ref().ok();
     let lbs = bq.and_then(|q| q.queue_num("logical_block_size"));
     let pbs = bq.and_then(|q| q.queue_num("physical_block_size"));

@@ -48,17 +48,24 @@ pub struct ProbeArgs {
     pub write: bool,
 }
 
+/// A `--runtime` value that is not a usable number of seconds.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("'{0}' is not a number of seconds; e.g. --runtime 0.5")]
+    NotANumber(String),
+    #[error("{0} s is outside 0.01..3600 seconds; the probe measures each model this long")]
+    OutOfRange(String),
+}
+
 /// Seconds, fractional allowed, between 10 ms and one hour.
-pub fn parse_runtime(s: &str) -> Result<Duration, String> {
+pub fn parse_runtime(s: &str) -> Result<Duration, RuntimeError> {
     let v: f64 = s
         .trim()
         .trim_end_matches('s')
         .parse()
-        .map_err(|_| format!("'{s}' is not a number of seconds; e.g. --runtime 0.5"))?;
+        .map_err(|_| RuntimeError::NotANumber(s.to_string()))?;
     if !v.is_finite() || !(0.01..=3600.0).contains(&v) {
-        return Err(format!(
-            "{s} s is outside 0.01..3600 seconds; the probe measures each model this long"
-        ));
+        return Err(RuntimeError::OutOfRange(s.to_string()));
     }
     Ok(Duration::from_secs_f64(v))
 }
@@ -265,22 +272,35 @@ struct Plan {
     bs: u32,
     runtime: Duration,
     punts_countable: bool,
-    iopoll: Result<(), String>,
+    iopoll: Result<(), IopollUnavailable>,
+}
+
+/// Why the IOPOLL model is skipped on this target.
+#[derive(Debug, thiserror::Error)]
+enum IopollUnavailable {
+    #[error("needs O_DIRECT, which this target does not support")]
+    Direct,
+    #[error("no block device under the target ({0})")]
+    BlockDevice(crate::probe::caps::NoBlockDevice),
+    /// The block layer's own account of the missing poll queues.
+    #[error("{0}")]
+    PollQueues(String),
+    #[error("{0}: no queue/io_poll attribute (bio-based driver): no poll queues")]
+    Attribute(String),
 }
 
 /// IOPOLL needs O_DIRECT and a block queue with poll queues.
-fn iopoll_possible(caps: &TargetCaps, direct: bool) -> Result<(), String> {
+fn iopoll_possible(caps: &TargetCaps, direct: bool) -> Result<(), IopollUnavailable> {
     if !direct {
-        return Err("needs O_DIRECT, which this target does not support".into());
+        return Err(IopollUnavailable::Direct);
     }
     match (&caps.block_device, caps.io_poll) {
-        (Err(why), _) => Err(format!("no block device under the target ({why})")),
+        (Err(why), _) => Err(IopollUnavailable::BlockDevice(why.clone())),
         (Ok(_), Some(true)) => Ok(()),
-        (Ok(q), Some(false)) => Err(crate::sys::blockdev::iopoll_missing_message(q)),
-        (Ok(q), None) => Err(format!(
-            "{}: no queue/io_poll attribute (bio-based driver): no poll queues",
-            q.disk
+        (Ok(q), Some(false)) => Err(IopollUnavailable::PollQueues(
+            crate::sys::blockdev::iopoll_missing_message(q),
         )),
+        (Ok(q), None) => Err(IopollUnavailable::Attribute(q.disk.clone())),
     }
 }
 
@@ -293,7 +313,7 @@ fn measure_op(plan: &Plan, op: OpKind, machine: &MachineCosts) -> Result<OpResul
         {
             skipped.push(Skipped {
                 model: key,
-                reason: reason.clone(),
+                reason: reason.to_string(),
             });
             continue;
         }
@@ -399,9 +419,19 @@ mod tests {
     fn runtime_accepts_seconds_and_refuses_nonsense() {
         assert_eq!(parse_runtime("0.2").unwrap(), Duration::from_millis(200));
         assert_eq!(parse_runtime("2s").unwrap(), Duration::from_secs(2));
-        assert!(parse_runtime("0").unwrap_err().contains("0.01..3600"));
+        assert!(
+            parse_runtime("0")
+                .unwrap_err()
+                .to_string()
+                .contains("0.01..3600")
+        );
         assert!(parse_runtime("-1").is_err());
-        assert!(parse_runtime("fast").unwrap_err().contains("not a number"));
+        assert!(
+            parse_runtime("fast")
+                .unwrap_err()
+                .to_string()
+                .contains("not a number")
+        );
         assert!(parse_runtime("NaN").is_err());
     }
 }

@@ -6,8 +6,8 @@ use super::caps::{NodeKind, Outcome};
 use super::{OpKind, OpResult, ProbeReport, target::Origin};
 use crate::device::target::human;
 
-pub fn json(r: &ProbeReport) -> anyhow::Result<String> {
-    Ok(serde_json::to_string_pretty(r)?)
+pub fn json(r: &ProbeReport) -> serde_json::Result<String> {
+    serde_json::to_string_pretty(r)
 }
 
 fn outcome(o: &Outcome) -> String {

@@ -8,9 +8,7 @@ use std::ffi::CString;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, bail};
-
-use crate::device::target::{TargetSpec, open_target};
+use crate::device::target::{TargetError, TargetSpec, open_target};
 use crate::sys::safety::{self, Hazard};
 
 /// Bytes of the temp file laid out in a directory target: large enough that
@@ -44,18 +42,85 @@ pub struct ProbeTarget {
     _temp: Option<tempfile::TempDir>,
 }
 
+/// Why a path cannot be probed; each message carries the way out.
+// io::Errors are in the message and deliberately not a `source`: error chains
+// printed with `{:#}` would say them twice.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeTargetError {
+    #[error(
+        "{shown}: no such file or directory; iolab probe needs an existing regular file, \
+         block device, or directory (in a directory it creates a {mib} MiB temp file, \
+         measures it and removes it)"
+    )]
+    NotFound { shown: String, mib: u64 },
+    #[error(
+        "{shown}: cannot stat: {err}; name a path this user may reach (check its spelling \
+         and the permissions of its directories)"
+    )]
+    Stat { shown: String, err: std::io::Error },
+    #[error(
+        "{shown}: a {len}-byte file is too small for 4 KiB reads; probe a file of at \
+         least 4096 bytes, or a directory (iolab lays out a temp file there)"
+    )]
+    TooSmall { shown: String, len: u64 },
+    #[error(
+        "{shown} is a character device (major {major}), not a block device; probe needs a \
+         block device, a regular file or a directory{hint}"
+    )]
+    CharDevice {
+        shown: String,
+        major: u32,
+        hint: &'static str,
+    },
+    #[error("{shown} is a {what}; probe needs a block device, a regular file or a directory")]
+    Special { shown: String, what: &'static str },
+    #[error(
+        "{dir}: cannot create a temp directory to lay out a probe file: {err}; probe a \
+         writable directory, or name an existing file or block device"
+    )]
+    TempDir { dir: String, err: std::io::Error },
+    #[error(transparent)]
+    Layout(#[from] TargetError),
+    #[error(
+        "{shown}: permission denied opening the block device for reading; run as \
+         root (sudo iolab probe {shown}){group}; probe only reads"
+    )]
+    PermissionDenied { shown: String, group: String },
+    #[error(
+        "{shown}: cannot open for reading: {err}; probe a regular file or a directory on a \
+         file system of that device instead"
+    )]
+    Open { shown: String, err: std::io::Error },
+    #[error("probe --write on {shown}: {err}")]
+    SafetyCheck {
+        shown: String,
+        err: safety::SafetyError,
+    },
+    #[error(
+        "probe --write refused on {shown}: it {why}; writing would destroy that. Probe \
+         without --write (reads only), or give a directory on it (probe writes a temp \
+         file there)"
+    )]
+    WriteRefused { shown: String, why: String },
+}
+
 /// Resolve `given`, refusing what cannot be probed with a reason and a remedy.
-pub fn resolve(given: &Path, write: bool) -> Result<ProbeTarget> {
+pub fn resolve(given: &Path, write: bool) -> Result<ProbeTarget, ProbeTargetError> {
     let shown = given.display();
     let md = match std::fs::metadata(given) {
         Ok(md) => md,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
-            "{shown}: no such file or directory; iolab probe needs an existing regular file, \
-             block device, or directory (in a directory it creates a {} MiB temp file, \
-             measures it and removes it)",
-            TEMP_FILE_BYTES >> 20
-        ),
-        Err(e) => bail!("{shown}: cannot stat: {e}"),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ProbeTargetError::NotFound {
+                shown: shown.to_string(),
+                mib: TEMP_FILE_BYTES >> 20,
+            });
+        }
+        Err(err) => {
+            return Err(ProbeTargetError::Stat {
+                shown: shown.to_string(),
+                err,
+            });
+        }
     };
     let ft = md.file_type();
     if ft.is_dir() {
@@ -63,11 +128,10 @@ pub fn resolve(given: &Path, write: bool) -> Result<ProbeTarget> {
     }
     if ft.is_file() {
         if md.len() < 4096 {
-            bail!(
-                "{shown}: a {}-byte file is too small for 4 KiB reads; probe a file of at \
-                 least 4096 bytes, or a directory (iolab lays out a temp file there)",
-                md.len()
-            );
+            return Err(ProbeTargetError::TooSmall {
+                shown: shown.to_string(),
+                len: md.len(),
+            });
         }
         let mut notes = Vec::new();
         if write {
@@ -95,11 +159,11 @@ pub fn resolve(given: &Path, write: bool) -> Result<ProbeTarget> {
         } else {
             ""
         };
-        bail!(
-            "{shown} is a character device (major {}), not a block device; probe needs a \
-             block device, a regular file or a directory{hint}",
-            libc::major(md.rdev())
-        );
+        return Err(ProbeTargetError::CharDevice {
+            shown: shown.to_string(),
+            major: libc::major(md.rdev()),
+            hint,
+        });
     }
     let what = if ft.is_fifo() {
         "FIFO"
@@ -108,19 +172,19 @@ pub fn resolve(given: &Path, write: bool) -> Result<ProbeTarget> {
     } else {
         "special file"
     };
-    bail!("{shown} is a {what}; probe needs a block device, a regular file or a directory")
+    Err(ProbeTargetError::Special {
+        shown: shown.to_string(),
+        what,
+    })
 }
 
-fn temp_file_in(dir: &Path) -> Result<ProbeTarget> {
+fn temp_file_in(dir: &Path) -> Result<ProbeTarget, ProbeTargetError> {
     let temp = tempfile::Builder::new()
         .prefix(".iolab-probe-")
         .tempdir_in(dir)
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "{}: cannot create a temp directory to lay out a probe file: {e}; probe a \
-                 writable directory, or name an existing file or block device",
-                dir.display()
-            )
+        .map_err(|err| ProbeTargetError::TempDir {
+            dir: dir.display().to_string(),
+            err,
         })?;
     let path = temp.path().join("probe.dat");
     let spec = TargetSpec {
@@ -143,7 +207,7 @@ fn temp_file_in(dir: &Path) -> Result<ProbeTarget> {
     })
 }
 
-fn block_device(path: &Path, write: bool) -> Result<ProbeTarget> {
+fn block_device(path: &Path, write: bool) -> Result<ProbeTarget, ProbeTargetError> {
     let shown = path.display();
     // Open once here so a permission problem is reported as such, with the way out,
     // before anything else is tried.
@@ -161,17 +225,27 @@ fn block_device(path: &Path, write: bool) -> Result<ProbeTarget> {
                 } else {
                     String::new()
                 };
-                bail!(
-                    "{shown}: permission denied opening the block device for reading; run as \
-                     root (sudo iolab probe {shown}){group}; probe only reads"
-                )
+                return Err(ProbeTargetError::PermissionDenied {
+                    shown: shown.to_string(),
+                    group,
+                });
             }
-            _ => bail!("{shown}: cannot open for reading: {e}"),
+            _ => {
+                return Err(ProbeTargetError::Open {
+                    shown: shown.to_string(),
+                    err: e,
+                });
+            }
         }
     }
     let hazards = match safety::inspect(path) {
         Ok(h) => h,
-        Err(e) if write => bail!("probe --write on {shown}: {e}"),
+        Err(err) if write => {
+            return Err(ProbeTargetError::SafetyCheck {
+                shown: shown.to_string(),
+                err,
+            });
+        }
         Err(e) => {
             return Ok(ProbeTarget {
                 given: path.to_path_buf(),
@@ -189,12 +263,10 @@ fn block_device(path: &Path, write: bool) -> Result<ProbeTarget> {
         let left = safety::unaccepted(&hazards, false, false);
         if !left.is_empty() {
             let why: Vec<String> = left.iter().map(describe).collect();
-            bail!(
-                "probe --write refused on {shown}: it {}; writing would destroy that. Probe \
-                 without --write (reads only), or give a directory on it (probe writes a temp \
-                 file there)",
-                why.join(", ")
-            );
+            return Err(ProbeTargetError::WriteRefused {
+                shown: shown.to_string(),
+                why: why.join(", "),
+            });
         }
     }
     let mut notes: Vec<String> = hazards

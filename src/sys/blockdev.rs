@@ -6,11 +6,10 @@
 //! `iolab probe`, the studies and block tracing all read them here.
 
 use std::fs;
+use std::io;
 use std::os::fd::RawFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
-
-use anyhow::{Context, Result, anyhow, bail};
 
 use super::cleanup::{self, CleanupId};
 
@@ -28,6 +27,82 @@ pub struct BlockDev {
     pub partition: bool,
 }
 
+/// Why a block device, one of its sysfs attributes or its elevator could not be
+/// read or set. Causes are part of the message and deliberately not a `source`:
+/// error chains printed with `{:#}` would say them twice.
+#[derive(Debug, thiserror::Error)]
+pub enum BlockDevError {
+    #[error("stat {}: {err}", path.display())]
+    Stat { path: PathBuf, err: io::Error },
+    #[error(
+        "cannot stat {}: {err}; name an existing block device node (e.g. /dev/vda)",
+        path.display()
+    )]
+    CannotStat { path: PathBuf, err: io::Error },
+    #[error("{} is not a block device", .0.display())]
+    NotBlockDevice(PathBuf),
+    /// A failure about the device behind a node, said with the node's name.
+    #[error("{} ({major}:{minor}): {inner}", path.display())]
+    Node {
+        path: PathBuf,
+        major: u32,
+        minor: u32,
+        inner: Box<BlockDevError>,
+    },
+    #[error("no block device {major}:{minor} in /sys/dev/block: {err}")]
+    NoDevNumber {
+        major: u32,
+        minor: u32,
+        err: io::Error,
+    },
+    #[error("no block device named {name} in {SYS_CLASS_BLOCK}: {err}")]
+    NoName { name: String, err: io::Error },
+    #[error("{}/dev: unexpected content {text:?}", dir.display())]
+    DevContent { dir: PathBuf, text: String },
+    #[error("{}: expected a number, found {text:?}", path.display())]
+    NotANumber { path: PathBuf, text: String },
+    #[error(
+        "cannot list {}: {err}; iolab reads block devices from sysfs, so mount it at /sys \
+         (mount -t sysfs sysfs /sys)",
+        dir.display()
+    )]
+    List { dir: PathBuf, err: io::Error },
+    #[error(
+        "cannot read {}: {err}; check that the device still exists and sysfs is mounted at /sys",
+        path.display()
+    )]
+    Read { path: PathBuf, err: io::Error },
+    #[error(
+        "cannot write {value:?} to {}: {err}; run iolab as root, with a value the attribute \
+         accepts",
+        path.display()
+    )]
+    Write {
+        path: PathBuf,
+        value: String,
+        err: io::Error,
+    },
+    #[error("unexpected sysfs path {}", .0.display())]
+    SysfsPath(PathBuf),
+    #[error(
+        "{disk} has no I/O scheduler to set ({asked:?} asked): it is a bio-based device whose \
+         requests bypass blk-mq scheduling"
+    )]
+    NoElevator { disk: String, asked: String },
+    #[error("{} shows no current scheduler ({available})", path.display())]
+    NoCurrentElevator { path: PathBuf, available: String },
+    #[error("scheduler {asked:?} is not available for {disk} (available: {available})")]
+    ElevatorNotAvailable {
+        asked: String,
+        disk: String,
+        available: String,
+    },
+    #[error(transparent)]
+    NeedsRoot(#[from] super::NeedsRoot),
+}
+
+type Result<T, E = BlockDevError> = std::result::Result<T, E>;
+
 /// `major:minor` of a dev_t.
 pub fn dev_split(rdev: u64) -> (u32, u32) {
     (libc::major(rdev), libc::minor(rdev))
@@ -35,9 +110,12 @@ pub fn dev_split(rdev: u64) -> (u32, u32) {
 
 /// `major:minor` of a block device node (`/dev/loop3`).
 pub fn block_dev_numbers(path: &Path) -> Result<(u32, u32)> {
-    let md = fs::metadata(path).with_context(|| format!("stat {}", path.display()))?;
+    let md = fs::metadata(path).map_err(|err| BlockDevError::Stat {
+        path: path.to_path_buf(),
+        err,
+    })?;
     if !md.file_type().is_block_device() {
-        bail!("{} is not a block device", path.display());
+        return Err(BlockDevError::NotBlockDevice(path.to_path_buf()));
     }
     Ok(dev_split(md.rdev()))
 }
@@ -50,36 +128,50 @@ pub fn kernel_dev(major: u32, minor: u32) -> u32 {
 impl BlockDev {
     /// The block device behind a device node such as `/dev/loop3`.
     pub fn from_path(path: &Path) -> Result<BlockDev> {
-        let md = fs::metadata(path).with_context(|| format!("cannot stat {}", path.display()))?;
+        let md = fs::metadata(path).map_err(|err| BlockDevError::CannotStat {
+            path: path.to_path_buf(),
+            err,
+        })?;
         if !md.file_type().is_block_device() {
-            bail!("{} is not a block device", path.display());
+            return Err(BlockDevError::NotBlockDevice(path.to_path_buf()));
         }
         let (major, minor) = dev_split(md.rdev());
-        Self::from_dev(major, minor)
-            .with_context(|| format!("{} ({major}:{minor})", path.display()))
+        Self::from_dev(major, minor).map_err(|e| BlockDevError::Node {
+            path: path.to_path_buf(),
+            major,
+            minor,
+            inner: Box::new(e),
+        })
     }
 
     /// The block device with this major:minor, through `/sys/dev/block/M:m`.
     pub fn from_dev(major: u32, minor: u32) -> Result<BlockDev> {
         let link = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
-        let real = fs::canonicalize(&link)
-            .with_context(|| format!("no block device {major}:{minor} in /sys/dev/block"))?;
+        let real = fs::canonicalize(&link).map_err(|err| BlockDevError::NoDevNumber {
+            major,
+            minor,
+            err,
+        })?;
         Self::from_sysfs_dir(&real)
     }
 
     /// The block device with this kernel name (`loop3`).
     pub fn from_name(name: &str) -> Result<BlockDev> {
         let dir = Path::new(SYS_CLASS_BLOCK).join(name);
-        let real = fs::canonicalize(&dir)
-            .with_context(|| format!("no block device named {name} in {SYS_CLASS_BLOCK}"))?;
+        let real = fs::canonicalize(&dir).map_err(|err| BlockDevError::NoName {
+            name: name.to_string(),
+            err,
+        })?;
         Self::from_sysfs_dir(&real)
     }
 
     fn from_sysfs_dir(real: &Path) -> Result<BlockDev> {
         let name = file_name(real)?;
         let dev = read_trim(&real.join("dev"))?;
-        let (major, minor) = parse_dev(&dev)
-            .ok_or_else(|| anyhow!("{}/dev: unexpected content {dev:?}", real.display()))?;
+        let (major, minor) = parse_dev(&dev).ok_or_else(|| BlockDevError::DevContent {
+            dir: real.to_path_buf(),
+            text: dev.clone(),
+        })?;
         let partition = real.join("partition").exists();
         let disk = if partition {
             file_name(real.parent().unwrap_or(real))?
@@ -117,11 +209,9 @@ impl BlockDev {
 
     fn queue_num<T: std::str::FromStr>(&self, attr: &str) -> Result<T> {
         let s = self.queue_attr(attr)?;
-        s.parse().map_err(|_| {
-            anyhow!(
-                "{}/{attr}: expected a number, found {s:?}",
-                self.queue_dir().display()
-            )
+        s.parse().map_err(|_| BlockDevError::NotANumber {
+            path: self.queue_dir().join(attr),
+            text: s.clone(),
         })
     }
 
@@ -150,9 +240,10 @@ impl BlockDev {
     pub fn size_bytes(&self) -> Result<u64> {
         let p = self.sysfs_dir().join("size");
         let s = read_trim(&p)?;
-        let sectors: u64 = s
-            .parse()
-            .map_err(|_| anyhow!("{}: expected a number, found {s:?}", p.display()))?;
+        let sectors: u64 = s.parse().map_err(|_| BlockDevError::NotANumber {
+            path: p.clone(),
+            text: s.clone(),
+        })?;
         Ok(sectors * 512)
     }
 
@@ -175,7 +266,10 @@ impl BlockDev {
         }
         let dir = Path::new("/sys/block").join(&self.name);
         let mut parts = Vec::new();
-        let rd = fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
+        let rd = fs::read_dir(&dir).map_err(|err| BlockDevError::List {
+            dir: dir.clone(),
+            err,
+        })?;
         for e in rd.flatten() {
             let p = e.path();
             if p.join("partition").exists() {
@@ -253,31 +347,29 @@ impl ElevatorGuard {
         let path = dev.queue_dir().join("scheduler");
         let s = dev.scheduler()?;
         if s.available.is_empty() {
-            bail!(
-                "{} has no I/O scheduler to set ({sched:?} asked): it is a bio-based \
-                 device whose requests bypass blk-mq scheduling",
-                dev.disk
-            );
+            return Err(BlockDevError::NoElevator {
+                disk: dev.disk.clone(),
+                asked: sched.to_string(),
+            });
         }
-        let previous = s.current.clone().ok_or_else(|| {
-            anyhow!(
-                "{} shows no current scheduler ({})",
-                path.display(),
-                s.available.join(" ")
-            )
-        })?;
+        let previous = s
+            .current
+            .clone()
+            .ok_or_else(|| BlockDevError::NoCurrentElevator {
+                path: path.clone(),
+                available: s.available.join(" "),
+            })?;
         if !s.available.iter().any(|a| a == sched) {
-            bail!(
-                "scheduler {sched:?} is not available for {} (available: {})",
-                dev.disk,
-                s.available.join(", ")
-            );
+            return Err(BlockDevError::ElevatorNotAvailable {
+                asked: sched.to_string(),
+                disk: dev.disk.clone(),
+                available: s.available.join(", "),
+            });
         }
         if !super::is_root() {
-            return Err(super::need_root(&format!(
-                "changing the scheduler of {}",
-                dev.disk
-            )));
+            return Err(
+                super::needs_root(&format!("changing the scheduler of {}", dev.disk)).into(),
+            );
         }
         write_attr(&path, sched)?;
         let undo_path = path.clone();
@@ -460,11 +552,18 @@ pub fn holders_of(sys_class_block: &Path, name: &str) -> std::io::Result<Vec<Str
 }
 
 pub(crate) fn write_attr(path: &Path, value: &str) -> Result<()> {
-    fs::write(path, value).with_context(|| format!("cannot write {value:?} to {}", path.display()))
+    fs::write(path, value).map_err(|err| BlockDevError::Write {
+        path: path.to_path_buf(),
+        value: value.to_string(),
+        err,
+    })
 }
 
 pub(crate) fn read_trim(path: &Path) -> Result<String> {
-    let s = fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let s = fs::read_to_string(path).map_err(|err| BlockDevError::Read {
+        path: path.to_path_buf(),
+        err,
+    })?;
     Ok(s.trim().to_string())
 }
 
@@ -472,7 +571,7 @@ fn file_name(p: &Path) -> Result<String> {
     p.file_name()
         .and_then(|n| n.to_str())
         .map(str::to_string)
-        .ok_or_else(|| anyhow!("unexpected sysfs path {}", p.display()))
+        .ok_or_else(|| BlockDevError::SysfsPath(p.to_path_buf()))
 }
 
 /// Parse "M:m".

@@ -18,7 +18,10 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-type Undo = Box<dyn FnOnce() -> anyhow::Result<()> + Send>;
+/// What a failed undo action reports: any error type, with its causes.
+pub type UndoError = Box<dyn std::error::Error + Send + Sync>;
+
+type Undo = Box<dyn FnOnce() -> Result<(), UndoError> + Send>;
 
 struct Entry {
     id: u64,
@@ -40,7 +43,7 @@ static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
 static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 static STOP: AtomicBool = AtomicBool::new(false);
 static PIPE_WR: AtomicI32 = AtomicI32::new(-1);
-static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
+static INSTALLED: OnceLock<Result<(), std::sync::Arc<io::Error>>> = OnceLock::new();
 
 /// Handle to one registered undo action.
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -48,16 +51,23 @@ static INSTALLED: OnceLock<Result<(), String>> = OnceLock::new();
 pub struct CleanupId(u64);
 
 /// An undo action that failed; reported, never fatal.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("undo '{what}' failed: {}", chain(error.as_ref()))]
 pub struct CleanupFailure {
     pub what: String,
-    pub error: anyhow::Error,
+    pub error: UndoError,
 }
 
-impl std::fmt::Display for CleanupFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "undo '{}' failed: {:#}", self.what, self.error)
+/// An error and its causes, `: `-separated (what `anyhow` prints with `{:#}`).
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cause = c.source();
     }
+    s
 }
 
 fn registry() -> std::sync::MutexGuard<'static, Registry> {
@@ -67,9 +77,9 @@ fn registry() -> std::sync::MutexGuard<'static, Registry> {
 }
 
 /// Register an undo action; `what` names it in messages ("restore scheduler of loop3").
-pub fn register(
+pub fn register<E: Into<UndoError>>(
     what: impl Into<String>,
-    undo: impl FnOnce() -> anyhow::Result<()> + Send + 'static,
+    undo: impl FnOnce() -> Result<(), E> + Send + 'static,
 ) -> CleanupId {
     let mut r = registry();
     let id = r.next_id;
@@ -77,7 +87,7 @@ pub fn register(
     r.entries.push(Entry {
         id,
         what: what.into(),
-        undo: Box::new(undo),
+        undo: Box::new(move || undo().map_err(Into::into)),
     });
     CleanupId(id)
 }
@@ -170,7 +180,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
 /// Install the SIGINT/SIGTERM handlers and start the watcher thread. Idempotent.
 pub fn install_signal_handlers() -> io::Result<()> {
     INSTALLED
-        .get_or_init(|| install().map_err(|e| e.to_string()))
+        .get_or_init(|| install().map_err(std::sync::Arc::new))
         .clone()
         .map_err(|e| io::Error::other(format!("installing SIGINT/SIGTERM handlers: {e}")))
 }
@@ -273,7 +283,7 @@ mod tests {
         let n2 = n.clone();
         let id = register("count once", move || {
             n2.fetch_add(1, Ordering::SeqCst);
-            Ok(())
+            Ok::<(), UndoError>(())
         });
         let again = CleanupId(id.0);
         assert!(matches!(run(id), Some(Ok(()))));
@@ -287,7 +297,7 @@ mod tests {
         let n2 = n.clone();
         let id = register("never", move || {
             n2.fetch_add(1, Ordering::SeqCst);
-            Ok(())
+            Ok::<(), UndoError>(())
         });
         let again = CleanupId(id.0);
         assert!(forget(id));

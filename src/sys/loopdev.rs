@@ -6,9 +6,57 @@ use std::fs::{File, OpenOptions};
 use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow, bail};
+use super::blockdev::{BlockDevError, read_trim};
+use super::zram::NodeTimeout;
 
-use super::blockdev::read_trim;
+/// Why a loop device could not be attached, checked or detached. Causes are
+/// part of the message and deliberately not a `source` (`{:#}` would say them
+/// twice).
+#[derive(Debug, thiserror::Error)]
+pub enum LoopDevError {
+    #[error(transparent)]
+    NeedsRoot(#[from] super::NeedsRoot),
+    #[error(
+        "cannot open loop backing file {}: {err}; give an existing file this user may read \
+         and write",
+        path.display()
+    )]
+    Backing { path: PathBuf, err: std::io::Error },
+    #[error("cannot open /dev/loop-control (loop driver missing? modprobe loop): {0}")]
+    Control(std::io::Error),
+    #[error("LOOP_CTL_GET_FREE: no free loop device: {0}")]
+    NoFree(std::io::Error),
+    #[error(transparent)]
+    NoNode(#[from] NodeTimeout),
+    #[error(
+        "cannot open {}: {err}; run iolab as root, and leave the loop device to it while it \
+         runs",
+        path.display()
+    )]
+    Open { path: PathBuf, err: std::io::Error },
+    #[error("attaching {} to {}: {err}", file.display(), dev.display())]
+    Attach {
+        file: PathBuf,
+        dev: PathBuf,
+        err: std::io::Error,
+    },
+    #[error("dup of loop fd: {0}")]
+    Dup(std::io::Error),
+    #[error("LOOP_CLR_FD on loop{n}: {err}")]
+    Detach { n: u32, err: std::io::Error },
+    #[error(
+        "loop{n} over {} runs buffered: the backing filesystem does not support direct I/O \
+         for it; use direct_io=false or a file on ext4/xfs",
+        file.display()
+    )]
+    Buffered { n: u32, file: PathBuf },
+    #[error("every free loop device was taken by another process before we could use it")]
+    AllTaken,
+    #[error(transparent)]
+    Sysfs(#[from] BlockDevError),
+}
+
+type Result<T, E = LoopDevError> = std::result::Result<T, E>;
 use super::cleanup::{self, CleanupId};
 
 // <linux/loop.h>; the libc crate does not carry these.
@@ -74,46 +122,52 @@ impl LoopDev {
     /// the backing filesystem cannot do that.
     pub fn attach(file: &Path, direct_io: bool) -> Result<LoopDev> {
         if !super::is_root() {
-            return Err(super::need_root("attaching a loop device"));
+            return Err(super::needs_root("attaching a loop device").into());
         }
         let backing = OpenOptions::new()
             .read(true)
             .write(true)
             .open(file)
-            .with_context(|| format!("cannot open loop backing file {}", file.display()))?;
+            .map_err(|err| LoopDevError::Backing {
+                path: file.to_path_buf(),
+                err,
+            })?;
         let ctl = OpenOptions::new()
             .read(true)
             .write(true)
             .open("/dev/loop-control")
-            .context("cannot open /dev/loop-control (loop driver missing? modprobe loop)")?;
+            .map_err(LoopDevError::Control)?;
         // Another process can take the device between GET_FREE and CONFIGURE (EBUSY);
         // asking again gives the next free one.
         for _ in 0..16 {
-            let n = ioctl(ctl.as_raw_fd(), LOOP_CTL_GET_FREE, 0)
-                .context("LOOP_CTL_GET_FREE: no free loop device")? as u32;
+            let n =
+                ioctl(ctl.as_raw_fd(), LOOP_CTL_GET_FREE, 0).map_err(LoopDevError::NoFree)? as u32;
             let path = PathBuf::from(format!("/dev/loop{n}"));
             super::zram::wait_for_node(&path)?;
             let dev = OpenOptions::new()
                 .read(true)
                 .write(true)
                 .open(&path)
-                .with_context(|| format!("cannot open {}", path.display()))?;
+                .map_err(|err| LoopDevError::Open {
+                    path: path.clone(),
+                    err,
+                })?;
             match configure(&dev, &backing, direct_io) {
                 Ok(()) => {}
                 Err(e) if e.raw_os_error() == Some(libc::EBUSY) => continue,
-                Err(e) => {
-                    return Err(anyhow!(e).context(format!(
-                        "attaching {} to {}",
-                        file.display(),
-                        path.display()
-                    )));
+                Err(err) => {
+                    return Err(LoopDevError::Attach {
+                        file: file.to_path_buf(),
+                        dev: path,
+                        err,
+                    });
                 }
             }
-            let undo_fd = dev.try_clone().context("dup of loop fd")?;
+            let undo_fd = dev.try_clone().map_err(LoopDevError::Dup)?;
             let cleanup = cleanup::register(format!("detach loop{n}"), move || {
                 ioctl(undo_fd.as_raw_fd(), LOOP_CLR_FD, 0)
                     .map(|_| ())
-                    .with_context(|| format!("LOOP_CLR_FD on loop{n}"))
+                    .map_err(|err| LoopDevError::Detach { n, err })
             });
             let l = LoopDev {
                 number: n,
@@ -123,15 +177,14 @@ impl LoopDev {
                 cleanup: Some(cleanup),
             };
             if direct_io && !l.dio_active()? {
-                bail!(
-                    "loop{n} over {} runs buffered: the backing filesystem does not \
-                     support direct I/O for it; use direct_io=false or a file on ext4/xfs",
-                    file.display()
-                );
+                return Err(LoopDevError::Buffered {
+                    n,
+                    file: file.to_path_buf(),
+                });
             }
             return Ok(l);
         }
-        bail!("every free loop device was taken by another process before we could use it")
+        Err(LoopDevError::AllTaken)
     }
 
     pub fn number(&self) -> u32 {

@@ -17,9 +17,25 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// Error text for an operation that needs root.
-pub(crate) fn need_root(what: &str) -> anyhow::Error {
+/// An operation that needs root, asked for without it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what} needs root (running as uid {uid}); run iolab as root")]
+pub struct NeedsRoot {
+    pub what: String,
+    pub uid: u32,
+}
+
+/// The error for `what`, naming the uid we run as.
+pub(crate) fn needs_root(what: &str) -> NeedsRoot {
     // SAFETY: geteuid cannot fail.
     let uid = unsafe { libc::geteuid() };
-    anyhow::anyhow!("{what} needs root (running as uid {uid}); run iolab as root")
+    NeedsRoot {
+        what: what.to_string(),
+        uid,
+    }
+}
+
+/// [`needs_root`] for a command's own code, which returns `anyhow` errors.
+pub(crate) fn need_root(what: &str) -> anyhow::Error {
+    needs_root(what).into()
 }

@@ -82,9 +82,9 @@ pub fn inspect(path: &Path) -> Result<Vec<Hazard>, SafetyError> {
         device: path.display().to_string(),
         why,
     };
-    let dev = BlockDev::from_path(path).map_err(|e| unc(format!("{e:#}")))?;
+    let dev = BlockDev::from_path(path).map_err(|e| unc(e.to_string()))?;
     let mut devs = vec![dev.clone()];
-    devs.extend(dev.partitions().map_err(|e| unc(format!("{e:#}")))?);
+    devs.extend(dev.partitions().map_err(|e| unc(e.to_string()))?);
     let nums: Vec<(u32, u32)> = devs.iter().map(|d| (d.major, d.minor)).collect();
     let name_of = |n: (u32, u32)| {
         devs.iter()
@@ -124,7 +124,7 @@ pub fn inspect(path: &Path) -> Result<Vec<Hazard>, SafetyError> {
         Err(e) => return Err(unc(format!("cannot read /proc/swaps: {e}"))),
     }
     let f = File::open(path).map_err(|e| unc(format!("cannot open it to read: {e}")))?;
-    let size = dev.size_bytes().map_err(|e| unc(format!("{e:#}")))?;
+    let size = dev.size_bytes().map_err(|e| unc(e.to_string()))?;
     let sigs = signature::scan(&f, size)
         .map_err(|e| unc(format!("reading its first blocks failed: {e}")))?;
     hazards.extend(sigs.into_iter().map(Hazard::Signature));

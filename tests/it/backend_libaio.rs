@@ -349,7 +349,9 @@ fn completion_models() {
         resolve(None, caps, q.name()),
         Ok(CompletionModel::Interrupt)
     );
-    let e = resolve(Some(CompletionModel::Sync), caps, q.name()).unwrap_err();
+    let e = resolve(Some(CompletionModel::Sync), caps, q.name())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("libaio") && e.contains("psync"), "{e}");
 }
 

@@ -139,7 +139,9 @@ fn only_the_sync_completion_model() {
             CompletionModel::Hybrid,
             CompletionModel::Adaptive,
         ] {
-            let e = resolve(Some(m), q.caps(), q.name()).unwrap_err();
+            let e = resolve(Some(m), q.caps(), q.name())
+                .unwrap_err()
+                .to_string();
             assert!(
                 e.contains(kind.fio_name())
                     && e.contains("completion=sync")

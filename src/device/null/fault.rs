@@ -43,6 +43,29 @@ pub(super) enum Fault {
     Spike,
 }
 
+/// A `null_*` fault option that cannot be honoured; the message names it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(super) enum FaultConfigError {
+    #[error("{name}={rate}: a probability must be in [0, 1]")]
+    NotAProbability { name: &'static str, rate: f64 },
+    #[error(
+        "null_err_rate + null_corrupt_rate + null_hang_rate + null_spike_rate = {0}: \
+         a command gets at most one fault, so the rates must add up to at most 1"
+    )]
+    SumAboveOne(f64),
+    #[error(
+        "null_corrupt_rate={0} needs null_backing=mem: without a backing store a read \
+         returns no data, so there is nothing to corrupt or verify"
+    )]
+    CorruptNeedsBacking(f64),
+    #[error("null_spike_rate={0} with null_spike_lat=0: give the spike a latency (e.g. 1ms)")]
+    SpikeWithoutLatency(f64),
+    #[error(
+        "null_fault_range={start}-{end}: the start must be below the end (bytes, [start, end))"
+    )]
+    EmptyRange { start: u64, end: u64 },
+}
+
 pub(super) struct FaultInjector {
     /// Upper edges of the error, corrupt, hang and spike bands.
     edges: [f64; 4],
@@ -55,7 +78,11 @@ pub(super) struct FaultInjector {
 
 impl FaultInjector {
     /// Checks the configuration; the error names the offending `null_*` option.
-    pub(super) fn new(f: &NullFaults, backing_mem: bool, seed: u64) -> Result<Self, String> {
+    pub(super) fn new(
+        f: &NullFaults,
+        backing_mem: bool,
+        seed: u64,
+    ) -> Result<Self, FaultConfigError> {
         let rates = [
             ("null_err_rate", f.error_rate),
             ("null_corrupt_rate", f.corrupt_rate),
@@ -64,35 +91,23 @@ impl FaultInjector {
         ];
         for (name, r) in rates {
             if !(0.0..=1.0).contains(&r) {
-                return Err(format!("{name}={r}: a probability must be in [0, 1]"));
+                return Err(FaultConfigError::NotAProbability { name, rate: r });
             }
         }
         let sum: f64 = rates.iter().map(|r| r.1).sum();
         if sum > 1.0 + 1e-12 {
-            return Err(format!(
-                "null_err_rate + null_corrupt_rate + null_hang_rate + null_spike_rate = {sum}: \
-                 a command gets at most one fault, so the rates must add up to at most 1"
-            ));
+            return Err(FaultConfigError::SumAboveOne(sum));
         }
         if f.corrupt_rate > 0.0 && !backing_mem {
-            return Err(format!(
-                "null_corrupt_rate={} needs null_backing=mem: without a backing store a read \
-                 returns no data, so there is nothing to corrupt or verify",
-                f.corrupt_rate
-            ));
+            return Err(FaultConfigError::CorruptNeedsBacking(f.corrupt_rate));
         }
         if f.spike_rate > 0.0 && f.spike_lat == Duration::ZERO {
-            return Err(format!(
-                "null_spike_rate={} with null_spike_lat=0: give the spike a latency (e.g. 1ms)",
-                f.spike_rate
-            ));
+            return Err(FaultConfigError::SpikeWithoutLatency(f.spike_rate));
         }
         if let Some((s, e)) = f.range
             && s >= e
         {
-            return Err(format!(
-                "null_fault_range={s}-{e}: the start must be below the end (bytes, [start, end))"
-            ));
+            return Err(FaultConfigError::EmptyRange { start: s, end: e });
         }
         let mut edges = [0.0; 4];
         let mut acc = 0.0;
@@ -167,7 +182,7 @@ mod tests {
 
     #[test]
     fn bad_configurations_are_refused_with_the_option_name() {
-        let e = |f: NullFaults, mem| FaultInjector::new(&f, mem, 1).err().unwrap();
+        let e = |f: NullFaults, mem| FaultInjector::new(&f, mem, 1).err().unwrap().to_string();
         assert!(
             e(
                 NullFaults {

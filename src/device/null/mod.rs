@@ -218,7 +218,7 @@ impl NullDevice {
             )));
         }
         let faults = FaultInjector::new(&params.faults, params.backing_mem, seed ^ 0xFA17_5EED)
-            .map_err(bad)?;
+            .map_err(|e| bad(e.to_string()))?;
         let backing = if params.backing_mem {
             Some(Backing::new(size_bytes)?)
         } else {

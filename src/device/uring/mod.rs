@@ -14,7 +14,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use io_uring::{IoUring, opcode, squeue, types};
 
 pub use punt::PuntCount;
-use punt::PuntTrace;
+use punt::{PuntError, PuntTrace};
 
 use super::polled::check_polled_io;
 use super::psync;
@@ -87,7 +87,7 @@ pub struct Uring {
     stats: BackendStats,
     /// The polled device, for the message if the kernel refuses IOPOLL at run time.
     polled: Option<BlockQueue>,
-    punts: Result<PuntTrace, String>,
+    punts: Result<PuntTrace, PuntError>,
     /// Thread whose io-wq serves this ring: the one that submits (or the SQ thread).
     submitter_tid: i32,
     submitter_checked: bool,
@@ -185,7 +185,7 @@ impl Uring {
         let punts = if opts.detect_punts {
             PuntTrace::start(&tids)
         } else {
-            Err("punt detection was not asked for".into())
+            Err(PuntError::NotAsked)
         };
         let ext_arg = ring.params().is_feature_ext_arg();
         Ok(Uring {
@@ -216,9 +216,9 @@ impl Uring {
         match &self.punts {
             Ok(t) => match t.count() {
                 Ok(n) => PuntCount::Counted(n),
-                Err(e) => PuntCount::Unavailable(e),
+                Err(e) => PuntCount::Unavailable(e.to_string()),
             },
-            Err(why) => PuntCount::Unavailable(why.clone()),
+            Err(why) => PuntCount::Unavailable(why.to_string()),
         }
     }
 

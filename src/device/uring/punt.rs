@@ -56,29 +56,56 @@ pub(crate) struct PuntTrace {
     dir: PathBuf,
 }
 
-fn tracefs_root() -> Result<PathBuf, String> {
+/// Why punts cannot be counted here.
+// The io::Error is in the message and deliberately not a `source`: error chains
+// printed with `{:#}` would say it twice.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PuntError {
+    #[error("punt detection was not asked for")]
+    NotAsked,
+    #[error("tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing as root)")]
+    NoTracefs,
+    #[error("{}/{EVENT} is missing: this kernel lacks io_uring tracepoints", root.display())]
+    NoEvent { root: PathBuf },
+    #[error("creating tracefs instance {}: {err}{hint}", dir.display())]
+    CreateInstance {
+        dir: PathBuf,
+        err: std::io::Error,
+        hint: &'static str,
+    },
+    #[error("{}: {err}", path.display())]
+    Io { path: PathBuf, err: std::io::Error },
+    #[error("{}: no entries/overrun lines", path.display())]
+    NoStats { path: PathBuf },
+}
+
+fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> PuntError + '_ {
+    move |err| PuntError::Io {
+        path: path.to_path_buf(),
+        err,
+    }
+}
+
+fn tracefs_root() -> Result<PathBuf, PuntError> {
     for root in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
         if Path::new(root).join("instances").is_dir() {
             return Ok(PathBuf::from(root));
         }
     }
-    Err("tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing as root)".into())
+    Err(PuntError::NoTracefs)
 }
 
-fn write(path: &Path, value: &str) -> Result<(), String> {
-    fs::write(path, value).map_err(|e| format!("{}: {e}", path.display()))
+fn write(path: &Path, value: &str) -> Result<(), PuntError> {
+    fs::write(path, value).map_err(io_at(path))
 }
 
 impl PuntTrace {
     /// Start counting punts submitted by any of `tids`.
-    pub(crate) fn start(tids: &[i32]) -> Result<PuntTrace, String> {
+    pub(crate) fn start(tids: &[i32]) -> Result<PuntTrace, PuntError> {
         static SEQ: AtomicU32 = AtomicU32::new(0);
         let root = tracefs_root()?;
         if !root.join(EVENT).is_dir() {
-            return Err(format!(
-                "{}/{EVENT} is missing: this kernel lacks io_uring tracepoints",
-                root.display()
-            ));
+            return Err(PuntError::NoEvent { root });
         }
         sweep_stale(&root.join("instances"));
         let name = format!(
@@ -87,13 +114,17 @@ impl PuntTrace {
             SEQ.fetch_add(1, Ordering::Relaxed)
         );
         let dir = root.join("instances").join(name);
-        fs::create_dir(&dir).map_err(|e| {
-            let hint = if e.kind() == std::io::ErrorKind::PermissionDenied {
+        fs::create_dir(&dir).map_err(|err| {
+            let hint = if err.kind() == std::io::ErrorKind::PermissionDenied {
                 " (needs root)"
             } else {
                 ""
             };
-            format!("creating tracefs instance {}: {e}{hint}", dir.display())
+            PuntError::CreateInstance {
+                dir: dir.clone(),
+                err,
+                hint,
+            }
         })?;
         // From here on the instance exists, so Drop must remove it on any error.
         let t = PuntTrace { dir };
@@ -106,7 +137,7 @@ impl PuntTrace {
     }
 
     /// Count punts of these thread ids from now on (the filter replaces the old one).
-    pub(crate) fn set_tids(&self, tids: &[i32]) -> Result<(), String> {
+    pub(crate) fn set_tids(&self, tids: &[i32]) -> Result<(), PuntError> {
         let filter = tids
             .iter()
             .map(|t| format!("common_pid == {t}"))
@@ -116,16 +147,14 @@ impl PuntTrace {
     }
 
     /// Events recorded so far: per CPU, those still in the buffer plus overruns.
-    pub(crate) fn count(&self) -> Result<u64, String> {
+    pub(crate) fn count(&self) -> Result<u64, PuntError> {
         let per_cpu = self.dir.join("per_cpu");
-        let entries = fs::read_dir(&per_cpu).map_err(|e| format!("{}: {e}", per_cpu.display()))?;
+        let entries = fs::read_dir(&per_cpu).map_err(io_at(&per_cpu))?;
         let mut total = 0u64;
         for cpu in entries.flatten() {
             let stats = cpu.path().join("stats");
-            let text =
-                fs::read_to_string(&stats).map_err(|e| format!("{}: {e}", stats.display()))?;
-            total += parse_stats(&text)
-                .ok_or_else(|| format!("{}: no entries/overrun lines", stats.display()))?;
+            let text = fs::read_to_string(&stats).map_err(io_at(&stats))?;
+            total += parse_stats(&text).ok_or(PuntError::NoStats { path: stats })?;
         }
         Ok(total)
     }

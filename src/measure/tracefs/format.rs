@@ -3,7 +3,43 @@
 
 use std::collections::HashMap;
 
-use anyhow::{Context, Result, anyhow};
+/// What is wrong with an event's `format` file or one of its field lines.
+#[derive(Debug, thiserror::Error)]
+pub enum FormatError {
+    #[error("format line {line}: bad ID {value:?}: {err}")]
+    BadId {
+        line: usize,
+        value: String,
+        err: std::num::ParseIntError,
+    },
+    #[error("format line {line}: {text:?}: {err}")]
+    Line {
+        line: usize,
+        text: String,
+        err: Box<FormatError>,
+    },
+    #[error("format has no `{0}:` line")]
+    Missing(&'static str),
+    #[error("event {system}:{event} has no field `{field}` (fields: {fields})")]
+    NoField {
+        system: String,
+        event: String,
+        field: String,
+        fields: String,
+    },
+    #[error(transparent)]
+    Number(#[from] std::num::ParseIntError),
+    #[error("no field declaration")]
+    NoDeclaration,
+    #[error("empty field declaration")]
+    EmptyDeclaration,
+    #[error("no offset")]
+    NoOffset,
+    #[error("no size")]
+    NoSize,
+}
+
+type Result<T, E = FormatError> = std::result::Result<T, E>;
 
 /// One field of an event record, from `events/<system>/<name>/format`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,39 +74,42 @@ impl EventFormat {
             if let Some(v) = line.strip_prefix("name:") {
                 name = Some(v.trim().to_string());
             } else if let Some(v) = line.strip_prefix("ID:") {
-                id = Some(
-                    v.trim()
-                        .parse::<u16>()
-                        .map_err(|e| anyhow!("format line {}: bad ID {v:?}: {e}", i + 1))?,
-                );
+                id = Some(v.trim().parse::<u16>().map_err(|err| FormatError::BadId {
+                    line: i + 1,
+                    value: v.to_string(),
+                    err,
+                })?);
             } else if line.starts_with("field:") {
-                fields.push(
-                    parse_field(line)
-                        .with_context(|| format!("format line {}: {line:?}", i + 1))?,
-                );
+                fields.push(parse_field(line).map_err(|err| FormatError::Line {
+                    line: i + 1,
+                    text: line.to_string(),
+                    err: Box::new(err),
+                })?);
             }
         }
         Ok(EventFormat {
             system: system.to_string(),
-            name: name.ok_or_else(|| anyhow!("format has no `name:` line"))?,
-            id: id.ok_or_else(|| anyhow!("format has no `ID:` line"))?,
+            name: name.ok_or(FormatError::Missing("name"))?,
+            id: id.ok_or(FormatError::Missing("ID"))?,
             fields,
         })
     }
 
     pub fn field(&self, name: &str) -> Result<&Field> {
-        self.fields.iter().find(|f| f.name == name).ok_or_else(|| {
-            anyhow!(
-                "event {}:{} has no field `{name}` (fields: {})",
-                self.system,
-                self.name,
-                self.fields
+        self.fields
+            .iter()
+            .find(|f| f.name == name)
+            .ok_or_else(|| FormatError::NoField {
+                system: self.system.clone(),
+                event: self.name.clone(),
+                field: name.to_string(),
+                fields: self
+                    .fields
                     .iter()
                     .map(|f| f.name.as_str())
                     .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })
+                    .join(", "),
+            })
     }
 }
 
@@ -92,13 +131,13 @@ pub(super) fn parse_field(line: &str) -> Result<Field> {
             signed = v.trim() == "1";
         }
     }
-    let decl = decl.ok_or_else(|| anyhow!("no field declaration"))?;
+    let decl = decl.ok_or(FormatError::NoDeclaration)?;
     let data_loc = decl.starts_with("__data_loc");
     // The name is the last identifier; strip an array suffix like `comm[16]`.
     let last = decl
         .split_whitespace()
         .last()
-        .ok_or_else(|| anyhow!("empty field declaration"))?;
+        .ok_or(FormatError::EmptyDeclaration)?;
     let (name, array) = match last.find('[') {
         Some(i) if !data_loc => (&last[..i], true),
         Some(i) => (&last[..i], false),
@@ -107,8 +146,8 @@ pub(super) fn parse_field(line: &str) -> Result<Field> {
     let name = name.trim_start_matches('*');
     Ok(Field {
         name: name.to_string(),
-        offset: offset.ok_or_else(|| anyhow!("no offset"))?,
-        size: size.ok_or_else(|| anyhow!("no size"))?,
+        offset: offset.ok_or(FormatError::NoOffset)?,
+        size: size.ok_or(FormatError::NoSize)?,
         signed,
         data_loc,
         array,

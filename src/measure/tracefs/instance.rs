@@ -9,11 +9,103 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
-use anyhow::{Context, Result, anyhow, bail};
+use super::format::{EventFormat, FormatError};
+use super::mount::{MountError, Tracefs, read_text};
+use super::page::{PageError, PageLayout, RawEvent, page_header, parse_page};
 
-use super::format::EventFormat;
-use super::mount::{Tracefs, read_text};
-use super::page::{PageLayout, RawEvent, page_header, parse_page};
+/// Why an instance, one of its files or its ring buffers failed. Causes are part
+/// of the message and deliberately not a `source` (`{:#}` would say them twice).
+#[derive(Debug, thiserror::Error)]
+pub enum TracefsError {
+    #[error(transparent)]
+    Mount(#[from] MountError),
+    #[error(
+        "{} is missing: this kernel's tracefs has no instances (needs Linux >= 3.10)",
+        .0.display()
+    )]
+    NoInstances(PathBuf),
+    #[error("creating tracefs instance {} (needs root): {err}", dir.display())]
+    Create { dir: PathBuf, err: io::Error },
+    #[error(
+        "could not remove tracefs instance {}: {err} (remove it with `rmdir {}`)",
+        dir.display(),
+        dir.display()
+    )]
+    Remove { dir: PathBuf, err: String },
+    #[error("writing {value:?} to {}: {err}", path.display())]
+    Write {
+        path: PathBuf,
+        value: String,
+        err: io::Error,
+    },
+    #[error("reading {}: {err}", path.display())]
+    Read { path: PathBuf, err: io::Error },
+    #[error("trace clock `{clock}` not offered by this kernel (available: {available})")]
+    Clock { clock: String, available: String },
+    #[error(
+        "cannot tell the current trace clock from {0:?}; select one with Instance::set_clock \
+         (e.g. mono)"
+    )]
+    CurrentClock(String),
+    #[error("this kernel has no buffer_subbuf_size_kb (needs Linux >= 6.8)")]
+    NoSubbuf,
+    #[error("tracefs option `{0}` does not exist in this kernel")]
+    NoOption(String),
+    #[error(
+        "event {system}:{name} is not available in this kernel ({} missing): {err}",
+        path.display()
+    )]
+    NoEvent {
+        system: String,
+        name: String,
+        path: PathBuf,
+        err: io::Error,
+    },
+    #[error("parsing {}: {err}", path.display())]
+    Format { path: PathBuf, err: FormatError },
+    #[error("event system `{system}` is not available ({}): {err}", dir.display())]
+    NoSystem {
+        system: String,
+        dir: PathBuf,
+        err: io::Error,
+    },
+    #[error("tracefs rejected filter `{expr}` on {system}:{name}: {why}: {err}")]
+    Filter {
+        expr: String,
+        system: String,
+        name: String,
+        why: String,
+        err: Box<TracefsError>,
+    },
+    #[error("opening {}: {err}", path.display())]
+    Open { path: PathBuf, err: io::Error },
+    #[error("adding pids to {}: {err}", path.display())]
+    AddPids { path: PathBuf, err: io::Error },
+    #[error(transparent)]
+    Page(#[from] PageError),
+    #[error("listing {}/per_cpu: {err}", dir.display())]
+    ListCpus { dir: PathBuf, err: io::Error },
+    #[error("reading cpu{cpu} trace_pipe_raw: {err}")]
+    ReadPipe { cpu: u32, err: io::Error },
+    #[error("a cpu{cpu} ring-buffer page: {err}")]
+    PageHeader { cpu: u32, err: PageError },
+    #[error("parsing a cpu{cpu} ring-buffer page: {err}")]
+    ParsePage { cpu: u32, err: PageError },
+    #[error("per_cpu/cpu{cpu}/stats has no `{line}` line")]
+    StatsLine { cpu: u32, line: &'static str },
+    #[error("bad now ts {value:?}: {err}")]
+    NowTs {
+        value: String,
+        err: std::num::ParseIntError,
+    },
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// The registered removal failed (its own error, with its causes).
+    #[error("{0}")]
+    Undo(crate::sys::cleanup::UndoError),
+}
+
+type Result<T, E = TracefsError> = std::result::Result<T, E>;
 
 const INSTANCE_PREFIX: &str = "iolab-";
 
@@ -23,19 +115,17 @@ impl Tracefs {
         static SEQ: AtomicU32 = AtomicU32::new(0);
         let instances = self.root().join("instances");
         if !instances.is_dir() {
-            bail!(
-                "{} is missing: this kernel's tracefs has no instances \
-                 (needs Linux >= 3.10)",
-                instances.display()
-            );
+            return Err(TracefsError::NoInstances(instances));
         }
         remove_stale_instances(&instances);
         let pid = std::process::id();
         let n = SEQ.fetch_add(1, Ordering::Relaxed);
         let name = format!("{INSTANCE_PREFIX}{pid}-{n}");
         let dir = instances.join(&name);
-        fs::create_dir(&dir)
-            .with_context(|| format!("creating tracefs instance {} (needs root)", dir.display()))?;
+        fs::create_dir(&dir).map_err(|err| TracefsError::Create {
+            dir: dir.clone(),
+            err,
+        })?;
         let open_fds: Arc<Mutex<Vec<Arc<AtomicI32>>>> = Arc::default();
         let cleanup = {
             let dir = dir.clone();
@@ -208,12 +298,10 @@ fn remove_instance_dir(dir: &Path) -> Result<()> {
             }
         }
     }
-    Err(anyhow!(
-        "could not remove tracefs instance {}: {} (remove it with `rmdir {}`)",
-        dir.display(),
-        last.map(|e| e.to_string()).unwrap_or_default(),
-        dir.display()
-    ))
+    Err(TracefsError::Remove {
+        dir: dir.to_path_buf(),
+        err: last.map(|e| e.to_string()).unwrap_or_default(),
+    })
 }
 
 /// Totals of one [`Instance::drain`] call.
@@ -253,12 +341,19 @@ impl Instance {
 
     fn write(&self, rel: &str, value: &str) -> Result<()> {
         let p = self.dir.join(rel);
-        fs::write(&p, value).with_context(|| format!("writing {value:?} to {}", p.display()))
+        fs::write(&p, value).map_err(|err| TracefsError::Write {
+            path: p.clone(),
+            value: value.to_string(),
+            err,
+        })
     }
 
     fn read(&self, rel: &str) -> Result<String> {
         let p = self.dir.join(rel);
-        read_text(&p).with_context(|| format!("reading {}", p.display()))
+        read_text(&p).map_err(|err| TracefsError::Read {
+            path: p.clone(),
+            err,
+        })
     }
 
     /// Select the trace clock (`mono` makes timestamps CLOCK_MONOTONIC ns).
@@ -269,10 +364,10 @@ impl Instance {
             .map(|c| c.trim_matches(|c| c == '[' || c == ']'))
             .collect();
         if !known.contains(&clock) {
-            bail!(
-                "trace clock `{clock}` not offered by this kernel (available: {})",
-                known.join(" ")
-            );
+            return Err(TracefsError::Clock {
+                clock: clock.to_string(),
+                available: known.join(" "),
+            });
         }
         self.write("trace_clock", clock)
     }
@@ -292,7 +387,7 @@ impl Instance {
             .split_whitespace()
             .find(|c| c.starts_with('['))
             .map(|c| c.trim_matches(|c| c == '[' || c == ']').to_string())
-            .ok_or_else(|| anyhow!("cannot tell the current trace clock from {avail:?}"))
+            .ok_or_else(|| TracefsError::CurrentClock(avail.clone()))
     }
 
     /// Per-CPU buffer size in KiB.
@@ -304,7 +399,7 @@ impl Instance {
     /// (Linux >= 6.8): larger pages mean fewer reads for the same events.
     pub fn set_subbuf_size_kb(&self, kb: u64) -> Result<()> {
         if !self.dir.join("buffer_subbuf_size_kb").exists() {
-            bail!("this kernel has no buffer_subbuf_size_kb (needs Linux >= 6.8)");
+            return Err(TracefsError::NoSubbuf);
         }
         self.write("buffer_subbuf_size_kb", &kb.to_string())
     }
@@ -312,7 +407,7 @@ impl Instance {
     /// Set one of `options/*` (e.g. `event-fork`, `overwrite`).
     pub fn set_option(&self, name: &str, on: bool) -> Result<()> {
         if !self.dir.join("options").join(name).exists() {
-            bail!("tracefs option `{name}` does not exist in this kernel");
+            return Err(TracefsError::NoOption(name.to_string()));
         }
         self.write(&format!("options/{name}"), if on { "1" } else { "0" })
     }
@@ -324,13 +419,13 @@ impl Instance {
             .join(system)
             .join(name)
             .join("format");
-        let text = read_text(&p).with_context(|| {
-            format!(
-                "event {system}:{name} is not available in this kernel ({} missing)",
-                p.display()
-            )
+        let text = read_text(&p).map_err(|err| TracefsError::NoEvent {
+            system: system.to_string(),
+            name: name.to_string(),
+            path: p.clone(),
+            err,
         })?;
-        EventFormat::parse(system, &text).with_context(|| format!("parsing {}", p.display()))
+        EventFormat::parse(system, &text).map_err(|err| TracefsError::Format { path: p, err })
     }
 
     /// Enable `system:name` in this instance and return its format.
@@ -352,11 +447,10 @@ impl Instance {
     /// Enable every event of a system (e.g. `io_uring`).
     pub fn enable_system(&self, system: &str) -> Result<Vec<EventFormat>> {
         let dir = self.dir.join("events").join(system);
-        let rd = fs::read_dir(&dir).with_context(|| {
-            format!(
-                "event system `{system}` is not available ({})",
-                dir.display()
-            )
+        let rd = fs::read_dir(&dir).map_err(|err| TracefsError::NoSystem {
+            system: system.to_string(),
+            dir: dir.clone(),
+            err,
         })?;
         let mut out = Vec::new();
         for e in rd.flatten() {
@@ -372,12 +466,15 @@ impl Instance {
     /// Set a kernel-side filter on one event (`dev == 265289728`, `id == 110`).
     pub fn set_filter(&self, system: &str, name: &str, expr: &str) -> Result<()> {
         let rel = format!("events/{system}/{name}/filter");
-        self.write(&rel, expr).with_context(|| {
+        self.write(&rel, expr).map_err(|err| {
             let why = read_text(&self.dir.join(&rel)).unwrap_or_default();
-            format!(
-                "tracefs rejected filter `{expr}` on {system}:{name}: {}",
-                why.trim()
-            )
+            TracefsError::Filter {
+                expr: expr.to_string(),
+                system: system.to_string(),
+                name: name.to_string(),
+                why: why.trim().to_string(),
+                err: Box::new(err),
+            }
         })
     }
 
@@ -391,7 +488,10 @@ impl Instance {
         let mut f = OpenOptions::new()
             .append(true)
             .open(&p)
-            .with_context(|| format!("opening {}", p.display()))?;
+            .map_err(|err| TracefsError::Open {
+                path: p.clone(),
+                err,
+            })?;
         let mut line = String::new();
         for pid in pids {
             line.push_str(&pid.to_string());
@@ -399,7 +499,7 @@ impl Instance {
         }
         line.push('\n');
         f.write_all(line.as_bytes())
-            .with_context(|| format!("adding pids to {}", p.display()))
+            .map_err(|err| TracefsError::AddPids { path: p, err })
     }
 
     pub fn event_pids(&self) -> Result<Vec<i32>> {
@@ -439,7 +539,10 @@ impl Instance {
         let page_size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize;
         let read_size = if sub_kb > 0 { sub_kb * 1024 } else { page_size };
         let mut cpus: Vec<u32> = fs::read_dir(self.dir.join("per_cpu"))
-            .with_context(|| format!("listing {}/per_cpu", self.dir.display()))?
+            .map_err(|err| TracefsError::ListCpus {
+                dir: self.dir.clone(),
+                err,
+            })?
             .flatten()
             .filter_map(|e| e.file_name().to_str()?.strip_prefix("cpu")?.parse().ok())
             .collect();
@@ -451,7 +554,10 @@ impl Instance {
                 .read(true)
                 .custom_flags(libc::O_NONBLOCK)
                 .open(&p)
-                .with_context(|| format!("opening {}", p.display()))?;
+                .map_err(|err| TracefsError::Open {
+                    path: p.clone(),
+                    err,
+                })?;
             let fd = Arc::new(AtomicI32::new(file.as_raw_fd()));
             self.open_fds
                 .lock()
@@ -495,13 +601,10 @@ impl Instance {
                     Ok(n) => n,
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => {
-                        return Err(e)
-                            .with_context(|| format!("reading cpu{} trace_pipe_raw", r.cpu));
-                    }
+                    Err(err) => return Err(TracefsError::ReadPipe { cpu: r.cpu, err }),
                 };
                 let (_, _, info) = page_header(&r.page[..n], layout)
-                    .with_context(|| format!("a cpu{} ring-buffer page", r.cpu))?;
+                    .map_err(|err| TracefsError::PageHeader { cpu: r.cpu, err })?;
                 st.pages += 1;
                 if info.missed {
                     self.missed_pages += 1;
@@ -539,7 +642,7 @@ impl Instance {
             });
             match parsed {
                 Ok(info) => events += info.events,
-                Err(e) => bad = Some(e.context(format!("parsing a cpu{cpu} ring-buffer page"))),
+                Err(err) => bad = Some(TracefsError::ParsePage { cpu, err }),
             }
         })?;
         if let Some(e) = bad {
@@ -557,10 +660,17 @@ impl Instance {
         let v = text
             .lines()
             .find_map(|l| l.trim().strip_prefix("now ts:"))
-            .ok_or_else(|| anyhow!("per_cpu/cpu0/stats has no `now ts` line"))?;
+            .ok_or(TracefsError::StatsLine {
+                cpu: 0,
+                line: "now ts",
+            })?;
         let (sec, frac) = v.trim().split_once('.').unwrap_or((v.trim(), "0"));
-        let sec: u64 = sec.parse().with_context(|| format!("bad now ts {v:?}"))?;
-        let mut ns: u64 = frac.parse().with_context(|| format!("bad now ts {v:?}"))?;
+        let bad = |err| TracefsError::NowTs {
+            value: v.to_string(),
+            err,
+        };
+        let sec: u64 = sec.parse().map_err(bad)?;
+        let mut ns: u64 = frac.parse().map_err(bad)?;
         for _ in frac.len()..9 {
             ns *= 10;
         }
@@ -574,7 +684,7 @@ impl Instance {
         text.lines()
             .find_map(|l| l.trim().strip_prefix("bytes:"))
             .and_then(|v| v.trim().parse().ok())
-            .ok_or_else(|| anyhow!("per_cpu/cpu{cpu}/stats has no `bytes` line"))
+            .ok_or(TracefsError::StatsLine { cpu, line: "bytes" })
     }
 
     /// The CPUs whose buffers [`Self::open_readers`] opened.
@@ -619,7 +729,7 @@ impl Instance {
             .clear();
         match self.cleanup.take() {
             Some(id) => match crate::sys::cleanup::run(id) {
-                Some(r) => r.map_err(|f| f.error),
+                Some(r) => r.map_err(|f| TracefsError::Undo(f.error)),
                 // The abort path already removed it.
                 None => Ok(()),
             },

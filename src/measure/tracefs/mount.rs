@@ -4,7 +4,22 @@ use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+/// Why tracefs could not be found or mounted.
+#[derive(Debug, thiserror::Error)]
+pub enum MountError {
+    #[error("reading /proc/mounts: {0}")]
+    Mounts(io::Error),
+    #[error(
+        "tracefs is not mounted and {DEFAULT_ROOT} does not exist: this kernel lacks \
+         CONFIG_TRACING (tracepoints are needed for this measurement)"
+    )]
+    NoTracing,
+    #[error(
+        "tracefs is not mounted and mounting it at {DEFAULT_ROOT} failed: {0} (needs \
+         root/CAP_SYS_ADMIN; or run `mount -t tracefs nodev {DEFAULT_ROOT}`)"
+    )]
+    Mount(io::Error),
+}
 
 const DEFAULT_ROOT: &str = "/sys/kernel/tracing";
 
@@ -18,8 +33,8 @@ pub struct Tracefs {
 
 impl Tracefs {
     /// Find tracefs in /proc/mounts, or mount it at /sys/kernel/tracing.
-    pub fn open() -> Result<Tracefs> {
-        let mounts = fs::read_to_string("/proc/mounts").context("reading /proc/mounts")?;
+    pub fn open() -> Result<Tracefs, MountError> {
+        let mounts = fs::read_to_string("/proc/mounts").map_err(MountError::Mounts)?;
         if let Some(root) = tracefs_mount_point(&mounts) {
             return Ok(Tracefs {
                 root,
@@ -28,10 +43,7 @@ impl Tracefs {
         }
         let target = Path::new(DEFAULT_ROOT);
         if !target.is_dir() {
-            bail!(
-                "tracefs is not mounted and {DEFAULT_ROOT} does not exist: this kernel \
-                 lacks CONFIG_TRACING (tracepoints are needed for this measurement)"
-            );
+            return Err(MountError::NoTracing);
         }
         let src = c"nodev";
         let fstype = c"tracefs";
@@ -47,11 +59,7 @@ impl Tracefs {
             )
         };
         if rc != 0 {
-            let e = io::Error::last_os_error();
-            bail!(
-                "tracefs is not mounted and mounting it at {DEFAULT_ROOT} failed: {e} \
-                 (needs root/CAP_SYS_ADMIN; or run `mount -t tracefs nodev {DEFAULT_ROOT}`)"
-            );
+            return Err(MountError::Mount(io::Error::last_os_error()));
         }
         Ok(Tracefs {
             root: target.to_path_buf(),

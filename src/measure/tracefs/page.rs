@@ -1,9 +1,32 @@
 //! The binary ring-buffer page (`trace_pipe_raw`): its header and the walk over
 //! its events (kernel/trace/ring_buffer.c's encoding).
 
-use anyhow::{Context, Result, anyhow, bail};
+use super::format::{FormatError, parse_field};
 
-use super::format::parse_field;
+/// What is wrong with `header_page` or a binary ring-buffer page.
+#[derive(Debug, thiserror::Error)]
+pub enum PageError {
+    #[error("header_page: {line:?}: {err}")]
+    HeaderLine { line: String, err: FormatError },
+    #[error("header_page has no `{0}` field")]
+    HeaderField(&'static str),
+    #[error("ring-buffer page of {0} bytes is shorter than its header")]
+    ShorterThanHeader(usize),
+    #[error("ring-buffer page header truncated")]
+    HeaderTruncated,
+    #[error("unsupported ring-buffer commit field size {0}")]
+    CommitSize(usize),
+    #[error("ring-buffer page says {len} bytes of data but only {read} were read")]
+    ShortData { len: usize, read: usize },
+    #[error("ring-buffer page truncated at byte {0}")]
+    Truncated(usize),
+    #[error("ring-buffer event at byte {off} has length {len}")]
+    EventLength { off: usize, len: usize },
+    #[error("ring-buffer event at byte {0} overruns page")]
+    Overrun(usize),
+}
+
+type Result<T, E = PageError> = std::result::Result<T, E>;
 
 /// One event read from the ring buffer.
 #[derive(Clone, Copy, Debug)]
@@ -43,19 +66,21 @@ impl PageLayout {
             if !line.starts_with("field:") {
                 continue;
             }
-            let f = parse_field(line).with_context(|| format!("header_page: {line:?}"))?;
+            let f = parse_field(line).map_err(|err| PageError::HeaderLine {
+                line: line.to_string(),
+                err,
+            })?;
             match f.name.as_str() {
                 "commit" => commit = Some((f.offset, f.size)),
                 "data" => data = Some(f.offset),
                 _ => {}
             }
         }
-        let (commit_offset, commit_size) =
-            commit.ok_or_else(|| anyhow!("header_page has no `commit` field"))?;
+        let (commit_offset, commit_size) = commit.ok_or(PageError::HeaderField("commit"))?;
         Ok(PageLayout {
             commit_offset,
             commit_size,
-            data_offset: data.ok_or_else(|| anyhow!("header_page has no `data` field"))?,
+            data_offset: data.ok_or(PageError::HeaderField("data"))?,
         })
     }
 }
@@ -82,22 +107,19 @@ const MISSED_STORED: u64 = 1 << 30;
 /// without walking its events.
 pub(super) fn page_header(page: &[u8], layout: PageLayout) -> Result<(u64, usize, PageInfo)> {
     if page.len() < layout.data_offset || page.len() < 8 {
-        bail!(
-            "ring-buffer page of {} bytes is shorter than its header",
-            page.len()
-        );
+        return Err(PageError::ShorterThanHeader(page.len()));
     }
     let ts = u64::from_le_bytes(page[0..8].try_into().expect("8 bytes"));
     let commit = match layout.commit_size {
         8 | 4 => {
             let b = page
                 .get(layout.commit_offset..layout.commit_offset + layout.commit_size)
-                .ok_or_else(|| anyhow!("ring-buffer page header truncated"))?;
+                .ok_or(PageError::HeaderTruncated)?;
             let mut w = [0u8; 8];
             w[..b.len()].copy_from_slice(b);
             u64::from_le_bytes(w)
         }
-        n => bail!("unsupported ring-buffer commit field size {n}"),
+        n => return Err(PageError::CommitSize(n)),
     };
     let len = (commit & !(MISSED_EVENTS | MISSED_STORED) & 0xffff_ffff) as usize;
     let mut info = PageInfo {
@@ -106,10 +128,10 @@ pub(super) fn page_header(page: &[u8], layout: PageLayout) -> Result<(u64, usize
     };
     let end = layout.data_offset + len;
     if end > page.len() {
-        bail!(
-            "ring-buffer page says {len} bytes of data but only {} were read",
-            page.len() - layout.data_offset
-        );
+        return Err(PageError::ShortData {
+            len,
+            read: page.len() - layout.data_offset,
+        });
     }
     if commit & MISSED_STORED != 0 {
         // The count of lost events sits right after the data.
@@ -131,7 +153,7 @@ pub fn parse_page(
     let rd_u32 = |off: usize| -> Result<u32> {
         page.get(off..off + 4)
             .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
-            .ok_or_else(|| anyhow!("ring-buffer page truncated at byte {off}"))
+            .ok_or(PageError::Truncated(off))
     };
     let (mut ts, end, mut info) = page_header(page, layout)?;
     let data = layout.data_offset;
@@ -164,11 +186,11 @@ pub fn parse_page(
                 ts += delta;
                 let l = rd_u32(off + 4)? as usize;
                 if l < 4 {
-                    bail!("ring-buffer event at byte {off} has length {l}");
+                    return Err(PageError::EventLength { off, len: l });
                 }
                 let rec = page
                     .get(off + 8..off + 4 + l)
-                    .ok_or_else(|| anyhow!("ring-buffer event at byte {off} overruns page"))?;
+                    .ok_or(PageError::Overrun(off))?;
                 f(ts, rec);
                 info.events += 1;
                 off += 4 + ((l + 3) & !3);
@@ -178,7 +200,7 @@ pub fn parse_page(
                 let l = n as usize * 4;
                 let rec = page
                     .get(off + 4..off + 4 + l)
-                    .ok_or_else(|| anyhow!("ring-buffer event at byte {off} overruns page"))?;
+                    .ok_or(PageError::Overrun(off))?;
                 f(ts, rec);
                 info.events += 1;
                 off += 4 + l;
