@@ -22,7 +22,7 @@ enum Cmd {
     /// Reproduce the studies on this machine; write an HTML report and results.json.
     Lab(iolab::lab::cli::LabArgs),
     /// What a device or file supports, and which completion model pays there (measured).
-    Probe(iolab::probe::ProbeArgs),
+    Probe(iolab::probe::cli::ProbeArgs),
     /// Render saved lab results (results.json) as an HTML report.
     Report(iolab::report::cli::ReportArgs),
     /// Print CPUs, cores and SMT siblings as iolab sees them.
@@ -41,7 +41,7 @@ fn main() -> ExitCode {
     let result = match cli.cmd {
         Cmd::Run(a) => iolab::engine::cli::main(a),
         Cmd::Lab(a) => iolab::lab::cli::main(a),
-        Cmd::Probe(a) => iolab::probe::main(a),
+        Cmd::Probe(a) => iolab::probe::cli::main(a),
         Cmd::Report(a) => iolab::report::cli::main(a),
         Cmd::Topology(a) => iolab::placement::cli::main(a),
         Cmd::Observe(a) => iolab::observe::cli::main(a),

@@ -9,7 +9,7 @@
 //! them, does not depend on the tracer, which depends on worker set-up.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
@@ -95,7 +95,7 @@ pub fn arm(
         };
         let (major, minor, mapping) = match target.kind {
             crate::device::target::TargetKind::BlockDevice => {
-                let (ma, mi) = crate::measure::tracefs::block_dev_numbers(&target.path)
+                let (ma, mi) = crate::sys::blockdev::block_dev_numbers(&target.path)
                     .with_context(|| format!("--trace: {}", label(job)))?;
                 (ma, mi, Mapping::Device)
             }
@@ -120,16 +120,15 @@ pub fn arm(
                 )
             }
         };
-        let sys = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
-        if !sys.exists() {
+        let Ok(dev) = crate::sys::blockdev::BlockDev::from_dev(major, minor) else {
             bail!(
                 "--trace: {}: {} is on device {major}:{minor}, which is not a block device \
                  (tmpfs, overlay or a network filesystem?): there are no block events to trace",
                 label(job),
                 target.path.display()
             );
-        }
-        if sys.join("partition").exists() {
+        };
+        if dev.partition {
             bail!(
                 "--trace: {}: {} is on partition {major}:{minor}; partitions are not supported \
                  (block events carry whole-disk sectors): use the whole disk or a file on an \
@@ -138,10 +137,7 @@ pub fn arm(
                 target.path.display()
             );
         }
-        let name = std::fs::canonicalize(&sys)
-            .ok()
-            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .unwrap_or_else(|| format!("{major}:{minor}"));
+        let name = dev.name;
         let di = match t
             .devices
             .iter()

@@ -187,6 +187,34 @@ impl BlockDev {
         })
     }
 
+    /// Whether the disk is request-based (blk-mq: a `mq` directory in sysfs).
+    /// Bio-based drivers (zram, brd, most device-mapper targets) allocate no
+    /// requests, so only some block events fire for them.
+    pub fn request_based(&self) -> bool {
+        Path::new(SYS_CLASS_BLOCK)
+            .join(&self.disk)
+            .join("mq")
+            .is_dir()
+    }
+
+    /// Reads and writes completed by the device so far (`stat`'s fields 1 and 5).
+    pub fn completed_ios(&self) -> Result<(u64, u64)> {
+        let path = self.sysfs_dir().join("stat");
+        let text = read_trim(&path)?;
+        let f: Vec<u64> = text
+            .split_whitespace()
+            .map(|v| v.parse())
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|_| BlockDevError::NotANumber {
+                path: path.clone(),
+                text: text.clone(),
+            })?;
+        match f.as_slice() {
+            [reads, _, _, _, writes, ..] => Ok((*reads, *writes)),
+            _ => Err(BlockDevError::NotANumber { path, text }),
+        }
+    }
+
     /// `/dev/NAME` (devtmpfs names nodes after the kernel name).
     pub fn dev_path(&self) -> PathBuf {
         PathBuf::from("/dev").join(&self.name)

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 
 use super::cmd::{run_cmd, tool};
 use crate::sys::cleanup::{self, CleanupId};
@@ -38,16 +38,7 @@ impl Device {
 
 /// (reads, writes) completed by a block device, from /sys/block/NAME/stat.
 pub(super) fn dev_ios(name: &str) -> Result<(u64, u64)> {
-    let p = format!("/sys/block/{name}/stat");
-    let s = fs::read_to_string(&p).with_context(|| format!("reading {p}"))?;
-    let f: Vec<u64> = s
-        .split_whitespace()
-        .map(|v| v.parse().with_context(|| format!("{p}: bad number {v:?}")))
-        .collect::<Result<_>>()?;
-    if f.len() < 5 {
-        bail!("{p}: expected at least 5 fields, got {}", f.len());
-    }
-    Ok((f[0], f[4]))
+    Ok(crate::sys::blockdev::BlockDev::from_name(name)?.completed_ios()?)
 }
 
 /// An ext4 filesystem we made and mounted; unmounted when dropped.

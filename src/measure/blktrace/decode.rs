@@ -5,9 +5,8 @@ use std::collections::HashMap;
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::measure::tracefs::{
-    EventFormat, Field, RawEvent, field_i64, field_str, field_u64, kernel_dev,
-};
+use crate::measure::tracefs::{EventFormat, Field, RawEvent, field_i64, field_str, field_u64};
+use crate::sys::blockdev::kernel_dev;
 
 /// blktrace's action letters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]

@@ -14,9 +14,8 @@ use anyhow::{Context, Result, anyhow, bail};
 use serde::Serialize;
 
 use crate::measure::clock;
-use crate::measure::tracefs::{
-    Instance, LossReport, RawEvent, Tracefs, block_dev_numbers, kernel_dev, parse_page,
-};
+use crate::measure::tracefs::{Instance, LossReport, RawEvent, Tracefs, parse_page};
+use crate::sys::blockdev::{block_dev_numbers, kernel_dev};
 
 /// Everything a block trace produced.
 #[derive(Clone, Debug, Serialize)]
@@ -89,7 +88,10 @@ pub fn joinable_trace_clock(tfs: &Tracefs) -> Option<&'static str> {
 /// own completion event fires only for remapped or throttled bios, which the
 /// matcher ignores anyway. An event left disabled costs nothing per I/O.
 fn events_for(major: u32, minor: u32) -> Vec<(&'static str, Action)> {
-    let rq_based = Path::new(&format!("/sys/dev/block/{major}:{minor}/mq")).is_dir();
+    // A device that vanished is treated as bio-based: Q and the bio's
+    // completion are the events every device has.
+    let rq_based =
+        crate::sys::blockdev::BlockDev::from_dev(major, minor).is_ok_and(|d| d.request_based());
     EVENTS
         .iter()
         .copied()

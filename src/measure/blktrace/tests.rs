@@ -1,7 +1,7 @@
 use super::*;
 
-use crate::measure::tracefs::kernel_dev;
 use crate::request::Op;
+use crate::sys::blockdev::kernel_dev;
 
 fn ev(ts: u64, action: Action, sector: u64) -> BlockEvent {
     BlockEvent {

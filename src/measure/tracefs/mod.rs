@@ -30,7 +30,3 @@ pub use format::{EventFormat, Field, field_i64, field_str, field_u64, ids_by_nam
 pub use instance::{CpuStats, DrainStats, Instance, LossReport};
 pub use mount::{Tracefs, read_text};
 pub use page::{PageInfo, PageLayout, RawEvent, parse_page};
-
-// Device numbers are block-device facts, owned by `sys::blockdev`; re-exported
-// here for the block tracer, which names them next to the events.
-pub use crate::sys::blockdev::{block_dev_numbers, kernel_dev};
