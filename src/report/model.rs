@@ -4,6 +4,10 @@
 //! serialising a [`RunResult`] (see `report::json`) gives a document fio tooling
 //! reads. What fio has no key for lives under `iolab` objects ([`JobExtras`],
 //! [`RunExtras`]). Build jobs with [`JobResult::from_recorder`].
+//!
+//! Every type here is `Deserialize` too: a saved document reads back into the
+//! same [`RunResult`]. Names kept as `&'static str` elsewhere (a hot path
+//! fills them) read back through their fixed sets; those here are `String`.
 
 use std::convert::Infallible;
 use std::fmt;
