@@ -141,6 +141,80 @@ pub struct Verdict {
     pub measured: u64,
 }
 
+/// The rules [`evaluate`] fires, each with what its number measures.
+const CP_DONE: (&str, &str) = (
+    "classic-polling window done: re-measure with PAS",
+    "requests",
+);
+const TIMER_LATE: (&str, &str) = (
+    "PAS sleeps hit their floor: the timer wakes too late",
+    "timer failures",
+);
+const ALONE: (&str, &str) = (
+    "alone on the CPU: average waiters 1.0",
+    "average waiters x10",
+);
+const PAS_KEEPS_UP: (&str, &str) = ("PAS keeps up", "average waiters x10");
+const NOT_CROWDED: (&str, &str) = (
+    "CPU not crowded: average waiters <= 1.0",
+    "average waiters x10",
+);
+const CROWDED: (&str, &str) = ("CPU crowded: average waiters > 1.0", "average waiters x10");
+const STAY_OL: (&str, &str) = ("stay overloaded", "average waiters x10");
+const INT_DONE: (&str, &str) = ("interrupt window done: re-measure", "requests");
+
+/// Every rule with its measure: a saved report's mode switches are read back
+/// to these names ([`rule_named`], [`measure_named`]).
+pub const RULES: [(&str, &str); 8] = [
+    CP_DONE,
+    TIMER_LATE,
+    ALONE,
+    PAS_KEEPS_UP,
+    NOT_CROWDED,
+    CROWDED,
+    STAY_OL,
+    INT_DONE,
+];
+
+/// Reads a saved mode name (`int`, `cp`, `pas`, `ol`) back as [`Mode::name`].
+pub fn mode_named<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    let s = <String as serde::Deserialize>::deserialize(d)?;
+    [Mode::Int, Mode::Cp, Mode::Pas, Mode::Ol]
+        .into_iter()
+        .map(Mode::name)
+        .find(|n| *n == s)
+        .ok_or_else(|| {
+            serde::de::Error::custom(format!("unknown DPAS mode `{s}` (valid: int, cp, pas, ol)"))
+        })
+}
+
+/// Reads a saved rule back as the one in [`RULES`].
+pub fn rule_named<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    known(d, RULES.map(|r| r.0), "DPAS rule")
+}
+
+/// Reads a saved measure back as the one in [`RULES`].
+pub fn measure_named<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    known(d, RULES.map(|r| r.1), "DPAS measure")
+}
+
+fn known<'de, D: serde::Deserializer<'de>>(
+    d: D,
+    names: [&'static str; RULES.len()],
+    what: &str,
+) -> Result<&'static str, D::Error> {
+    let s = <String as serde::Deserialize>::deserialize(d)?;
+    names.into_iter().find(|n| *n == s).ok_or_else(|| {
+        let mut valid = names.to_vec();
+        valid.sort_unstable();
+        valid.dedup();
+        serde::de::Error::custom(format!(
+            "unknown {what} `{s}`: not one this iolab's DPAS writes (valid: {})",
+            valid.join("; ")
+        ))
+    })
+}
+
 /// DPAS's switch rule. `None` while the window is not full; otherwise the
 /// window ends (its counters restart) whatever the verdict.
 pub fn evaluate(p: &Params, w: &Window) -> Option<Verdict> {
@@ -148,8 +222,8 @@ pub fn evaluate(p: &Params, w: &Window) -> Option<Verdict> {
     match w.mode {
         Mode::Cp if w.count >= p.cp_window => Some(Verdict {
             next: Mode::Pas,
-            rule: "classic-polling window done: re-measure with PAS",
-            measure: "requests",
+            rule: CP_DONE.0,
+            measure: CP_DONE.1,
             measured: w.count,
         }),
         Mode::Pas if w.count >= p.pas_window => {
@@ -157,22 +231,22 @@ pub fn evaluate(p: &Params, w: &Window) -> Option<Verdict> {
             Some(if w.tf > p.tf_limit {
                 Verdict {
                     next: Mode::Ol,
-                    rule: "PAS sleeps hit their floor: the timer wakes too late",
-                    measure: "timer failures",
+                    rule: TIMER_LATE.0,
+                    measure: TIMER_LATE.1,
                     measured: w.tf,
                 }
             } else if p.pas_to_cp && a == 10 {
                 Verdict {
                     next: Mode::Cp,
-                    rule: "alone on the CPU: average waiters 1.0",
-                    measure: "average waiters x10",
+                    rule: ALONE.0,
+                    measure: ALONE.1,
                     measured: a,
                 }
             } else {
                 Verdict {
                     next: Mode::Pas,
-                    rule: "PAS keeps up",
-                    measure: "average waiters x10",
+                    rule: PAS_KEEPS_UP.0,
+                    measure: PAS_KEEPS_UP.1,
                     measured: a,
                 }
             })
@@ -182,30 +256,30 @@ pub fn evaluate(p: &Params, w: &Window) -> Option<Verdict> {
             Some(if a <= p.ol_to_pas_qd10 {
                 Verdict {
                     next: Mode::Pas,
-                    rule: "CPU not crowded: average waiters <= 1.0",
-                    measure: "average waiters x10",
+                    rule: NOT_CROWDED.0,
+                    measure: NOT_CROWDED.1,
                     measured: a,
                 }
             } else if a > p.ol_to_int_qd10 {
                 Verdict {
                     next: Mode::Int,
-                    rule: "CPU crowded: average waiters > 1.0",
-                    measure: "average waiters x10",
+                    rule: CROWDED.0,
+                    measure: CROWDED.1,
                     measured: a,
                 }
             } else {
                 Verdict {
                     next: Mode::Ol,
-                    rule: "stay overloaded",
-                    measure: "average waiters x10",
+                    rule: STAY_OL.0,
+                    measure: STAY_OL.1,
                     measured: a,
                 }
             })
         }
         Mode::Int if w.count >= p.int_window => Some(Verdict {
             next: Mode::Ol,
-            rule: "interrupt window done: re-measure",
-            measure: "requests",
+            rule: INT_DONE.0,
+            measure: INT_DONE.1,
             measured: w.count,
         }),
         _ => None,

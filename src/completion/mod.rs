@@ -26,7 +26,7 @@ use crate::measure::clock;
 use crate::request::Completion;
 
 /// How completions were observed during a run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CompletionStats {
     /// Completions handed back to the engine.
     pub completions: u64,
@@ -61,24 +61,39 @@ pub struct CompletionStats {
     /// DPAS: mode switches this run made.
     pub mode_switches: u64,
     /// The last few mode switches, oldest first.
-    #[serde(serialize_with = "serialize_switches")]
+    #[serde(
+        serialize_with = "serialize_switches",
+        deserialize_with = "deserialize_switches"
+    )]
     pub recent_switches: [ModeSwitch; RECENT_SWITCHES],
 }
+
+/// A name from one of DPAS's fixed sets. Spelt as an alias because serde's
+/// derive takes a literal `&'static str` field for a borrow of the input (and
+/// would then only read from `'static` input); each such field reads back
+/// through its set with `deserialize_with` instead.
+type StaticName = &'static str;
 
 /// How many mode switches a run keeps for its report.
 pub const RECENT_SWITCHES: usize = 4;
 
-/// One DPAS mode switch: when, from and to which mode, and why.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+/// One DPAS mode switch: when, from and to which mode, and why. The names are
+/// DPAS's own (static: the hot path records a switch without allocating), so a
+/// saved switch reads back through them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ModeSwitch {
     /// Microseconds since the worker started waiting for completions.
     pub at_us: u64,
-    pub from: &'static str,
-    pub to: &'static str,
+    #[serde(deserialize_with = "dpas::mode_named")]
+    pub from: StaticName,
+    #[serde(deserialize_with = "dpas::mode_named")]
+    pub to: StaticName,
     /// The rule that fired.
-    pub rule: &'static str,
+    #[serde(deserialize_with = "dpas::rule_named")]
+    pub rule: StaticName,
     /// What `measured` is.
-    pub measure: &'static str,
+    #[serde(deserialize_with = "dpas::measure_named")]
+    pub measure: StaticName,
     pub measured: u64,
 }
 
@@ -93,6 +108,22 @@ fn serialize_switches<S: serde::Serializer>(
         seq.serialize_element(m)?;
     }
     seq.end()
+}
+
+/// The reverse of [`serialize_switches`]: the used switches, then unused slots.
+fn deserialize_switches<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<[ModeSwitch; RECENT_SWITCHES], D::Error> {
+    let used = <Vec<ModeSwitch> as serde::Deserialize>::deserialize(d)?;
+    if used.len() > RECENT_SWITCHES {
+        return Err(serde::de::Error::invalid_length(
+            used.len(),
+            &format!("at most {RECENT_SWITCHES} recent mode switches").as_str(),
+        ));
+    }
+    let mut out = [ModeSwitch::default(); RECENT_SWITCHES];
+    out[..used.len()].copy_from_slice(&used);
+    Ok(out)
 }
 
 /// Keep `m` as the newest of the recent switches (fixed array: no allocation).

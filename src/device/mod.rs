@@ -56,7 +56,7 @@ pub enum Queued {
 }
 
 /// Counters a backend keeps about itself (reported in the `iolab` JSON object).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BackendStats {
     /// System calls made to submit (io_uring_enter with to_submit > 0, pread, ...).
     pub submit_calls: u64,
@@ -69,7 +69,7 @@ pub struct BackendStats {
     pub interrupts: u64,
     /// Requests already complete when the call that submitted them returned
     /// (libaio on a buffered file: the kernel did the I/O inside io_submit).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub completed_in_submit: u64,
 }
 

@@ -394,7 +394,7 @@ pub fn report(
         cpus: cpus(&p.cpus),
         last_cpu: r.last_cpu,
         cpu_pct: share(r.cpu_ns, r.elapsed_ns),
-        kernel: Some(r.kernel.name()),
+        kernel: Some(r.kernel),
         units_per_s: Some(r.units_per_s),
         units_per_cpu_s: Some(r.units_per_cpu_s),
         predicted: None,

@@ -122,13 +122,35 @@ pub fn tsc_scale() -> Option<TscScale> {
     })
 }
 
+/// The sources `now_ns` may read, by the names reports give them.
+pub const SOURCES: [&str; 2] = [
+    "clock_gettime(CLOCK_MONOTONIC)",
+    "tsc (calibrated against CLOCK_MONOTONIC)",
+];
+
 /// Which source `now_ns` reads.
 pub fn source() -> &'static str {
     if TSC_MULT.load(Ordering::Relaxed) == 0 {
-        "clock_gettime(CLOCK_MONOTONIC)"
+        SOURCES[0]
     } else {
-        "tsc (calibrated against CLOCK_MONOTONIC)"
+        SOURCES[1]
     }
+}
+
+/// One of [`SOURCES`]. Spelt as an alias because serde's derive takes a literal
+/// `&'static str` field for a borrow of the input (and would then only read
+/// from `'static` input); the field reads back through `source_named` instead.
+type SourceName = &'static str;
+
+/// Reads a saved clock source back as one of [`SOURCES`].
+fn source_named<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    let s = <String as serde::Deserialize>::deserialize(d)?;
+    SOURCES.into_iter().find(|n| *n == s).ok_or_else(|| {
+        serde::de::Error::custom(format!(
+            "unknown clock source `{s}` (valid: {})",
+            SOURCES.join(", ")
+        ))
+    })
 }
 
 /// The TSC is usable when the CPU flags it constant-rate and non-stop and the
@@ -185,13 +207,14 @@ fn calibrate_tsc() -> Option<(u64, u64, u64)> {
 }
 
 /// Cost of one clock reading, measured.
-#[derive(Clone, Copy, Debug, serde::Serialize)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ClockCheck {
     /// Median over batches of the cost of one `now_ns()` call, in ns.
     pub cost_ns: f64,
     /// Smallest non-zero step seen between consecutive readings, in ns.
     pub resolution_ns: u64,
-    pub source: &'static str,
+    #[serde(deserialize_with = "source_named")]
+    pub source: SourceName,
     /// Engine clock minus CLOCK_MONOTONIC right now, ns (TSC drift since start).
     pub offset_from_monotonic_ns: i64,
 }

@@ -147,20 +147,20 @@ pub fn job_engine(spec: &JobSpec, runs: &[&JobRun]) -> JobEngine {
         .find(|&e| e != 0)
         .unwrap_or(0);
     JobEngine {
-        backend: first.backend,
-        completion_model: first.model.name(),
+        backend: first.backend.to_string(),
+        completion_model: first.model.name().to_string(),
         completion,
         completion_summary: completion.describe(first.model),
         policy_summary: completion.describe_policy(first.model),
         backend_stats: backend,
-        scheduler: crate::sched::kind_name(spec.scheduler),
+        scheduler: crate::sched::kind_name(spec.scheduler).to_string(),
         scheduler_stats: first.sched,
         adaptive_decisions: first.adaptive.clone(),
         shared_worker_streams: (first.worker_streams > 1).then_some(first.worker_streams),
         interrupted: first.interrupted,
         total_err: acct.errors + acct.verify_failures,
         first_error,
-        continue_on_error: runs[0].continue_on_error.name(),
+        continue_on_error: runs[0].continue_on_error.name().to_string(),
         accounting: acct,
         verify: verify.map(|v| VerifyReport {
             stats: v,

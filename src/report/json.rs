@@ -6,6 +6,10 @@
 //! honestly as `iolab-<version>` ([`FIO_VERSION_STRING`]), so tools that only
 //! parse the schema work and tools that check the producer can tell.
 //!
+//! The document reads back into the same typed value
+//! (`serde_json::from_str::<RunResult>`), and renders again to the same text
+//! (checked by tests/it/report_readback.rs).
+//!
 //! [`FIO_VERSION_STRING`]: crate::report::model::FIO_VERSION_STRING
 
 use crate::report::model::RunResult;

@@ -4,7 +4,16 @@
 //! serialising a [`RunResult`] (see `report::json`) gives a document fio tooling
 //! reads. What fio has no key for lives under `iolab` objects ([`JobExtras`],
 //! [`RunExtras`]). Build jobs with [`JobResult::from_recorder`].
+//!
+//! Every type here is `Deserialize` too: a saved document reads back into the
+//! same [`RunResult`]. Names kept as `&'static str` elsewhere (a hot path
+//! fills them) read back through their fixed sets; those here are `String`.
 
+use std::convert::Infallible;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
 use crate::completion::CompletionStats;
@@ -38,6 +47,43 @@ impl Serialize for OrderedMap {
     }
 }
 
+impl<'de> Deserialize<'de> for OrderedMap {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(PairsVisitor(
+            Ok::<_, Infallible>,
+            "an object of strings",
+            PhantomData,
+        ))
+        .map(OrderedMap)
+    }
+}
+
+/// Reads a JSON object into its `(key, value)` pairs in document order, the
+/// key turned into `K` by the closure (the maps here are ordered lists, which
+/// serde's own map types would reorder or deduplicate).
+struct PairsVisitor<V, F>(F, &'static str, PhantomData<V>);
+
+impl<'de, K, V, E, F> Visitor<'de> for PairsVisitor<V, F>
+where
+    V: Deserialize<'de>,
+    F: Fn(String) -> Result<K, E>,
+    E: fmt::Display,
+{
+    type Value = Vec<(K, V)>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.1)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+        let mut out = Vec::with_capacity(m.size_hint().unwrap_or(0));
+        while let Some((k, v)) = m.next_entry::<String, V>()? {
+            out.push(((self.0)(k).map_err(de::Error::custom)?, v));
+        }
+        Ok(out)
+    }
+}
+
 /// Percentile -> value (ns), serialised with fio's `"%f"` keys ("99.000000").
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Percentiles(pub Vec<(f64, u64)>);
@@ -52,9 +98,26 @@ impl Serialize for Percentiles {
     }
 }
 
+impl<'de> Deserialize<'de> for Percentiles {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let key = |k: String| {
+            k.parse::<f64>()
+                .ok()
+                .filter(|p| (0.0..=100.0).contains(p))
+                .ok_or_else(|| format!("percentile key `{k}` is not a number from 0 to 100"))
+        };
+        d.deserialize_map(PairsVisitor(
+            key,
+            "an object of percentile -> ns",
+            PhantomData,
+        ))
+        .map(Percentiles)
+    }
+}
+
 /// Labelled percentages (fio's `iodepth_level`, `latency_ns`, ...).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Dist(pub Vec<(&'static str, f64)>);
+pub struct Dist(pub Vec<(String, f64)>);
 
 impl Serialize for Dist {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -66,8 +129,19 @@ impl Serialize for Dist {
     }
 }
 
+impl<'de> Deserialize<'de> for Dist {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(PairsVisitor(
+            Ok::<_, Infallible>,
+            "an object of label -> percent",
+            PhantomData,
+        ))
+        .map(Dist)
+    }
+}
+
 /// fio's latency object: `{min max mean stddev N [percentile]}`, in ns.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LatStats {
     pub min: u64,
     pub max: u64,
@@ -106,7 +180,7 @@ impl LatStats {
 }
 
 /// One direction (read, write, trim) of a job, fio's keys.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DirResult {
     pub io_bytes: u64,
     pub io_kbytes: u64,
@@ -139,23 +213,23 @@ pub struct DirResult {
 }
 
 /// fio's `sync` object: fsync latency.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SyncResult {
     pub total_ios: u64,
     pub lat_ns: LatStats,
 }
 
 /// Latency per request class (study 003), fio's `prios[]` idea keyed by class.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ClassResult {
-    pub class: &'static str,
+    pub class: String,
     pub ios: u64,
     pub bytes: u64,
     pub clat_ns: LatStats,
 }
 
 /// Completions per interval, for IOPS/bandwidth-over-time charts.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct IopsLog {
     pub interval_ms: u64,
     /// `[read, write, sync]` completions per interval.
@@ -167,9 +241,9 @@ pub struct IopsLog {
 }
 
 /// How the latency histograms were kept, so readers know the error bound.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HistogramInfo {
-    pub kind: &'static str,
+    pub kind: String,
     pub significant_digits: u8,
     pub max_relative_error: f64,
     pub lowest_ns: u64,
@@ -181,7 +255,7 @@ pub struct HistogramInfo {
 impl HistogramInfo {
     pub fn current(clamped: u64) -> HistogramInfo {
         HistogramInfo {
-            kind: "hdrhistogram",
+            kind: "hdrhistogram".to_string(),
             significant_digits: recorder::SIGFIG,
             max_relative_error: recorder::RELATIVE_ERROR,
             lowest_ns: recorder::LOWEST_NS,
@@ -192,7 +266,7 @@ impl HistogramInfo {
 }
 
 /// What fio has no key for, per job.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct JobExtras {
     pub jobnum: u32,
     /// Workers folded into this result (numjobs / group_reporting).
@@ -207,7 +281,10 @@ pub struct JobExtras {
     pub cpu: ThreadUsage,
     /// How the run actually went (`report::assemble` fills it from the engine's
     /// results); serialised as `{}` for a result built without an engine run.
-    #[serde(serialize_with = "engine_or_empty")]
+    #[serde(
+        serialize_with = "engine_or_empty",
+        deserialize_with = "engine_unless_empty"
+    )]
     pub engine: Option<JobEngine>,
 }
 
@@ -218,13 +295,24 @@ fn engine_or_empty<S: Serializer>(e: &Option<JobEngine>, s: S) -> Result<S::Ok, 
     }
 }
 
+/// The reverse of [`engine_or_empty`]: `{}` is a result built without an engine run.
+fn engine_unless_empty<'de, D: Deserializer<'de>>(d: D) -> Result<Option<JobEngine>, D::Error> {
+    let v = serde_json::Value::deserialize(d)?;
+    if v.as_object().is_some_and(|m| m.is_empty()) {
+        return Ok(None);
+    }
+    JobEngine::deserialize(v)
+        .map(Some)
+        .map_err(de::Error::custom)
+}
+
 /// `iolab.engine`: how one job's I/O was actually done, beyond fio's keys:
 /// backend and completion model with what they observed, the scheduler, request
 /// accounting and errors, verification, injected faults and the block trace.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct JobEngine {
-    pub backend: &'static str,
-    pub completion_model: &'static str,
+    pub backend: String,
+    pub completion_model: String,
     /// Polls, sleeps, spin time... summed over the job's workers.
     pub completion: CompletionStats,
     /// `completion` in a sentence (what text prints).
@@ -233,22 +321,22 @@ pub struct JobEngine {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub policy_summary: Option<String>,
     pub backend_stats: BackendStats,
-    pub scheduler: &'static str,
+    pub scheduler: String,
     pub scheduler_stats: SchedStats,
     /// Adaptive's choice per size class (adaptive only).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub adaptive_decisions: Vec<Decision>,
     /// Streams that shared the worker (only when more than one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shared_worker_streams: Option<usize>,
     /// The run was stopped (SIGINT) before the job finished.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
     /// fio's `total_err`: failed requests plus verification failures.
     pub total_err: u64,
     /// fio's `first_error`: the first errno, 0 if none.
     pub first_error: i32,
-    pub continue_on_error: &'static str,
+    pub continue_on_error: String,
     pub accounting: Accounting,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyReport>,
@@ -261,7 +349,7 @@ pub struct JobEngine {
 }
 
 /// Data verification of a job, with its first failure in words.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct VerifyReport {
     #[serde(flatten)]
     pub stats: VerifyStats,
@@ -270,7 +358,7 @@ pub struct VerifyReport {
 }
 
 /// One job (or group of workers) in fio's JSON shape.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct JobResult {
     pub jobname: String,
     pub groupid: u32,
@@ -340,12 +428,12 @@ fn pct(v: u64, total: u64) -> f64 {
     }
 }
 
-fn dist(labels: &[&'static str], counts: &[u64], total: u64) -> Dist {
+fn dist(labels: &[&str], counts: &[u64], total: u64) -> Dist {
     Dist(
         labels
             .iter()
             .zip(counts)
-            .map(|(l, &c)| (*l, pct(c, total)))
+            .map(|(l, &c)| (l.to_string(), pct(c, total)))
             .collect(),
     )
 }
@@ -430,13 +518,11 @@ impl JobResult {
         let cpu_base = (meta.runtime_ns as f64 * meta.workers.max(1) as f64).max(1.0);
         let rw_ios = rec.dirs[0].total_ios + rec.dirs[1].total_ios;
         let lb = &rec.lat_buckets;
-        let mut lat_ms: Vec<(&'static str, f64)> = LAT_LABELS
-            .iter()
-            .zip(&lb[20..30])
-            .map(|(l, &c)| (*l, pct(c, rw_ios)))
-            .collect();
-        lat_ms.push(("2000", pct(lb[30], rw_ios)));
-        lat_ms.push((">=2000", pct(lb[LAT_BUCKETS - 1], rw_ios)));
+        let mut lat_ms = dist(&LAT_LABELS, &lb[20..30], rw_ios);
+        lat_ms.0.push(("2000".into(), pct(lb[30], rw_ios)));
+        lat_ms
+            .0
+            .push((">=2000".into(), pct(lb[LAT_BUCKETS - 1], rw_ios)));
         let depth_total: u64 = rec.depth.iter().sum();
         let submit_total: u64 = rec.submit.iter().sum();
         let complete_total: u64 = rec.complete.iter().sum();
@@ -466,7 +552,7 @@ impl JobResult {
             iodepth_complete: dist(&BATCH_LABELS, &rec.complete, complete_total),
             latency_ns: dist(&LAT_LABELS, &lb[0..10], rw_ios),
             latency_us: dist(&LAT_LABELS, &lb[10..20], rw_ios),
-            latency_ms: Dist(lat_ms),
+            latency_ms: lat_ms,
             latency_depth: meta.iodepth,
             latency_target: 0,
             latency_percentile: 100.0,
@@ -482,7 +568,7 @@ impl JobResult {
                     .zip(&rec.classes)
                     .filter(|(_, c)| c.ios > 0)
                     .map(|(k, c)| ClassResult {
-                        class: k.name(),
+                        class: k.name().to_string(),
                         ios: c.ios,
                         bytes: c.bytes,
                         clat_ns: LatStats::with_percentiles(&c.clat, pl),
@@ -559,7 +645,7 @@ pub fn apply_group_aggregates(jobs: &mut [JobResult]) {
 }
 
 /// What fio has no key for, per run.
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct RunExtras {
     pub version: String,
     /// Cost and resolution of the engine clock, measured at start.
@@ -570,12 +656,12 @@ pub struct RunExtras {
     pub notes: OrderedMap,
     /// Where each group's threads ran, for groups that chose CPUs or ran
     /// co-runners (`placement=`, `cpus_allowed=`, `cpumask=`, `corunners=`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placement: Vec<PlacementReport>,
 }
 
 /// One run: all jobs, disks and run-level extras.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RunResult {
     #[serde(rename = "fio version")]
     pub fio_version: String,
@@ -587,11 +673,12 @@ pub struct RunResult {
     /// fio prints this only when the job file has a [global] section.
     #[serde(
         rename = "global options",
+        default,
         skip_serializing_if = "OrderedMap::is_empty"
     )]
     pub global_options: OrderedMap,
     pub jobs: Vec<JobResult>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disk_util: Vec<DiskUtil>,
     pub iolab: RunExtras,
 }

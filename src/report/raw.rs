@@ -66,7 +66,7 @@ pub struct GroupRun {
 
 /// Request accounting of one stream: at the end `submitted = ok + errors`
 /// unless the run was interrupted with requests in flight.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Accounting {
     /// Requests handed to the backend.
     pub submitted: u64,
@@ -94,7 +94,7 @@ impl Accounting {
 
 /// One group's placement: study 001's P tasks (the I/O workers) and C tasks (the
 /// compute co-runners), where each was allowed to run and what it got.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct PlacementReport {
     pub groupid: u32,
     /// The policy (`placement=`); None when jobs fixed their own CPUs or let the
@@ -109,7 +109,7 @@ pub struct PlacementReport {
 }
 
 /// The live balancer of `placement=balance` over one group.
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct BalancerReport {
     pub interval_ms: f64,
     /// Balancing periods run.
@@ -121,11 +121,11 @@ pub struct BalancerReport {
     /// The final placement is the study's best for the predicted task kinds.
     pub reached_best: bool,
     /// Migrations the kernel refused (the run goes on without them).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
 }
 
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct PlacedTask {
     /// `P` (I/O worker) or `C` (co-runner): the task's role.
     pub kind: crate::placement::TaskKind,
@@ -139,7 +139,7 @@ pub struct PlacedTask {
     pub cpu_pct: f64,
     /// Co-runners only: the kernel and the work it did.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kernel: Option<&'static str>,
+    pub kernel: Option<crate::placement::corunner::Kernel>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub units_per_s: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use crate::job::spec::{BlockSizes, JobSpec};
 use crate::measure::blktrace::{self, StageStats};
 use crate::measure::cpu::SystemDelta;
+use crate::placement::corunner::Kernel;
 use crate::report::model::{DirResult, Dist, JobResult, LatStats, RunResult};
 use crate::report::raw::PlacementReport;
 use crate::report::trace::JobTrace;
@@ -413,7 +414,7 @@ fn placement_block(out: &mut String, p: &PlacementReport) {
     );
     for t in &p.tasks {
         let last = t.last_cpu.map_or("-".to_string(), |c| c.to_string());
-        let work = match (t.kernel, t.units_per_s, t.units_per_cpu_s) {
+        let work = match (t.kernel.map(Kernel::name), t.units_per_s, t.units_per_cpu_s) {
             (Some(k), Some(u), Some(c)) => format!(
                 ", {k}: {} units/s ({} per CPU-second)",
                 num2str(u as u64, SIG_FIGS, false, ""),

@@ -2,7 +2,7 @@
 //! typed values. The engine's tracer builds a [`JobTrace`] once; the fio JSON
 //! serialises it, `report::text` prints it and the breakdown study reads it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::measure::blktrace::{BlockTraceResult, Breakdown, BttTable, MatchStats, StageStats};
 use crate::measure::clock;
@@ -10,7 +10,7 @@ use crate::request::Op;
 
 /// One traced job: the device's btt table, the event and request counts, and
 /// this job's requests split by layer.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct JobTrace {
     /// `/dev/NAME` of the traced device.
     pub device: String,
@@ -125,7 +125,7 @@ impl JobTrace {
 }
 
 /// Block events seen, by action.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct EventCounts {
     pub total: u64,
     pub by_action: ActionCounts,
@@ -134,7 +134,7 @@ pub struct EventCounts {
 }
 
 /// Events per blktrace action letter, as btt names them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ActionCounts {
     #[serde(rename = "Q")]
     pub q: u64,
@@ -175,7 +175,7 @@ impl ActionCounts {
 }
 
 /// What matching made of the events.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RequestCounts {
     pub completed: u64,
     pub merged_bios: u64,
@@ -197,7 +197,7 @@ impl RequestCounts {
 }
 
 /// The per-layer split of all of a job's joined I/Os and of each direction.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Split {
     pub all: LayerSplit,
     pub read: LayerSplit,
@@ -205,7 +205,7 @@ pub struct Split {
 }
 
 /// Time per layer of a set of joined I/Os (study 002's breakdown).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LayerSplit {
     /// Submit start -> Q.
     pub user: StageStats,
@@ -254,7 +254,7 @@ impl LayerSplit {
 }
 
 /// `--trace-sample`: how much of the run the events were on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SamplingReport {
     pub percent: f64,
     pub period_ms: f64,

@@ -42,7 +42,7 @@ pub const MAGIC: u32 = u32::from_le_bytes(*b"iolb");
 pub const MAX_UNITS: u64 = 16 << 20;
 
 /// Which part of a block did not match.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Field {
     Magic,
@@ -72,7 +72,7 @@ impl Field {
 }
 
 /// One mismatch: where, which field, and the two values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct VerifyFailure {
     /// Offset of the block on the target.
     pub offset: u64,
@@ -108,7 +108,7 @@ impl fmt::Display for VerifyFailure {
 }
 
 /// What verification did in one job.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct VerifyStats {
     /// Blocks written with a header.
     pub written: u64,

@@ -43,6 +43,7 @@ mod placement_topology;
 mod probe_cli;
 mod report_golden;
 mod report_html;
+mod report_readback;
 mod run_engines;
 mod run_jobs;
 mod safety_blockdev;

@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use super::shell::{anchor, data_table, figure, fmt_num, kv_table, page_close, page_open};
 use crate::measure::recorder::LAT_BUCKET_BOUNDS_NS;
+use crate::placement::corunner::Kernel;
 use crate::report::chart::{Chart, ChartKind, Series};
 use crate::report::model::{DirResult, JobEngine, JobResult, LatStats, RunResult};
 use crate::report::study::{Cell, Table};
@@ -288,7 +289,7 @@ fn job_section(out: &mut String, i: usize, j: &JobResult) {
                 .map(|c| {
                     let p = |q| pctl(&c.clat_ns, q).map_or(f64::NAN, |v| v as f64 / 1e3);
                     vec![
-                        Cell::text(c.class),
+                        Cell::text(c.class.as_str()),
                         Cell::num(c.ios as f64, 0),
                         Cell::num(c.bytes as f64 / (1u64 << 20) as f64, 1),
                         Cell::num(c.clat_ns.mean / 1e3, 2),
@@ -424,7 +425,7 @@ pub fn render_run_html(run: &RunResult) -> String {
                         Cell::text(t.cpus.clone()),
                         Cell::text(t.last_cpu.map_or("-".into(), |c| c.to_string())),
                         Cell::num(t.cpu_pct, 1),
-                        match (t.kernel, t.units_per_s) {
+                        match (t.kernel.map(Kernel::name), t.units_per_s) {
                             (Some(k), Some(u)) => Cell::text(format!("{u:.0} ({k})")),
                             _ => Cell::text("-"),
                         },
