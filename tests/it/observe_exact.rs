@@ -287,6 +287,20 @@ fn exit_code_of_the_command_is_returned_and_errors_leave_nothing() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no such running process"));
 }
 
+/// utime + stime of a process, in clock ticks (/proc/PID/stat fields 14 and 15).
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    f.iter().sum()
+}
+
 #[test]
 fn attaches_to_a_running_pid() {
     let _one = crate::support::serial::one_at_a_time();
@@ -296,6 +310,18 @@ fn attaches_to_a_running_pid() {
         .spawn()
         .unwrap();
     let sp = spinner.id().to_string();
+    // Attach only once the spinner is in its endless loop: before that it starts
+    // a thread and forks a child, which an attach on a loaded machine could catch
+    // alive (the test expects the spinner's own thread alone). Its CPU time tells:
+    // the start-up takes well under a clock tick, the loop burns CPU.
+    let spinning = std::time::Instant::now();
+    while cpu_ticks(spinner.id()) < 3 {
+        assert!(
+            spinning.elapsed() < std::time::Duration::from_secs(30),
+            "the spinner never started spinning"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     let mut results = Vec::new();
     for backend in BACKENDS {
         results.push((
