@@ -659,19 +659,12 @@ impl Queue for Libaio {
 
     /// pread/pwrite on the context's descriptor, for `adaptive`'s synchronous path.
     fn perform(&mut self, cmd: &IoCmd) -> DevResult<Completion> {
-        let call = psync::SyncCall {
-            fd: self.fd,
-            vectored: false,
-            rwf: 0,
-            datasync: self.datasync,
-        };
-        let result = call.perform(cmd, &mut self.stats.submit_calls);
-        Ok(Completion {
-            slot: cmd.slot,
-            result,
-            dev_start: 0,
-            dev_done: 0,
-        })
+        Ok(psync::SyncCall::inline(
+            self.fd,
+            self.datasync,
+            cmd,
+            &mut self.stats.submit_calls,
+        ))
     }
 
     fn stats(&self) -> BackendStats {

@@ -123,6 +123,25 @@ impl SyncCall {
     pub fn perform(&self, cmd: &IoCmd, calls: &mut u64) -> i64 {
         retry_eintr(calls, || self.once(cmd))
     }
+
+    /// pread/pwrite of `cmd` on `fd`, done in the caller's context: the inline
+    /// path `adaptive` takes on a queue whose own path detours (io_uring's
+    /// io-wq punts, buffered AIO). No device timestamps: there is no device
+    /// queue between submit and completion.
+    pub fn inline(fd: RawFd, datasync: bool, cmd: &IoCmd, calls: &mut u64) -> Completion {
+        let call = SyncCall {
+            fd,
+            vectored: false,
+            rwf: 0,
+            datasync,
+        };
+        Completion {
+            slot: cmd.slot,
+            result: call.perform(cmd, calls),
+            dev_start: 0,
+            dev_done: 0,
+        }
+    }
 }
 
 /// fsync, or fdatasync when `datasync`; returns 0 or -1 like the calls.

@@ -430,19 +430,12 @@ impl Queue for Uring {
     /// path is slow (zram has no NOWAIT, so every request detours through an
     /// io-wq worker), `adaptive` does the I/O here instead.
     fn perform(&mut self, cmd: &IoCmd) -> DevResult<Completion> {
-        let call = psync::SyncCall {
-            fd: self.fd,
-            vectored: false,
-            rwf: 0,
-            datasync: self.datasync,
-        };
-        let result = call.perform(cmd, &mut self.stats.submit_calls);
-        Ok(Completion {
-            slot: cmd.slot,
-            result,
-            dev_start: 0,
-            dev_done: 0,
-        })
+        Ok(psync::SyncCall::inline(
+            self.fd,
+            self.datasync,
+            cmd,
+            &mut self.stats.submit_calls,
+        ))
     }
 
     fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
