@@ -46,8 +46,10 @@ pub enum BlockTraceError {
     NoTscClock,
     #[error(transparent)]
     Mount(#[from] MountError),
+    /// Boxed: a tracefs error is large, and this type is returned on paths that
+    /// succeed far more often than they fail.
     #[error(transparent)]
-    Tracefs(#[from] TracefsError),
+    Tracefs(Box<TracefsError>),
     #[error(transparent)]
     Format(#[from] FormatError),
     #[error("spawning the block-trace collector: {0}")]
@@ -58,6 +60,12 @@ pub enum BlockTraceError {
     Lost(String),
     #[error("parsing a cpu{cpu} ring-buffer page: {err}")]
     Page { cpu: u32, err: PageError },
+}
+
+impl From<TracefsError> for BlockTraceError {
+    fn from(e: TracefsError) -> Self {
+        BlockTraceError::Tracefs(Box::new(e))
+    }
 }
 
 type Result<T, E = BlockTraceError> = std::result::Result<T, E>;
