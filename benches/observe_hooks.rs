@@ -36,7 +36,7 @@ fn on_tracepoints(name: &str, asm: &mut Asm, tps: &[&str]) -> Result<f64> {
     let _links = tps
         .iter()
         .map(|tp| sys::raw_tracepoint_open(tp, &prog))
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(getppid_ns())
 }
 
@@ -68,7 +68,7 @@ fn hold(secs: f64) -> Result<()> {
     let _links = ["sys_enter", "sys_exit", "sched_switch"]
         .iter()
         .map(|tp| sys::raw_tracepoint_open(tp, &prog))
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
     println!("attached");
     std::thread::sleep(std::time::Duration::from_secs_f64(secs));
     Ok(())

@@ -197,7 +197,7 @@ fn parse_trace_sample(s: &str) -> Result<Sampling> {
     let pct: u32 = pct.trim().trim_end_matches('%').parse().map_err(|_| {
         anyhow!("{pct:?} is not a percentage (PCT or PCT/PERIOD, e.g. 20 or 10/500ms)")
     })?;
-    Sampling::new(pct, period)
+    Ok(Sampling::new(pct, period)?)
 }
 
 #[cfg(test)]

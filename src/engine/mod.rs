@@ -6,6 +6,7 @@
 //! barrier, and collects per-job results.
 
 pub mod cli;
+pub mod error;
 pub mod hooks;
 pub mod place;
 pub mod progress;
@@ -17,7 +18,8 @@ pub mod worker;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Barrier};
 
-use anyhow::{Result, anyhow};
+pub use error::EngineError;
+use error::Result;
 
 use crate::job::JobSpec;
 use crate::measure::cpu::ThreadUsage;
@@ -132,7 +134,8 @@ fn run_group(
                     (p, outcome, cpu, crate::placement::affinity::current_cpu())
                 })
         })
-        .collect::<std::io::Result<_>>()?;
+        .collect::<std::io::Result<_>>()
+        .map_err(EngineError::SpawnWorker)?;
     barrier.wait();
     // The barrier orders every worker's tid store before these loads.
     let worker_tids: Vec<i32> = tids.iter().map(|t| t.load(Ordering::Relaxed)).collect();
@@ -146,8 +149,7 @@ fn run_group(
     let mut logs = Vec::new();
     let mut seen = Vec::new();
     for h in handles {
-        let (p, outcome, cpu, last_cpu) =
-            h.join().map_err(|_| anyhow!("a worker thread panicked"))?;
+        let (p, outcome, cpu, last_cpu) = h.join().map_err(|_| EngineError::WorkerPanicked)?;
         let setup::Prepared {
             worker,
             placed,

@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use anyhow::{Result, anyhow, bail};
+use crate::engine::error::{EngineError, Result};
 
 use crate::engine::setup::{Prepared, label};
 use crate::job::JobSpec;
@@ -80,13 +80,10 @@ fn worker_job<'a>(jobs: &'a [JobSpec], p: &Prepared) -> Result<&'a JobSpec> {
             || other.cpus_allowed != first.cpus_allowed
             || other.cpus_allowed_split != first.cpus_allowed_split
         {
-            bail!(
-                "{} and {} share one worker thread (the same emulated device) but ask for \
-                 different CPUs (placement=, cpus_allowed=, cpumask=, cpus_allowed_policy=): \
-                 give them the same CPU options",
-                label(first),
-                label(other)
-            );
+            return Err(EngineError::SharedWorkerCpus {
+                job: label(first),
+                other: label(other),
+            });
         }
     }
     Ok(first)
@@ -102,14 +99,14 @@ pub fn plan(jobs: &[JobSpec], prepared: &[Prepared]) -> Result<GroupPlan> {
     for &j in &owners {
         if let Some(p) = j.placement {
             match policy {
-                Some((q, other)) if q != p => bail!(
-                    "{} says placement={p} but {} in the same group says placement={q}: \
-                     placement places the whole group (its workers and co-runners), so \
-                     give every job of a group the same placement, or start a new group \
-                     with stonewall",
-                    label(j),
-                    label(other)
-                ),
+                Some((q, other)) if q != p => {
+                    return Err(EngineError::MixedPlacement {
+                        job: label(j),
+                        policy: p,
+                        other: label(other),
+                        other_policy: q,
+                    });
+                }
                 _ => policy = Some((p, j)),
             }
         }
@@ -139,17 +136,15 @@ pub fn plan(jobs: &[JobSpec], prepared: &[Prepared]) -> Result<GroupPlan> {
             live: None,
         });
     }
-    let topo = Topology::from_system()
-        .map_err(|e| anyhow!("placing the group's threads needs the CPU topology: {e}"))?;
+    let topo = Topology::from_system().map_err(EngineError::Topology)?;
     let online = topo.cpus();
     for (cpus, &j) in workers.iter().zip(&owners) {
         if let Some(bad) = cpus.iter().find(|c| !online.contains(c)) {
-            bail!(
-                "{}: cpus_allowed/cpumask names cpu{bad}, which is not online here \
-                 (online: {})",
-                label(j),
-                format_cpu_list(&online)
-            );
+            return Err(EngineError::CpuOffline {
+                job: label(j),
+                cpu: *bad,
+                online: format_cpu_list(&online),
+            });
         }
     }
     let mut live = None;
@@ -163,13 +158,11 @@ pub fn plan(jobs: &[JobSpec], prepared: &[Prepared]) -> Result<GroupPlan> {
         let mut kinds = vec![TaskKind::Poll; placed_workers.len()];
         kinds.extend(std::iter::repeat_n(TaskKind::Compute, corunners.len()));
         if pol.needs_smt() && !topo.has_smt() {
-            bail!(
-                "{}: placement={pol} arranges tasks across the SMT siblings of a core, but \
-                 this machine has one logical CPU per core ({}); use scatter, bunch, balance \
-                 or free here",
-                label(by),
-                describe(&topo)
-            );
+            return Err(EngineError::NeedsSmt {
+                job: label(by),
+                policy: pol,
+                machine: describe(&topo),
+            });
         }
         let cpus: Vec<Vec<u32>> = if pol == Policy::Balance {
             // The live balancer starts from round-robin, as a freshly started set
@@ -179,7 +172,10 @@ pub fn plan(jobs: &[JobSpec], prepared: &[Prepared]) -> Result<GroupPlan> {
                 .collect()
         } else {
             place(pol, &topo, &kinds)
-                .map_err(|e| anyhow!("{}: {e}", label(by)))?
+                .map_err(|err| EngineError::Place {
+                    job: label(by),
+                    err,
+                })?
                 .cpus
         };
         if pol == Policy::Balance {
@@ -216,11 +212,11 @@ pub fn start(plan: &GroupPlan, go: &Arc<Barrier>) -> Result<Running> {
     for c in &plan.corunners {
         let r = CoRunner::spawn(c.kernel, go.clone(), stop.clone(), u64::MAX)?;
         if !c.cpus.is_empty() {
-            crate::placement::affinity::set_affinity(r.tid(), &c.cpus).map_err(|e| {
-                anyhow!(
-                    "pinning a co-runner to CPUs {}: {e}",
-                    format_cpu_list(&c.cpus)
-                )
+            crate::placement::affinity::set_affinity(r.tid(), &c.cpus).map_err(|err| {
+                EngineError::PinCoRunner {
+                    cpus: format_cpu_list(&c.cpus),
+                    err,
+                }
             })?;
         }
         threads.push((c.clone(), r));

@@ -6,7 +6,7 @@
 
 use std::os::fd::AsRawFd;
 
-use anyhow::{Context, Result, anyhow, bail};
+use crate::engine::error::{EngineError, Result};
 
 use crate::buf::Buffers;
 use crate::completion::{self, Completer, adaptive};
@@ -117,12 +117,12 @@ fn check_shared(jobs: &[JobSpec], placed: &[Placed]) -> Result<()> {
             None
         };
         if let Some(what) = clash {
-            bail!(
-                "{} and {} share the device '{}' but differ in {what}; jobs sharing a device share one queue and must agree on it",
-                label(first),
-                label(j),
-                first.filename.as_deref().unwrap_or("")
-            );
+            return Err(EngineError::SharedDevice {
+                job: label(first),
+                other: label(j),
+                device: first.filename.clone().unwrap_or_default(),
+                what,
+            });
         }
     }
     Ok(())
@@ -134,7 +134,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
     let first = &jobs[placed[0].job];
     let nslots: u32 = placed.iter().map(|p| jobs[p.job].iodepth).sum();
     if nslots == 0 {
-        bail!("{}: iodepth must be at least 1", label(first));
+        return Err(EngineError::NoDepth { job: label(first) });
     }
     let max_bs = placed
         .iter()
@@ -145,20 +145,25 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         .iter()
         .any(|p| jobs[p.job].rw.dir != Direction::Read || jobs[p.job].fsync > 0);
 
-    let mut bufs = Buffers::new(nslots as usize, max_bs, 4096)
-        .map_err(|e| anyhow!("{}: {e}", label(first)))?;
+    let mut bufs =
+        Buffers::new(nslots as usize, max_bs, 4096).map_err(|err| EngineError::Buffers {
+            job: label(first),
+            err,
+        })?;
     bufs.fill_random(first.randseed);
 
     let (target, region_len, queue): (Option<Target>, u64, Box<dyn Queue>) = match first.ioengine {
         Engine::Null => {
-            let size = first.size.ok_or_else(|| {
-                anyhow!(
-                    "{}: ioengine=null needs size= (the capacity of the emulated device), e.g. size=1g",
-                    label(first)
-                )
-            })?;
-            let dev = NullDevice::new(&first.null, size, nslots, first.randseed)
-                .with_context(|| format!("{}: null device", label(first)))?;
+            let size = first
+                .size
+                .ok_or_else(|| EngineError::NullNeedsSize { job: label(first) })?;
+            let dev =
+                NullDevice::new(&first.null, size, nslots, first.randseed).map_err(|err| {
+                    EngineError::NullDevice {
+                        job: label(first),
+                        err,
+                    }
+                })?;
             (None, size.saturating_sub(first.offset), Box::new(dev))
         }
         engine => {
@@ -204,6 +209,10 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                 // SAFETY: as above; an advisory hint on an open fd.
                 unsafe { libc::posix_fadvise(fd, target.offset as i64, region as i64, hint) };
             }
+            let backend_err = |err| EngineError::Backend {
+                job: label(first),
+                err,
+            };
             let queue: Box<dyn Queue> = match engine {
                 Engine::Psync | Engine::Pvsync2 => Box::new(
                     Psync::new(
@@ -214,7 +223,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                             ..Default::default()
                         },
                     )
-                    .with_context(|| label(first))?,
+                    .map_err(backend_err)?,
                 ),
                 Engine::Sync | Engine::Vsync | Engine::Pvsync => {
                     let kind = match engine {
@@ -222,7 +231,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                         Engine::Vsync => SyncKind::LseekVectored,
                         _ => SyncKind::Vectored,
                     };
-                    Box::new(SyncIo::new(fd, kind, false).with_context(|| label(first))?)
+                    Box::new(SyncIo::new(fd, kind, false).map_err(backend_err)?)
                 }
                 Engine::Libaio => {
                     // Completions are read from the AIO ring in user space
@@ -231,7 +240,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                         entries: nslots,
                         ..Default::default()
                     };
-                    Box::new(Libaio::new(fd, &opts).with_context(|| label(first))?)
+                    Box::new(Libaio::new(fd, &opts).map_err(backend_err)?)
                 }
                 // io_uring (ioengine=null never reaches here).
                 _ => {
@@ -244,17 +253,14 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                         fixed_bufs: if first.fixedbufs { Some(&iov) } else { None },
                         ..Default::default()
                     };
-                    Box::new(Uring::new(fd, &opts).with_context(|| label(first))?)
+                    Box::new(Uring::new(fd, &opts).map_err(backend_err)?)
                 }
             };
             (Some(target), region, queue)
         }
     };
     if region_len == 0 {
-        bail!(
-            "{}: nothing to do: the usable size after offset= is 0 bytes",
-            label(first)
-        );
+        return Err(EngineError::EmptyRegion { job: label(first) });
     }
 
     let caps = queue.caps();
@@ -266,7 +272,10 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         asked_model(first)
     };
     let model =
-        completion::resolve(asked, caps, backend).map_err(|e| anyhow!("{}: {e}", label(first)))?;
+        completion::resolve(asked, caps, backend).map_err(|err| EngineError::Completion {
+            job: label(first),
+            err,
+        })?;
     if model.naps() || model == CompletionModel::Interrupt {
         // hrtimer naps must end on time: the default 50 us slack would swamp
         // microsecond device latencies. Set again on the worker thread itself.
@@ -284,7 +293,10 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         completer.allow_inline();
     }
     let sched =
-        Scheduler::for_job(first, nslots as usize).map_err(|e| anyhow!("{}: {e}", label(first)))?;
+        Scheduler::for_job(first, nslots as usize).map_err(|err| EngineError::Scheduler {
+            job: label(first),
+            err,
+        })?;
 
     let mut streams = Vec::with_capacity(placed.len());
     for p in &placed {
@@ -293,12 +305,11 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
             && job.bs[0].max() as u64 > region_len
             && job.bs[1].max() as u64 > region_len
         {
-            bail!(
-                "{}: bs={} is larger than the {} bytes the job may address",
-                label(job),
-                job.bs[0].max(),
-                region_len
-            );
+            return Err(EngineError::BlockTooLarge {
+                job: label(job),
+                bs: job.bs[0].max(),
+                region: region_len,
+            });
         }
         let seed = if job.randrepeat {
             job.randseed.wrapping_add(p.jobnum as u64)
@@ -319,8 +330,12 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
             stream.invalidate = Some((t.file.as_raw_fd(), t.offset, region_len));
         }
         stream.ramp_ns = dur_ns(job.ramp_time);
-        stream.verify = Verifier::new(job, job.offset, region_len, seed)
-            .map_err(|e| anyhow!("{}: {e}", label(job)))?;
+        stream.verify = Verifier::new(job, job.offset, region_len, seed).map_err(|err| {
+            EngineError::Verify {
+                job: label(job),
+                err,
+            }
+        })?;
         stream.continue_on_error = job.continue_on_error;
         streams.push(stream);
     }

@@ -1,7 +1,7 @@
 //! A run reduced to the handful of numbers studies and `iolab probe` compare:
 //! IOPS, latency percentiles, CPU per I/O, sleeps, context switches.
 
-use anyhow::{Result, bail};
+use crate::engine::error::{EngineError, Result};
 
 use super::{EngineOptions, JobRun, run_jobs};
 use crate::job::JobSpec;
@@ -107,13 +107,13 @@ pub fn run(jobs: &[JobSpec]) -> Result<Vec<(usize, JobRun)>> {
     for g in groups {
         for j in g.jobs {
             if let Some(e) = &j.error {
-                bail!("{e}");
+                return Err(EngineError::JobFailed(e.clone()));
             }
             out.push((j.job, j));
         }
     }
     if crate::sys::cleanup::stop_requested() {
-        bail!("interrupted");
+        return Err(EngineError::Interrupted);
     }
     Ok(out)
 }

@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use crate::engine::error::{EngineError, Result};
 
 use crate::engine::hooks::{LOG_CAPACITY, StreamLog};
 use crate::engine::setup::{Prepared, label};
@@ -86,17 +86,17 @@ pub fn arm(
     for p in prepared.iter_mut() {
         let job = &jobs[p.placed[0].job];
         let Some(target) = &p.target else {
-            bail!(
-                "--trace: {}: ioengine=null is iolab's emulated device, with no kernel block \
-                 layer to trace; --trace needs a block device or a file on one (filename=/dev/... \
-                 or a file path)",
-                label(job)
-            );
+            return Err(EngineError::TraceNull { job: label(job) });
         };
         let (major, minor, mapping) = match target.kind {
             crate::device::target::TargetKind::BlockDevice => {
-                let (ma, mi) = crate::sys::blockdev::block_dev_numbers(&target.path)
-                    .with_context(|| format!("--trace: {}", label(job)))?;
+                let (ma, mi) =
+                    crate::sys::blockdev::block_dev_numbers(&target.path).map_err(|err| {
+                        EngineError::TraceDevice {
+                            job: label(job),
+                            err,
+                        }
+                    })?;
                 (ma, mi, Mapping::Device)
             }
             crate::device::target::TargetKind::File => {
@@ -104,14 +104,14 @@ pub fn arm(
                 let md = target
                     .file
                     .metadata()
-                    .with_context(|| format!("--trace: {}: stat", label(job)))?;
-                let ex = fiemap::extents(&target.file).with_context(|| {
-                    format!(
-                        "--trace: {}: cannot map {} to device sectors with FIEMAP (the \
-                         breakdown joins requests by sector); use a block device instead",
-                        label(job),
-                        target.path.display()
-                    )
+                    .map_err(|err| EngineError::TraceStat {
+                        job: label(job),
+                        err,
+                    })?;
+                let ex = fiemap::extents(&target.file).map_err(|err| EngineError::TraceFiemap {
+                    job: label(job),
+                    path: target.path.clone(),
+                    err,
                 })?;
                 (
                     libc::major(md.dev()),
@@ -121,21 +121,20 @@ pub fn arm(
             }
         };
         let Ok(dev) = crate::sys::blockdev::BlockDev::from_dev(major, minor) else {
-            bail!(
-                "--trace: {}: {} is on device {major}:{minor}, which is not a block device \
-                 (tmpfs, overlay or a network filesystem?): there are no block events to trace",
-                label(job),
-                target.path.display()
-            );
+            return Err(EngineError::TraceNotBlock {
+                job: label(job),
+                path: target.path.clone(),
+                major,
+                minor,
+            });
         };
         if dev.partition {
-            bail!(
-                "--trace: {}: {} is on partition {major}:{minor}; partitions are not supported \
-                 (block events carry whole-disk sectors): use the whole disk or a file on an \
-                 unpartitioned one",
-                label(job),
-                target.path.display()
-            );
+            return Err(EngineError::TracePartition {
+                job: label(job),
+                path: target.path.clone(),
+                major,
+                minor,
+            });
         }
         let name = dev.name;
         let di = match t
@@ -164,7 +163,7 @@ pub fn arm(
     // Kernel stamps are put on the engine clock (TSC ticks scaled with the
     // engine's own calibration); only a kernel without the x86-tsc trace clock
     // makes the engine fall back to CLOCK_MONOTONIC, the trace's `mono`.
-    let tfs = crate::measure::tracefs::Tracefs::open().context("--trace")?;
+    let tfs = crate::measure::tracefs::Tracefs::open().map_err(EngineError::TraceMount)?;
     if blktrace::joinable_trace_clock(&tfs).is_none() {
         clock::use_monotonic();
     }
@@ -178,7 +177,10 @@ pub fn arm(
                     ..BlockTraceOptions::default()
                 },
             )
-            .with_context(|| format!("--trace: block tracing of /dev/{}", d.name))?,
+            .map_err(|err| EngineError::TraceStart {
+                dev: d.name.clone(),
+                err: Box::new(err),
+            })?,
         );
     }
     Ok(Some(t))
@@ -278,7 +280,10 @@ fn in_windows(windows: &[blktrace::Window], from: u64, to: u64) -> bool {
 
 /// The device byte offset a file offset maps to (tests, tools).
 pub fn device_offset(path: &Path, off: u64) -> Result<Option<u64>> {
-    let f = std::fs::File::open(path).with_context(|| format!("open {}", path.display()))?;
+    let f = std::fs::File::open(path).map_err(|err| EngineError::Open {
+        path: path.to_path_buf(),
+        err,
+    })?;
     Ok(Mapping::File(fiemap::extents(&f)?).map(off))
 }
 

@@ -28,12 +28,14 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    pub(crate) fn bad(&self, expected: impl Into<String>) -> JobError {
+    /// The value is wrong: `expected` says what would have been valid (a phrase,
+    /// or a parser's error such as [`units::UnitError`], whose message is one).
+    pub(crate) fn bad(&self, expected: impl std::fmt::Display) -> JobError {
         JobError::BadValue {
             at: self.at.to_string(),
             option: self.name.to_string(),
             value: self.value.to_string(),
-            expected: expected.into(),
+            expected: expected.to_string(),
         }
     }
     pub(crate) fn size(&self) -> Result<u64, JobError> {

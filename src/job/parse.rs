@@ -94,16 +94,33 @@ pub(crate) fn verify(c: &Ctx) -> Result<Option<VerifyKind>, JobError> {
     })
 }
 
+/// Why a `verify_pattern=` value is not one: the message says what would have
+/// been valid and, where known, what was wrong.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PatternError {
+    #[error("{PATTERN_EXPECTED}")]
+    Invalid,
+    #[error("{PATTERN_EXPECTED}; a quote is not closed")]
+    UnclosedQuote,
+    #[error("{PATTERN_EXPECTED}; an empty string adds nothing")]
+    EmptyString,
+    #[error("{PATTERN_EXPECTED} (fio's %o offset format is not supported by iolab)")]
+    OffsetFormat,
+    #[error("{PATTERN_EXPECTED}, at most 4096 bytes")]
+    TooLong,
+}
+
+const PATTERN_EXPECTED: &str = "a hex number (0xdeadbeef), a decimal number up to 4294967295, \
+     a quoted string (\"abc\"), or a concatenation of those";
+
 /// fio's `verify_pattern`: hex (`0x...`, bytes in written order), decimal (the
 /// fewest little-endian bytes that hold it, at most 4), or quoted text, and any
 /// concatenation of those.
-pub fn verify_pattern(v: &str) -> Result<Vec<u8>, String> {
-    const EXPECTED: &str = "a hex number (0xdeadbeef), a decimal number up to 4294967295, \
-         a quoted string (\"abc\"), or a concatenation of those";
+pub fn verify_pattern(v: &str) -> Result<Vec<u8>, PatternError> {
     let mut out = Vec::new();
     let mut rest = v.trim();
     if rest.is_empty() {
-        return Err(EXPECTED.into());
+        return Err(PatternError::Invalid);
     }
     while !rest.is_empty() {
         if let Some(hex) = rest.strip_prefix("0x").or_else(|| rest.strip_prefix("0X")) {
@@ -111,7 +128,7 @@ pub fn verify_pattern(v: &str) -> Result<Vec<u8>, String> {
                 .find(|ch: char| !ch.is_ascii_hexdigit())
                 .unwrap_or(hex.len());
             if n == 0 {
-                return Err(EXPECTED.into());
+                return Err(PatternError::Invalid);
             }
             let digits = &hex[..n];
             // An odd digit count gets a leading zero nibble, as in 0xabc = 0a bc.
@@ -121,16 +138,16 @@ pub fn verify_pattern(v: &str) -> Result<Vec<u8>, String> {
                 digits.to_string()
             };
             for i in (0..padded.len()).step_by(2) {
-                out.push(u8::from_str_radix(&padded[i..i + 2], 16).map_err(|_| EXPECTED)?);
+                out.push(
+                    u8::from_str_radix(&padded[i..i + 2], 16).map_err(|_| PatternError::Invalid)?,
+                );
             }
             rest = &hex[n..];
         } else if let Some(q) = rest.chars().next().filter(|ch| *ch == '"' || *ch == '\'') {
             let body = &rest[1..];
-            let end = body
-                .find(q)
-                .ok_or_else(|| format!("{EXPECTED}; a quote is not closed"))?;
+            let end = body.find(q).ok_or(PatternError::UnclosedQuote)?;
             if end == 0 {
-                return Err(format!("{EXPECTED}; an empty string adds nothing"));
+                return Err(PatternError::EmptyString);
             }
             out.extend_from_slice(&body.as_bytes()[..end]);
             rest = &body[end + 1..];
@@ -138,19 +155,17 @@ pub fn verify_pattern(v: &str) -> Result<Vec<u8>, String> {
             let n = rest
                 .find(|ch: char| !ch.is_ascii_digit())
                 .unwrap_or(rest.len());
-            let x: u32 = rest[..n].parse().map_err(|_| EXPECTED)?;
+            let x: u32 = rest[..n].parse().map_err(|_| PatternError::Invalid)?;
             let width = (4 - x.leading_zeros() as usize / 8).max(1);
             out.extend_from_slice(&x.to_le_bytes()[..width]);
             rest = &rest[n..];
         } else if rest.starts_with('%') {
-            return Err(format!(
-                "{EXPECTED} (fio's %o offset format is not supported by iolab)"
-            ));
+            return Err(PatternError::OffsetFormat);
         } else {
-            return Err(EXPECTED.into());
+            return Err(PatternError::Invalid);
         }
         if out.len() > 4096 {
-            return Err(format!("{EXPECTED}, at most 4096 bytes"));
+            return Err(PatternError::TooLong);
         }
     }
     Ok(out)
@@ -229,10 +244,10 @@ fn split_dirs<'a>(c: &Ctx, v: &'a str) -> Result<[Option<&'a str>; 2], JobError>
     }
 }
 
-pub(crate) fn per_dir<T: Copy>(
+pub(crate) fn per_dir<T: Copy, E: std::fmt::Display>(
     c: &Ctx,
     current: [T; 2],
-    parse: impl Fn(&str) -> Result<T, String>,
+    parse: impl Fn(&str) -> Result<T, E>,
 ) -> Result<[T; 2], JobError> {
     let parts = split_dirs(c, c.value)?;
     let mut out = current;

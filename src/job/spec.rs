@@ -264,6 +264,19 @@ pub const REFUSED_ENGINES: &[(&str, &str)] = &[
     ),
 ];
 
+/// An `ioengine=` value iolab does not run. The message lists the engines it
+/// does run (what to use instead) and, for a known fio engine, why not this one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EngineNameError {
+    #[error("one of {ENGINE_NAMES} (iolab does not run {name}: {why})")]
+    Refused {
+        name: &'static str,
+        why: &'static str,
+    },
+    #[error("one of {ENGINE_NAMES} (other fio engines are not supported by iolab)")]
+    Unknown,
+}
+
 impl Engine {
     pub fn fio_name(self) -> &'static str {
         match self {
@@ -280,7 +293,7 @@ impl Engine {
 
     /// Parse an `ioengine=` value. The error says why a known fio engine is not
     /// run here, or lists the engines that are.
-    pub fn parse(name: &str) -> Result<Engine, String> {
+    pub fn parse(name: &str) -> Result<Engine, EngineNameError> {
         let e = match name {
             "null" => Engine::Null,
             "psync" => Engine::Psync,
@@ -298,12 +311,8 @@ impl Engine {
                     name
                 };
                 return Err(match REFUSED_ENGINES.iter().find(|(n, _)| *n == key) {
-                    Some((n, why)) => {
-                        format!("one of {ENGINE_NAMES} (iolab does not run {n}: {why})")
-                    }
-                    None => format!(
-                        "one of {ENGINE_NAMES} (other fio engines are not supported by iolab)"
-                    ),
+                    Some(&(name, why)) => EngineNameError::Refused { name, why },
+                    None => EngineNameError::Unknown,
                 });
             }
         };

@@ -1,8 +1,8 @@
 //! Values in fio's notation: sizes with `kb_base` quirks, times with per-option
 //! default units, booleans, integers, float lists.
 //!
-//! Each parser returns `Err(expected)` with a phrase describing what would have
-//! been valid; the caller wraps it with the location and the option name.
+//! Each parser returns a [`UnitError`] whose message is a phrase describing what
+//! would have been valid; the caller wraps it with the location and the option name.
 
 use std::time::Duration;
 
@@ -64,62 +64,140 @@ fn size_multiplier(suffix: &str, kb_base: u32) -> Option<u64> {
     base.checked_pow(pow)
 }
 
+/// Why a value is not in fio's notation. Each variant's message is the phrase
+/// describing what would have been valid (and, where it helps, what was wrong);
+/// the caller wraps it with the location and the option name.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum UnitError {
+    /// Not a size (`percent`: a percentage would also have been valid).
+    #[error("{}{}", size_expected(*.percent), .problem.map_or(String::new(), |p| p.to_string()))]
+    Size {
+        percent: bool,
+        problem: Option<SizeProblem>,
+    },
+    /// A percentage above 100%.
+    #[error("a percentage from 0% to 100%, got {0}%")]
+    PercentOver(u64),
+    /// Not a time (`ns`: the option admits nanoseconds).
+    #[error(
+        "a time: an integer with an optional suffix {}us, ms, s, m, h, d (no suffix = {}){}",
+        if *.ns { "ns, " } else { "" },
+        .default_unit.name(),
+        .problem.map_or(String::new(), |p| p.to_string())
+    )]
+    Time {
+        default_unit: TimeUnit,
+        ns: bool,
+        problem: Option<TimeProblem>,
+    },
+    #[error("{BOOL_EXPECTED}")]
+    Bool,
+    /// Not an integer in `[min, max]`; `got` is the value when it parsed but was out of range.
+    #[error("{}{}", int_range(*.min, *.max), .got.map_or(String::new(), |v| format!(", got {v}")))]
+    Int {
+        min: u64,
+        max: u64,
+        got: Option<u64>,
+    },
+    #[error("a number from {min} to {max}")]
+    Real { min: f64, max: f64 },
+    #[error("{PROBABILITY_EXPECTED}")]
+    Probability,
+    #[error(
+        "a ':'-separated list of up to {MAX_PERCENTILES} percentiles in [0, 100], e.g. 50:99:99.9"
+    )]
+    Percentiles,
+}
+
+/// What was wrong with a size beyond "not a size".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SizeProblem {
+    #[error(" (hex values take no suffix)")]
+    HexSuffix,
+    #[error(" (arithmetic expressions are not supported)")]
+    Arithmetic,
+    #[error(
+        " (fractions are not supported: fio would silently truncate them; \
+         use a smaller unit, e.g. 1536 instead of 1.5k)"
+    )]
+    Fraction,
+    #[error(" (too large)")]
+    TooLarge,
+    #[error(" (a percentage is not valid here)")]
+    PercentNotHere,
+}
+
+/// What was wrong with a time beyond "not a time".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TimeProblem {
+    #[error(" (fractions are not supported; use a smaller unit)")]
+    Fraction,
+    #[error(" (too large)")]
+    TooLarge,
+}
+
+fn size_expected(percent: bool) -> String {
+    if percent {
+        format!("{SIZE_EXPECTED}, or a percentage such as 50%")
+    } else {
+        SIZE_EXPECTED.to_string()
+    }
+}
+
+fn int_range(min: u64, max: u64) -> String {
+    if max == u64::MAX {
+        format!("an integer >= {min}")
+    } else {
+        format!("an integer from {min} to {max}")
+    }
+}
+
 /// Parses a size such as `4k`, `1MiB`, `0x1000`, or (if `allow_percent`) `50%`.
-pub fn parse_size(s: &str, kb_base: u32, allow_percent: bool) -> Result<SizeVal, String> {
+pub fn parse_size(s: &str, kb_base: u32, allow_percent: bool) -> Result<SizeVal, UnitError> {
     let s = s.trim();
-    let expected = || {
-        if allow_percent {
-            format!("{SIZE_EXPECTED}, or a percentage such as 50%")
-        } else {
-            SIZE_EXPECTED.to_string()
-        }
+    let bad = |problem| UnitError::Size {
+        percent: allow_percent,
+        problem,
     };
     if s.is_empty() {
-        return Err(expected());
+        return Err(bad(None));
     }
     if let Some(hex) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         // fio accepts hex but then ignores any suffix; refuse rather than guess.
         return u64::from_str_radix(hex, 16)
             .map(SizeVal::Bytes)
-            .map_err(|_| format!("{} (hex values take no suffix)", expected()));
+            .map_err(|_| bad(Some(SizeProblem::HexSuffix)));
     }
     if s.starts_with('(') {
-        return Err(format!(
-            "{} (arithmetic expressions are not supported)",
-            expected()
-        ));
+        return Err(bad(Some(SizeProblem::Arithmetic)));
     }
     let (digits, suffix) = split_digits(s);
     if digits.is_empty() {
-        return Err(expected());
+        return Err(bad(None));
     }
     if suffix.starts_with('.') {
-        return Err(format!(
-            "{} (fractions are not supported: fio would silently truncate them; \
-             use a smaller unit, e.g. 1536 instead of 1.5k)",
-            expected()
-        ));
+        return Err(bad(Some(SizeProblem::Fraction)));
     }
     let n: u64 = digits
         .parse()
-        .map_err(|_| format!("{} (too large)", expected()))?;
+        .map_err(|_| bad(Some(SizeProblem::TooLarge)))?;
     if suffix == "%" {
         if !allow_percent {
-            return Err(format!("{} (a percentage is not valid here)", expected()));
+            return Err(bad(Some(SizeProblem::PercentNotHere)));
         }
         if n > 100 {
-            return Err(format!("a percentage from 0% to 100%, got {n}%"));
+            return Err(UnitError::PercentOver(n));
         }
         return Ok(SizeVal::Percent(n));
     }
-    let mult = size_multiplier(suffix, kb_base).ok_or_else(expected)?;
+    let mult = size_multiplier(suffix, kb_base).ok_or_else(|| bad(None))?;
     n.checked_mul(mult)
         .map(SizeVal::Bytes)
-        .ok_or_else(|| format!("{} (too large)", expected()))
+        .ok_or_else(|| bad(Some(SizeProblem::TooLarge)))
 }
 
 /// A size in bytes (no percentage).
-pub fn parse_bytes(s: &str, kb_base: u32) -> Result<u64, String> {
+pub fn parse_bytes(s: &str, kb_base: u32) -> Result<u64, UnitError> {
     match parse_size(s, kb_base, false)? {
         SizeVal::Bytes(b) => Ok(b),
         SizeVal::Percent(_) => unreachable!("percent refused by parse_size"),
@@ -146,29 +224,23 @@ impl TimeUnit {
 ///
 /// `allow_ns` admits `ns` for iolab's own device-model options, where fio has no
 /// precedent and sub-microsecond latencies matter.
-pub fn parse_time(s: &str, default_unit: TimeUnit, allow_ns: bool) -> Result<Duration, String> {
+pub fn parse_time(s: &str, default_unit: TimeUnit, allow_ns: bool) -> Result<Duration, UnitError> {
     let s = s.trim();
-    let expected = || {
-        format!(
-            "a time: an integer with an optional suffix {}us, ms, s, m, h, d \
-             (no suffix = {})",
-            if allow_ns { "ns, " } else { "" },
-            default_unit.name()
-        )
+    let bad = |problem| UnitError::Time {
+        default_unit,
+        ns: allow_ns,
+        problem,
     };
     let (digits, suffix) = split_digits(s);
     if digits.is_empty() {
-        return Err(expected());
+        return Err(bad(None));
     }
     if suffix.starts_with('.') {
-        return Err(format!(
-            "{} (fractions are not supported; use a smaller unit)",
-            expected()
-        ));
+        return Err(bad(Some(TimeProblem::Fraction)));
     }
     let n: u64 = digits
         .parse()
-        .map_err(|_| format!("{} (too large)", expected()))?;
+        .map_err(|_| bad(Some(TimeProblem::TooLarge)))?;
     let nanos_per: u64 = match suffix.to_ascii_lowercase().as_str() {
         "" => match default_unit {
             TimeUnit::Micros => 1_000,
@@ -181,62 +253,58 @@ pub fn parse_time(s: &str, default_unit: TimeUnit, allow_ns: bool) -> Result<Dur
         "m" => 60 * 1_000_000_000,
         "h" => 3_600 * 1_000_000_000,
         "d" => 86_400 * 1_000_000_000,
-        _ => return Err(expected()),
+        _ => return Err(bad(None)),
     };
     n.checked_mul(nanos_per)
         .map(Duration::from_nanos)
-        .ok_or_else(|| format!("{} (too large)", expected()))
+        .ok_or_else(|| bad(Some(TimeProblem::TooLarge)))
 }
 
 pub const BOOL_EXPECTED: &str = "a boolean: 0, 1, true, false, yes, no, on, off";
 
-pub fn parse_bool(s: &str) -> Result<bool, String> {
+pub fn parse_bool(s: &str) -> Result<bool, UnitError> {
     match s.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(BOOL_EXPECTED.to_string()),
+        _ => Err(UnitError::Bool),
     }
 }
 
 /// An integer in `[min, max]`. Like fio, integer options take size suffixes
 /// (`number_ios=1k` is 1024 with kb_base=1024).
-pub fn parse_int(s: &str, kb_base: u32, min: u64, max: u64) -> Result<u64, String> {
-    let range = || {
-        if max == u64::MAX {
-            format!("an integer >= {min}")
-        } else {
-            format!("an integer from {min} to {max}")
-        }
-    };
-    let v = parse_bytes(s, kb_base).map_err(|_| range())?;
+pub fn parse_int(s: &str, kb_base: u32, min: u64, max: u64) -> Result<u64, UnitError> {
+    let bad = |got| UnitError::Int { min, max, got };
+    let v = parse_bytes(s, kb_base).map_err(|_| bad(None))?;
     if v < min || v > max {
-        return Err(format!("{}, got {v}", range()));
+        return Err(bad(Some(v)));
     }
     Ok(v)
 }
 
 /// A real number in `[min, max]`.
-pub fn parse_f64(s: &str, min: f64, max: f64) -> Result<f64, String> {
-    let expected = || format!("a number from {min} to {max}");
-    let v: f64 = s.trim().parse().map_err(|_| expected())?;
+pub fn parse_f64(s: &str, min: f64, max: f64) -> Result<f64, UnitError> {
+    let bad = || UnitError::Real { min, max };
+    let v: f64 = s.trim().parse().map_err(|_| bad())?;
     if !v.is_finite() || v < min || v > max {
-        return Err(expected());
+        return Err(bad());
     }
     Ok(v)
 }
 
+const PROBABILITY_EXPECTED: &str =
+    "a probability: a number from 0 to 1 (e.g. 0.001) or a percentage (e.g. 0.1%)";
+
 /// A probability: `0.01` or `1%`.
-pub fn parse_probability(s: &str) -> Result<f64, String> {
-    let expected = "a probability: a number from 0 to 1 (e.g. 0.001) or a percentage (e.g. 0.1%)";
+pub fn parse_probability(s: &str) -> Result<f64, UnitError> {
     let s = s.trim();
     let (num, scale) = match s.strip_suffix('%') {
         Some(n) => (n, 100.0),
         None => (s, 1.0),
     };
-    let v: f64 = num.trim().parse().map_err(|_| expected.to_string())?;
+    let v: f64 = num.trim().parse().map_err(|_| UnitError::Probability)?;
     let p = v / scale;
     if !p.is_finite() || !(0.0..=1.0).contains(&p) {
-        return Err(expected.to_string());
+        return Err(UnitError::Probability);
     }
     Ok(p)
 }
@@ -245,23 +313,17 @@ pub fn parse_probability(s: &str) -> Result<f64, String> {
 pub const MAX_PERCENTILES: usize = 20;
 
 /// `99:99.9:99.99` -> percentiles in (0, 100].
-pub fn parse_percentile_list(s: &str) -> Result<Vec<f64>, String> {
-    let expected = || {
-        format!(
-            "a ':'-separated list of up to {MAX_PERCENTILES} percentiles in [0, 100], \
-             e.g. 50:99:99.9"
-        )
-    };
+pub fn parse_percentile_list(s: &str) -> Result<Vec<f64>, UnitError> {
     let mut out = Vec::new();
     for part in s.trim().split(':') {
-        let v: f64 = part.trim().parse().map_err(|_| expected())?;
+        let v: f64 = part.trim().parse().map_err(|_| UnitError::Percentiles)?;
         if !v.is_finite() || !(0.0..=100.0).contains(&v) {
-            return Err(expected());
+            return Err(UnitError::Percentiles);
         }
         out.push(v);
     }
     if out.len() > MAX_PERCENTILES {
-        return Err(expected());
+        return Err(UnitError::Percentiles);
     }
     Ok(out)
 }
@@ -327,7 +389,12 @@ mod tests {
 
     #[test]
     fn refuses_what_fio_silently_mangles() {
-        assert!(parse_bytes("1.5k", 1024).unwrap_err().contains("fractions"));
+        assert!(
+            parse_bytes("1.5k", 1024)
+                .unwrap_err()
+                .to_string()
+                .contains("fractions")
+        );
         assert!(parse_bytes("0x10k", 1024).is_err());
         assert!(parse_bytes("4kk", 1024).is_err());
         assert!(parse_bytes("k", 1024).is_err());
@@ -336,11 +403,13 @@ mod tests {
         assert!(
             parse_bytes("99999999999p", 1024)
                 .unwrap_err()
+                .to_string()
                 .contains("too large")
         );
         assert!(
             parse_bytes("(4k*2)", 1024)
                 .unwrap_err()
+                .to_string()
                 .contains("arithmetic")
         );
     }
@@ -365,6 +434,7 @@ mod tests {
         assert!(
             parse_time("300000d", s, false)
                 .unwrap_err()
+                .to_string()
                 .contains("too large")
         );
     }
@@ -376,7 +446,7 @@ mod tests {
         assert!(parse_bool("2").is_err());
         assert_eq!(parse_int("1k", 1024, 1, u64::MAX), Ok(1024));
         assert_eq!(
-            parse_int("0", 1024, 1, 100).unwrap_err(),
+            parse_int("0", 1024, 1, 100).unwrap_err().to_string(),
             "an integer from 1 to 100, got 0"
         );
     }

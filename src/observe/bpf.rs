@@ -20,12 +20,14 @@ use std::collections::HashMap;
 use std::os::fd::OwnedFd;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail, ensure};
+pub use sys::BpfError;
 
 use super::period::{Period, SyscallStat, ThreadStat};
 use crate::measure::tracefs::{EventFormat, Tracefs};
 use progs::{MAX_NR, MapFds, MapValue, SyscallCounters, ThreadSlot, misc, slot, stat};
 use sys::Map;
+
+type Result<T, E = BpfError> = std::result::Result<T, E>;
 
 /// pid_max up to this gets an array of thread slots (64 B each: 8 MiB at most),
 /// indexed by tid without hashing; beyond it, a hash map of this many threads.
@@ -71,11 +73,10 @@ pub struct BpfCounter {
 }
 
 fn pid_max() -> Result<u32> {
-    let s = std::fs::read_to_string("/proc/sys/kernel/pid_max")
-        .context("reading /proc/sys/kernel/pid_max")?;
+    let s = std::fs::read_to_string("/proc/sys/kernel/pid_max").map_err(BpfError::PidMaxRead)?;
     s.trim()
         .parse()
-        .with_context(|| format!("/proc/sys/kernel/pid_max: {s:?} is not a number"))
+        .map_err(|err| BpfError::PidMaxParse { text: s, err })
 }
 
 /// Size of the u64 values of the per-CPU maps (maxes, misc).
@@ -92,11 +93,11 @@ fn u32_at(b: &[u8], off: usize) -> u32 {
 /// Time sampling takes one call in a power of two (a mask of the random
 /// number in sys_enter): 1 (every call) to 65536.
 pub fn check_time_one_in(n: u32) -> Result<()> {
-    ensure!(
-        n.is_power_of_two() && n <= 1 << 16,
-        "{n} is not a power of two from 1 (every call) to 65536"
-    );
-    Ok(())
+    if n.is_power_of_two() && n <= 1 << 16 {
+        Ok(())
+    } else {
+        Err(BpfError::TimeOneIn(n))
+    }
 }
 
 impl BpfCounter {
@@ -208,7 +209,7 @@ impl BpfCounter {
         let mut v = vec![0u8; slot::SIZE];
         for &tid in tids {
             if tid <= 0 {
-                bail!("thread id {tid} is not valid");
+                return Err(BpfError::BadTid(tid));
             }
             let key = (tid as u32).to_le_bytes();
             let found = self.threads.lookup(&key, &mut v)?;
@@ -222,12 +223,11 @@ impl BpfCounter {
             };
             self.threads
                 .update(&key, fresh.as_bytes(), sys::BPF_ANY)
-                .with_context(|| {
-                    format!(
-                        "tracking thread {tid} ({} thread map of {} entries)",
-                        self.thread_map_kind(),
-                        self.threads.max_entries
-                    )
+                .map_err(|err| BpfError::Track {
+                    tid,
+                    kind: self.thread_map_kind(),
+                    entries: self.threads.max_entries,
+                    err: Box::new(err),
                 })?;
         }
         Ok(())
@@ -441,19 +441,13 @@ impl BpfCounter {
         let c = &self.last;
         let full = c.misc[misc::LOST as usize];
         if full > 0 {
-            bail!(
-                "{full} new threads could not be tracked: the BPF thread map ({} entries) \
-                 is full; counts are not exact. Use --backend=tracefs for this process tree",
-                self.threads.max_entries
-            );
+            return Err(BpfError::ThreadMapFull {
+                full,
+                entries: self.threads.max_entries,
+            });
         }
         if c.recursion_misses > 0 {
-            bail!(
-                "the kernel skipped {} runs of the BPF programs (a program was already \
-                 running on that CPU: a preemptible kernel, or another BPF tool attached to \
-                 the same tracepoints); counts are not exact. Use --backend=tracefs",
-                c.recursion_misses
-            );
+            return Err(BpfError::RecursionMisses(c.recursion_misses));
         }
         Ok(())
     }
@@ -462,7 +456,10 @@ impl BpfCounter {
 fn fork_format() -> Result<EventFormat> {
     let tfs = Tracefs::open()?;
     let p = tfs.root().join("events/sched/sched_process_fork/format");
-    let text = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+    let text = match std::fs::read_to_string(&p) {
+        Ok(t) => t,
+        Err(err) => return Err(BpfError::ReadFormat { path: p, err }),
+    };
     Ok(EventFormat::parse("sched", &text)?)
 }
 

@@ -2,12 +2,32 @@
 //! (aggregates in the kernel; the default where BPF works) and the tracefs
 //! tracer (streams events and pairs them here; works wherever tracefs does).
 
-use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
-use super::bpf::{BpfCounter, check_time_one_in};
+use super::bpf::{BpfCounter, BpfError, check_time_one_in};
 use super::period::Period;
-use super::tracer::{Tracer, TracerOptions, require_no_loss};
+use super::tracer::{Tracer, TracerError, TracerOptions, require_no_loss};
+
+/// Why a collector could not be opened or run: its backend's error, or an
+/// option that does not fit the backend.
+#[derive(Debug, thiserror::Error)]
+pub enum CollectorError {
+    #[error("--time-sample {n}: {err}")]
+    TimeSample { n: u32, err: BpfError },
+    #[error(
+        "--time-sample {0}: only the bpf backend samples call times \
+         (tracefs gets every call's enter and exit event anyway)"
+    )]
+    TimeSampleTracefs(u32),
+    #[error("--backend=bpf: the eBPF counter cannot run here (try --backend=tracefs): {0}")]
+    BpfUnavailable(BpfError),
+    #[error(transparent)]
+    Bpf(#[from] BpfError),
+    #[error(transparent)]
+    Tracer(#[from] TracerError),
+}
+
+type Result<T, E = CollectorError> = std::result::Result<T, E>;
 
 /// Which collector counts (`--backend`).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -40,12 +60,12 @@ impl Collector {
     /// `time_one_in` > 1 times that share of calls at random (bpf only; every
     /// call is still counted).
     pub fn open(requested: Option<Backend>, buffer_kb: u64, time_one_in: u32) -> Result<Collector> {
-        check_time_one_in(time_one_in).with_context(|| format!("--time-sample {time_one_in}"))?;
+        check_time_one_in(time_one_in).map_err(|err| CollectorError::TimeSample {
+            n: time_one_in,
+            err,
+        })?;
         if time_one_in > 1 && requested == Some(Backend::Tracefs) {
-            bail!(
-                "--time-sample {time_one_in}: only the bpf backend samples call times \
-                 (tracefs gets every call's enter and exit event anyway)"
-            );
+            return Err(CollectorError::TimeSampleTracefs(time_one_in));
         }
         let tracefs = || -> Result<Collector> {
             Ok(Collector::Tracefs {
@@ -59,11 +79,7 @@ impl Collector {
         match requested {
             Some(Backend::Tracefs) => tracefs(),
             Some(Backend::Bpf) => Ok(Collector::Bpf(Box::new(
-                BpfCounter::timing_one_in(time_one_in).map_err(|e| {
-                    e.context(
-                        "--backend=bpf: the eBPF counter cannot run here (try --backend=tracefs)",
-                    )
-                })?,
+                BpfCounter::timing_one_in(time_one_in).map_err(CollectorError::BpfUnavailable)?,
             ))),
             None => match BpfCounter::timing_one_in(time_one_in) {
                 Ok(b) => Ok(Collector::Bpf(Box::new(b))),
@@ -106,15 +122,15 @@ impl Collector {
 
     pub fn add_pids(&mut self, tids: &[i32]) -> Result<()> {
         match self {
-            Collector::Bpf(b) => b.add_pids(tids),
-            Collector::Tracefs { tracer, .. } => tracer.add_pids(tids),
+            Collector::Bpf(b) => Ok(b.add_pids(tids)?),
+            Collector::Tracefs { tracer, .. } => Ok(tracer.add_pids(tids)?),
         }
     }
 
     pub fn start(&mut self) -> Result<()> {
         match self {
-            Collector::Bpf(b) => b.start(),
-            Collector::Tracefs { tracer, .. } => tracer.start(),
+            Collector::Bpf(b) => Ok(b.start()?),
+            Collector::Tracefs { tracer, .. } => Ok(tracer.start()?),
         }
     }
 
@@ -123,14 +139,17 @@ impl Collector {
     pub fn poll(&mut self) -> Result<()> {
         match self {
             Collector::Bpf(_) => Ok(()),
-            Collector::Tracefs { tracer, .. } => tracer.poll(false).map(|_| ()),
+            Collector::Tracefs { tracer, .. } => {
+                tracer.poll(false)?;
+                Ok(())
+            }
         }
     }
 
     /// What happened since the previous interval (reads the kernel's counters).
     pub fn take_interval(&mut self) -> Result<Period> {
         match self {
-            Collector::Bpf(b) => b.take_interval(),
+            Collector::Bpf(b) => Ok(b.take_interval()?),
             Collector::Tracefs { tracer, .. } => Ok(tracer.take_interval()),
         }
     }
@@ -138,9 +157,9 @@ impl Collector {
     /// Fail if any event was lost so far.
     pub fn require_no_loss(&self) -> Result<()> {
         match self {
-            Collector::Bpf(b) => b.require_no_loss(),
+            Collector::Bpf(b) => Ok(b.require_no_loss()?),
             Collector::Tracefs { tracer, buffer_kb } => {
-                require_no_loss(&tracer.loss()?, *buffer_kb)
+                Ok(require_no_loss(&tracer.loss()?, *buffer_kb)?)
             }
         }
     }
@@ -150,18 +169,19 @@ impl Collector {
         match self {
             Collector::Bpf(b) => {
                 b.stop();
-                b.read()
+                Ok(b.read()?)
             }
             Collector::Tracefs { tracer, .. } => {
                 tracer.stop()?;
-                tracer.poll(true).map(|_| ())
+                tracer.poll(true)?;
+                Ok(())
             }
         }
     }
 
     pub fn total_period(&mut self) -> Result<Period> {
         match self {
-            Collector::Bpf(b) => b.total_period(),
+            Collector::Bpf(b) => Ok(b.total_period()?),
             Collector::Tracefs { tracer, .. } => Ok(tracer.total_period()),
         }
     }
@@ -194,7 +214,7 @@ impl Collector {
     pub fn remove(self) -> Result<()> {
         match self {
             Collector::Bpf(_) => Ok(()),
-            Collector::Tracefs { tracer, .. } => tracer.remove(),
+            Collector::Tracefs { tracer, .. } => Ok(tracer.remove()?),
         }
     }
 }

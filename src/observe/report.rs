@@ -2,14 +2,13 @@
 //! joined with /proc deltas, and its text rendering. JSON is serde's rendering
 //! of the same value.
 
-use anyhow::Result;
 use serde::Serialize;
 
 use super::collector::Collector;
 use super::names::syscall_name;
 use super::period::{Period, ThreadStat};
 use crate::measure::clock::now_ns;
-use crate::measure::cpu::{CpuPercent, Interrupts, ProcStat};
+use crate::measure::cpu::{CpuPercent, CpuSourceError, Interrupts, ProcStat};
 
 /// One syscall row of a report.
 #[derive(Clone, Debug, Serialize)]
@@ -88,7 +87,7 @@ pub(super) struct Snapshot {
 }
 
 impl Snapshot {
-    pub(super) fn take() -> Result<Snapshot> {
+    pub(super) fn take() -> Result<Snapshot, CpuSourceError> {
         Ok(Snapshot {
             t: now_ns(),
             stat: ProcStat::read()?,

@@ -8,7 +8,33 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use std::ffi::NulError;
+use std::io;
+
+/// Why the command to observe could not be started, or its process tree not
+/// listed.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+    #[error("the program path must not contain NUL bytes: {0}")]
+    NulInPath(NulError),
+    #[error("command arguments must not contain NUL bytes: {0}")]
+    NulInArgs(NulError),
+    #[error("creating the start pipe: {0}")]
+    Pipe(io::Error),
+    #[error("fork: {0}")]
+    Fork(io::Error),
+    #[error(
+        "the command's process {0} did not reach its start point within 10 s; \
+         retry when the machine is less loaded"
+    )]
+    NotHeld(i32),
+    #[error("listing /proc: {0}")]
+    ListProc(io::Error),
+}
+
+type Result<T, E = SpawnError> = std::result::Result<T, E>;
 
 /// The observed process: a command we started, or an existing pid.
 pub(super) enum Target {
@@ -82,27 +108,27 @@ pub enum ResolveError {
 /// tracer can be set up on its pid before the command's first system call.
 pub(super) fn spawn_held(cmd: &[String]) -> Result<Target> {
     let prog = resolve_program(&cmd[0], std::env::var_os("PATH").as_deref())?;
-    let prog = CString::new(prog.as_os_str().as_bytes())
-        .context("the program path must not contain NUL bytes")?;
+    let prog = CString::new(prog.as_os_str().as_bytes()).map_err(SpawnError::NulInPath)?;
     let argv: Vec<CString> = cmd
         .iter()
         .map(|a| CString::new(a.as_bytes()))
         .collect::<Result<_, _>>()
-        .context("command arguments must not contain NUL bytes")?;
+        .map_err(SpawnError::NulInArgs)?;
     let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     ptrs.push(std::ptr::null());
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: fds has room for two descriptors.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error()).context("creating the start pipe");
+        return Err(SpawnError::Pipe(io::Error::last_os_error()));
     }
     let (rd, wr) = (fds[0], fds[1]);
-    let msg = b"iolab observe: cannot execute the command\n";
+    let msg = b"iolab observe: cannot execute the command; check that it is an executable \
+                for this machine and that you may run it\n";
     // SAFETY: the child only calls async-signal-safe functions (signal, read,
     // close, execv, write, _exit) on memory prepared before the fork.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        return Err(std::io::Error::last_os_error()).context("fork");
+        return Err(SpawnError::Fork(io::Error::last_os_error()));
     }
     if pid == 0 {
         // SAFETY: see above.
@@ -150,10 +176,7 @@ fn wait_held(pid: i32) -> Result<()> {
             return Ok(());
         }
         if Instant::now() >= deadline {
-            bail!(
-                "the command's process {pid} did not reach its start point within 10 s; \
-                 retry when the machine is less loaded"
-            );
+            return Err(SpawnError::NotHeld(pid));
         }
         std::thread::sleep(Duration::from_micros(200));
     }
@@ -172,7 +195,10 @@ fn proc_state(pid: i32) -> Option<char> {
 /// All threads of `pid` and of its descendant processes.
 pub fn process_tree_threads(pid: i32) -> Result<Vec<i32>> {
     let mut parent_of: Vec<(i32, i32)> = Vec::new();
-    for e in fs::read_dir("/proc")?.flatten() {
+    for e in fs::read_dir("/proc")
+        .map_err(SpawnError::ListProc)?
+        .flatten()
+    {
         let Some(p) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
             continue;
         };

@@ -10,13 +10,42 @@
 
 use std::collections::HashMap;
 
-use anyhow::{Result, bail};
-
+use crate::measure::tracefs::format::FormatError;
+use crate::measure::tracefs::instance::TracefsError;
+use crate::measure::tracefs::mount::MountError;
 use crate::measure::tracefs::{
     EventFormat, Field, Instance, LossReport, RawEvent, Tracefs, field_i64, field_str,
 };
 
 use super::period::{MAX_NR, Period};
+
+/// Why the tracefs tracer could not be set up or run, or why its counts are
+/// not exact.
+#[derive(Debug, thiserror::Error)]
+pub enum TracerError {
+    #[error(transparent)]
+    Mount(#[from] MountError),
+    /// Boxed: a tracefs error is large.
+    #[error(transparent)]
+    Tracefs(Box<TracefsError>),
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    #[error("no thread to trace: an empty set_event_pid would trace every task")]
+    NoThreads,
+    #[error(
+        "the kernel dropped trace events: {what}; counts are not exact. \
+         Raise --buffer-kb (now {buffer_kb} KiB per CPU) or shorten --interval"
+    )]
+    Lost { what: String, buffer_kb: u64 },
+}
+
+impl From<TracefsError> for TracerError {
+    fn from(e: TracefsError) -> Self {
+        TracerError::Tracefs(Box::new(e))
+    }
+}
+
+type Result<T, E = TracerError> = std::result::Result<T, E>;
 
 /// Events newer than "now - horizon" may still be unread on another CPU.
 const HORIZON_NS: u64 = 2_000_000;
@@ -153,7 +182,7 @@ impl Tracer {
 
     pub fn start(&self) -> Result<()> {
         if self.traced.is_empty() {
-            bail!("no thread to trace: an empty set_event_pid would trace every task");
+            return Err(TracerError::NoThreads);
         }
         Ok(self.inst.set_tracing_on(true)?)
     }
@@ -392,11 +421,10 @@ fn decode(d: &Decoders, ev: &RawEvent, comms: &mut HashMap<i32, String>) -> Opti
 /// Check a loss report; exact counts are the promise, so any loss is an error.
 pub fn require_no_loss(loss: &LossReport, buffer_kb: u64) -> Result<()> {
     if loss.any_loss() {
-        bail!(
-            "the kernel dropped trace events: {}; counts are not exact. \
-             Raise --buffer-kb (now {buffer_kb} KiB per CPU) or shorten --interval",
-            loss.describe()
-        );
+        return Err(TracerError::Lost {
+            what: loss.describe(),
+            buffer_kb,
+        });
     }
     Ok(())
 }

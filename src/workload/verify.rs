@@ -120,6 +120,22 @@ pub struct VerifyStats {
     pub first_failure: Option<VerifyFailure>,
 }
 
+/// Why a job's verification cannot be set up.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum VerifyError {
+    /// The block map would need more than [`MAX_UNITS`] entries.
+    #[error(
+        "verify: remembering what was written needs one entry per {unit} bytes \
+         (the common divisor of the block sizes) over {region_len} bytes = {entries} entries, \
+         more than {MAX_UNITS}; use a smaller size= or block sizes with a larger common divisor"
+    )]
+    MapTooLarge {
+        unit: u64,
+        region_len: u64,
+        entries: u64,
+    },
+}
+
 /// Per-unit record of the last block written at each place of the region.
 #[derive(Debug)]
 pub struct BlockMap {
@@ -140,17 +156,22 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 impl BlockMap {
-    pub fn new(base: u64, region_len: u64, unit: u64, max_len: u64) -> Result<BlockMap, String> {
+    pub fn new(
+        base: u64,
+        region_len: u64,
+        unit: u64,
+        max_len: u64,
+    ) -> Result<BlockMap, VerifyError> {
         let unit = unit.max(1);
-        let n = region_len.div_ceil(unit);
-        if n > MAX_UNITS {
-            return Err(format!(
-                "verify: remembering what was written needs one entry per {unit} bytes \
-                 (the common divisor of the block sizes) over {region_len} bytes = {n} entries, \
-                 more than {MAX_UNITS}; use a smaller size= or block sizes with a larger common divisor"
-            ));
+        let entries = region_len.div_ceil(unit);
+        if entries > MAX_UNITS {
+            return Err(VerifyError::MapTooLarge {
+                unit,
+                region_len,
+                entries,
+            });
         }
-        let n = n as usize;
+        let n = entries as usize;
         Ok(BlockMap {
             base,
             unit,
@@ -293,7 +314,7 @@ impl Verifier {
         region_start: u64,
         region_len: u64,
         seed: u64,
-    ) -> Result<Option<Verifier>, String> {
+    ) -> Result<Option<Verifier>, VerifyError> {
         let Some(kind) = job.verify.kind else {
             return Ok(None);
         };

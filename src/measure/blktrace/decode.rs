@@ -2,9 +2,9 @@
 
 use std::collections::HashMap;
 
-use anyhow::Result;
 use serde::Serialize;
 
+use crate::measure::tracefs::format::FormatError;
 use crate::measure::tracefs::{EventFormat, Field, RawEvent, field_i64, field_str, field_u64};
 use crate::sys::blockdev::kernel_dev;
 
@@ -65,7 +65,8 @@ pub struct BlockDecoder {
 }
 
 impl BlockDecoder {
-    pub fn new(formats: &[EventFormat]) -> Result<BlockDecoder> {
+    /// Fails when a block event's format lacks a field the decoder reads.
+    pub fn new(formats: &[EventFormat]) -> Result<BlockDecoder, FormatError> {
         let mut by_id = HashMap::new();
         for f in formats {
             let Some(&(_, action)) = EVENTS.iter().find(|(n, _)| *n == f.name) else {

@@ -10,12 +10,63 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow, bail};
 use serde::Serialize;
 
 use crate::measure::clock;
+use crate::measure::tracefs::format::FormatError;
+use crate::measure::tracefs::instance::TracefsError;
+use crate::measure::tracefs::mount::MountError;
+use crate::measure::tracefs::page::PageError;
 use crate::measure::tracefs::{Instance, LossReport, RawEvent, Tracefs, parse_page};
-use crate::sys::blockdev::{block_dev_numbers, kernel_dev};
+use crate::sys::blockdev::{BlockDevError, block_dev_numbers, kernel_dev};
+
+/// Why a block trace could not be set up, run or collected. Causes are part of
+/// the message, not a `source`, so a `{:#}` chain says each once.
+#[derive(Debug, thiserror::Error)]
+pub enum BlockTraceError {
+    #[error("{0}% is out of range (1-99; without sampling --trace traces all the time)")]
+    SamplePercent(u32),
+    #[error("period {0:?} is too short (10ms or more: each switch patches the kernel's code)")]
+    SamplePeriod(Duration),
+    /// A failure while tracing the device node `dev`.
+    #[error("block tracing of {}: {inner}", dev.display())]
+    Of {
+        dev: std::path::PathBuf,
+        inner: Box<BlockTraceError>,
+    },
+    #[error(transparent)]
+    Device(#[from] BlockDevError),
+    #[error(
+        "the engine clock reads the TSC but this kernel's trace_clock has no \
+         x86-tsc, so kernel stamps cannot be put on it exactly; switch the engine \
+         to CLOCK_MONOTONIC first (IOLAB_CLOCK=monotonic, or clock::use_monotonic)"
+    )]
+    NoTscClock,
+    #[error(transparent)]
+    Mount(#[from] MountError),
+    /// Boxed: a tracefs error is large, and this type is returned on paths that
+    /// succeed far more often than they fail.
+    #[error(transparent)]
+    Tracefs(Box<TracefsError>),
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    #[error("spawning the block-trace collector: {0}")]
+    Spawn(std::io::Error),
+    #[error("block-trace collector panicked")]
+    Panicked,
+    #[error("block trace lost events ({0}); raise the buffer (BlockTraceOptions::buffer_kb)")]
+    Lost(String),
+    #[error("parsing a cpu{cpu} ring-buffer page: {err}")]
+    Page { cpu: u32, err: PageError },
+}
+
+impl From<TracefsError> for BlockTraceError {
+    fn from(e: TracefsError) -> Self {
+        BlockTraceError::Tracefs(Box::new(e))
+    }
+}
+
+type Result<T, E = BlockTraceError> = std::result::Result<T, E>;
 
 /// Everything a block trace produced.
 #[derive(Clone, Debug, Serialize)]
@@ -148,14 +199,10 @@ impl Sampling {
     /// `percent` (1-99) of every `period` (10 ms or more).
     pub fn new(percent: u32, period: Duration) -> Result<Sampling> {
         if !(1..=99).contains(&percent) {
-            bail!(
-                "{percent}% is out of range (1-99; without sampling --trace traces all the time)"
-            );
+            return Err(BlockTraceError::SamplePercent(percent));
         }
         if period < Duration::from_millis(10) {
-            bail!(
-                "period {period:?} is too short (10ms or more: each switch patches the kernel's code)"
-            );
+            return Err(BlockTraceError::SamplePeriod(period));
         }
         Ok(Sampling {
             traced: period * percent / 100,
@@ -202,8 +249,10 @@ impl BlockTrace {
     /// Trace the block device node `dev_path` (e.g. /dev/zram0, /dev/loop3).
     pub fn start(dev_path: &Path, opts: BlockTraceOptions) -> Result<BlockTrace> {
         let (major, minor) = block_dev_numbers(dev_path)?;
-        Self::start_dev(major, minor, opts)
-            .with_context(|| format!("block tracing of {}", dev_path.display()))
+        Self::start_dev(major, minor, opts).map_err(|e| BlockTraceError::Of {
+            dev: dev_path.to_path_buf(),
+            inner: Box::new(e),
+        })
     }
 
     /// Trace device `major:minor`. Event stamps come back on the engine clock
@@ -213,11 +262,7 @@ impl BlockTrace {
         let stamp = match (joinable_trace_clock(&tfs), clock::tsc_scale()) {
             (Some("x86-tsc"), Some(sc)) => StampClock::Tsc(sc),
             (Some(_), _) => StampClock::Mono,
-            (None, _) => bail!(
-                "the engine clock reads the TSC but this kernel's trace_clock has no \
-                 x86-tsc, so kernel stamps cannot be put on it exactly; switch the engine \
-                 to CLOCK_MONOTONIC first (IOLAB_CLOCK=monotonic, or clock::use_monotonic)"
-            ),
+            (None, _) => return Err(BlockTraceError::NoTscClock),
         };
         let mut inst = tfs.new_instance()?;
         inst.set_clock(stamp.name())?;
@@ -244,7 +289,7 @@ impl BlockTrace {
                 let names = names.clone();
                 move || collect(inst, decoder, stamp, stop2, opts, &names)
             })
-            .context("spawning the block-trace collector")?;
+            .map_err(BlockTraceError::Spawn)?;
         Ok(BlockTrace {
             stop,
             worker: Some(worker),
@@ -270,9 +315,7 @@ impl BlockTrace {
     pub fn stop(mut self) -> Result<BlockTraceResult> {
         self.stop.store(true, Ordering::Release);
         let w = self.worker.take().expect("stop is called once");
-        let (events, loss, windows) = w
-            .join()
-            .map_err(|_| anyhow!("block-trace collector panicked"))??;
+        let (events, loss, windows) = w.join().map_err(|_| BlockTraceError::Panicked)??;
         Ok(BlockTraceResult {
             device: self.device.clone(),
             clock: self.clock,
@@ -386,10 +429,7 @@ fn collect(
     let layout = inst.page_layout()?;
     inst.remove()?;
     if loss.any_loss() {
-        bail!(
-            "block trace lost events ({}); raise the buffer (BlockTraceOptions::buffer_kb)",
-            loss.describe()
-        );
+        return Err(BlockTraceError::Lost(loss.describe()));
     }
     let mut events = Vec::new();
     for (cpu, page) in &pages {
@@ -408,7 +448,7 @@ fn collect(
                 events.push(b);
             }
         })
-        .with_context(|| format!("parsing a cpu{cpu} ring-buffer page"))?;
+        .map_err(|err| BlockTraceError::Page { cpu: *cpu, err })?;
     }
     Ok((events, loss, windows))
 }

@@ -5,7 +5,14 @@
 
 use std::collections::HashMap;
 
-use anyhow::{Result, bail};
+/// A program the assembler cannot finish: a bug in the program's source.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AsmError {
+    #[error("eBPF assembler: jump to undefined label `{0}`")]
+    UndefinedLabel(&'static str),
+    #[error("eBPF assembler: jump to `{0}` too far")]
+    TooFar(&'static str),
+}
 
 /// One 8-byte instruction: opcode, dst (low nibble) and src (high nibble)
 /// registers, signed 16-bit offset, signed 32-bit immediate.
@@ -216,14 +223,13 @@ impl Asm {
     }
 
     /// Resolve labels; jump offsets count instructions after the jump.
-    pub fn finish(&mut self) -> Result<Vec<Insn>> {
+    pub fn finish(&mut self) -> Result<Vec<Insn>, AsmError> {
         for &(at, name) in &self.fixups {
             let Some(&to) = self.labels.get(name) else {
-                bail!("eBPF assembler: jump to undefined label `{name}`");
+                return Err(AsmError::UndefinedLabel(name));
             };
             let off = to as i64 - at as i64 - 1;
-            self.insns[at].off = i16::try_from(off)
-                .map_err(|_| anyhow::anyhow!("eBPF assembler: jump to `{name}` too far"))?;
+            self.insns[at].off = i16::try_from(off).map_err(|_| AsmError::TooFar(name))?;
         }
         Ok(std::mem::take(&mut self.insns))
     }

@@ -6,7 +6,9 @@
 
 use std::mem::{offset_of, size_of};
 
-use anyhow::Result;
+use super::insn::AsmError;
+
+type Result<T, E = AsmError> = std::result::Result<T, E>;
 
 use super::insn::{Alu, Asm, Cond, Helper, Insn, R0, R1, R2, R3, R4, R6, R7, R8, R9, R10, Size};
 

@@ -7,9 +7,94 @@ use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-use anyhow::{Context, Result, bail};
+use super::insn::{AsmError, Insn};
 
-use super::insn::Insn;
+/// Why a BPF object could not be made, attached or read, or why the counts it
+/// gave are not exact. Causes are part of the message, not a `source`.
+#[derive(Debug, thiserror::Error)]
+pub enum BpfError {
+    #[error("creating BPF map {name} ({entries} entries): {err}")]
+    MapCreate {
+        name: &'static str,
+        entries: u32,
+        err: io::Error,
+    },
+    #[error("reading BPF map {name}: {err}")]
+    MapRead { name: &'static str, err: io::Error },
+    #[error("writing BPF map {name}: {err}")]
+    MapWrite { name: &'static str, err: io::Error },
+    #[error("reading BPF program info: {0}")]
+    ProgInfo(io::Error),
+    #[error("this kernel does not report BPF recursion misses (Linux >= 5.12 does)")]
+    NoRecursionMisses,
+    #[error("loading BPF program {name}: needs CAP_BPF and CAP_PERFMON (or root): {err}")]
+    NoPermission { name: String, err: io::Error },
+    #[error("the kernel's verifier refused BPF program {name}: {err}\n  {log}")]
+    Verifier {
+        name: String,
+        err: io::Error,
+        /// The end of the verifier's log, where the refusal is.
+        log: String,
+    },
+    #[error("attaching BPF program to raw tracepoint {tp}: {err}")]
+    RawTracepoint { tp: String, err: io::Error },
+    #[error("perf_event_open of tracepoint {id} on CPU {cpu}: {err}")]
+    PerfOpen { id: u16, cpu: i32, err: io::Error },
+    #[error("attaching BPF program to tracepoint {id} on CPU {cpu}: {err}")]
+    PerfAttach { id: u16, cpu: i32, err: io::Error },
+    #[error("enabling tracepoint {id} on CPU {cpu}: {err}")]
+    PerfEnable { id: u16, cpu: i32, err: io::Error },
+    #[error("reading {path}: {err}")]
+    CpuFile { path: &'static str, err: io::Error },
+    #[error("bad CPU list {text:?}: {err}")]
+    CpuList {
+        text: String,
+        err: std::num::ParseIntError,
+    },
+    #[error(transparent)]
+    Asm(#[from] AsmError),
+    // The counter's own (`observe::bpf`).
+    #[error("reading /proc/sys/kernel/pid_max: {0}")]
+    PidMaxRead(io::Error),
+    #[error("/proc/sys/kernel/pid_max: {text:?} is not a number: {err}")]
+    PidMaxParse {
+        text: String,
+        err: std::num::ParseIntError,
+    },
+    #[error("{0} is not a power of two from 1 (every call) to 65536")]
+    TimeOneIn(u32),
+    #[error("thread id {0} is not valid")]
+    BadTid(i32),
+    #[error("tracking thread {tid} ({kind} thread map of {entries} entries): {err}")]
+    Track {
+        tid: i32,
+        kind: &'static str,
+        entries: u32,
+        err: Box<BpfError>,
+    },
+    #[error(
+        "{full} new threads could not be tracked: the BPF thread map ({entries} entries) \
+         is full; counts are not exact. Use --backend=tracefs for this process tree"
+    )]
+    ThreadMapFull { full: u64, entries: u32 },
+    #[error(
+        "the kernel skipped {0} runs of the BPF programs (a program was already \
+         running on that CPU: a preemptible kernel, or another BPF tool attached to \
+         the same tracepoints); counts are not exact. Use --backend=tracefs"
+    )]
+    RecursionMisses(u64),
+    #[error(transparent)]
+    Mount(#[from] crate::measure::tracefs::mount::MountError),
+    #[error("reading {}: {err}", path.display())]
+    ReadFormat {
+        path: std::path::PathBuf,
+        err: io::Error,
+    },
+    #[error(transparent)]
+    Format(#[from] crate::measure::tracefs::format::FormatError),
+}
+
+type Result<T, E = BpfError> = std::result::Result<T, E>;
 
 const BPF_MAP_CREATE: libc::c_long = 0;
 const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
@@ -209,8 +294,11 @@ impl Map {
             map_name: name16(name),
             ..Default::default()
         };
-        let fd = bpf(BPF_MAP_CREATE, &mut a)
-            .with_context(|| format!("creating BPF map {name} ({max_entries} entries)"))?;
+        let fd = bpf(BPF_MAP_CREATE, &mut a).map_err(|err| BpfError::MapCreate {
+            name,
+            entries: max_entries,
+            err,
+        })?;
         Ok(Map {
             fd: fd_of(fd),
             name,
@@ -238,7 +326,10 @@ impl Map {
         match bpf(BPF_MAP_LOOKUP_ELEM, &mut a) {
             Ok(_) => Ok(true),
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
-            Err(e) => Err(e).with_context(|| format!("reading BPF map {}", self.name)),
+            Err(err) => Err(BpfError::MapRead {
+                name: self.name,
+                err,
+            }),
         }
     }
 
@@ -252,7 +343,10 @@ impl Map {
         };
         bpf(BPF_MAP_UPDATE_ELEM, &mut a)
             .map(|_| ())
-            .with_context(|| format!("writing BPF map {}", self.name))
+            .map_err(|err| BpfError::MapWrite {
+                name: self.name,
+                err,
+            })
     }
 }
 
@@ -292,8 +386,11 @@ impl Map {
             match r {
                 Ok(_) => {}
                 Err(e) if e.raw_os_error() == Some(libc::ENOENT) => break,
-                Err(e) => {
-                    return Err(e).with_context(|| format!("reading BPF map {}", self.name));
+                Err(err) => {
+                    return Err(BpfError::MapRead {
+                        name: self.name,
+                        err,
+                    });
                 }
             }
             first = false;
@@ -312,10 +409,10 @@ pub fn prog_recursion_misses(prog: &OwnedFd) -> Result<u64> {
         info_len: std::mem::size_of::<ProgInfo>() as u32,
         info: (&mut info as *mut ProgInfo) as u64,
     };
-    bpf(BPF_OBJ_GET_INFO_BY_FD, &mut a).context("reading BPF program info")?;
+    bpf(BPF_OBJ_GET_INFO_BY_FD, &mut a).map_err(BpfError::ProgInfo)?;
     // The kernel writes back how much of the struct it knows.
     if (a.info_len as usize) < std::mem::size_of::<ProgInfo>() {
-        bail!("this kernel does not report BPF recursion misses (Linux >= 5.12 does)");
+        return Err(BpfError::NoRecursionMisses);
     }
     Ok(info.recursion_misses)
 }
@@ -335,9 +432,10 @@ pub fn prog_load(prog_type: u32, name: &str, insns: &[Insn]) -> Result<OwnedFd> 
     // Without a log first: asking for one makes every load slower.
     match bpf(BPF_PROG_LOAD, &mut a) {
         Ok(fd) => return Ok(fd_of(fd)),
-        Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
-            return Err(e).with_context(|| {
-                format!("loading BPF program {name}: needs CAP_BPF and CAP_PERFMON (or root)")
+        Err(err) if err.raw_os_error() == Some(libc::EPERM) => {
+            return Err(BpfError::NoPermission {
+                name: name.to_string(),
+                err,
             });
         }
         Err(_) => {}
@@ -348,16 +446,17 @@ pub fn prog_load(prog_type: u32, name: &str, insns: &[Insn]) -> Result<OwnedFd> 
     a.log_buf = log.as_mut_ptr() as u64;
     match bpf(BPF_PROG_LOAD, &mut a) {
         Ok(fd) => Ok(fd_of(fd)),
-        Err(e) => {
+        Err(err) => {
             let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
             let text = String::from_utf8_lossy(&log[..end]);
             // The refusal is at the end of the log.
             let tail: Vec<&str> = text.lines().rev().take(12).collect();
             let tail: Vec<&str> = tail.into_iter().rev().collect();
-            bail!(
-                "the kernel's verifier refused BPF program {name}: {e}\n  {}",
-                tail.join("\n  ")
-            )
+            Err(BpfError::Verifier {
+                name: name.to_string(),
+                err,
+                log: tail.join("\n  "),
+            })
         }
     }
 }
@@ -371,8 +470,10 @@ pub fn raw_tracepoint_open(tp: &str, prog: &OwnedFd) -> Result<OwnedFd> {
         prog_fd: prog.as_raw_fd() as u32,
         _pad: 0,
     };
-    let fd = bpf(BPF_RAW_TRACEPOINT_OPEN, &mut a)
-        .with_context(|| format!("attaching BPF program to raw tracepoint {tp}"))?;
+    let fd = bpf(BPF_RAW_TRACEPOINT_OPEN, &mut a).map_err(|err| BpfError::RawTracepoint {
+        tp: tp.to_string(),
+        err,
+    })?;
     Ok(fd_of(fd))
 }
 
@@ -399,19 +500,19 @@ pub fn perf_tracepoint_attach(id: u16, cpu: i32, prog: &OwnedFd) -> Result<Owned
         )
     };
     if r < 0 {
-        return Err(io::Error::last_os_error())
-            .with_context(|| format!("perf_event_open of tracepoint {id} on CPU {cpu}"));
+        let err = io::Error::last_os_error();
+        return Err(BpfError::PerfOpen { id, cpu, err });
     }
     let ev = fd_of(r);
     // SAFETY: ioctls on the perf event we own, with an int argument.
     if unsafe { libc::ioctl(ev.as_raw_fd(), PERF_EVENT_IOC_SET_BPF, prog.as_raw_fd()) } != 0 {
-        return Err(io::Error::last_os_error())
-            .with_context(|| format!("attaching BPF program to tracepoint {id} on CPU {cpu}"));
+        let err = io::Error::last_os_error();
+        return Err(BpfError::PerfAttach { id, cpu, err });
     }
     // SAFETY: as above.
     if unsafe { libc::ioctl(ev.as_raw_fd(), PERF_EVENT_IOC_ENABLE, 0) } != 0 {
-        return Err(io::Error::last_os_error())
-            .with_context(|| format!("enabling tracepoint {id} on CPU {cpu}"));
+        let err = io::Error::last_os_error();
+        return Err(BpfError::PerfEnable { id, cpu, err });
     }
     Ok(ev)
 }
@@ -419,21 +520,29 @@ pub fn perf_tracepoint_attach(id: u16, cpu: i32, prog: &OwnedFd) -> Result<Owned
 /// CPUs the kernel may ever run per-CPU map slots for ("0-1" in
 /// /sys/devices/system/cpu/possible).
 pub fn possible_cpus() -> Result<usize> {
-    cpu_list_len(&std::fs::read_to_string(
-        "/sys/devices/system/cpu/possible",
-    )?)
+    cpu_list_len(&read_cpu_file("/sys/devices/system/cpu/possible")?)
 }
 
 /// Online CPU numbers (for per-CPU perf events).
 pub fn online_cpus() -> Result<Vec<i32>> {
-    cpu_list(&std::fs::read_to_string("/sys/devices/system/cpu/online")?)
+    cpu_list(&read_cpu_file("/sys/devices/system/cpu/online")?)
+}
+
+fn read_cpu_file(path: &'static str) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|err| BpfError::CpuFile { path, err })
 }
 
 fn cpu_list(s: &str) -> Result<Vec<i32>> {
     let mut v = Vec::new();
     for part in s.trim().split(',').filter(|p| !p.is_empty()) {
         let (a, b) = part.split_once('-').unwrap_or((part, part));
-        let (a, b): (i32, i32) = (a.parse()?, b.parse()?);
+        let num = |x: &str| {
+            x.parse::<i32>().map_err(|err| BpfError::CpuList {
+                text: s.trim().to_string(),
+                err,
+            })
+        };
+        let (a, b) = (num(a)?, num(b)?);
         v.extend(a..=b);
     }
     Ok(v)

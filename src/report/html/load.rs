@@ -1,66 +1,98 @@
 //! Saved lab results read back (`iolab report RESULTS.json...`), naming the file
 //! in every error.
 
-use std::path::Path;
-
-use anyhow::{Context, Result, bail};
+use std::io;
+use std::path::{Path, PathBuf};
 
 use crate::report::study::{Cell, LabResults};
 
+/// Why a saved results file could not be read back. Every message names the
+/// file and says what `iolab report` reads instead.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(
+        "{} is a directory without results.json; pass the results.json written by `iolab lab --out DIR`",
+        .0.display()
+    )]
+    DirWithoutResults(PathBuf),
+    #[error(
+        "cannot read {}: {err}; pass the results.json written by `iolab lab --out DIR`",
+        file.display()
+    )]
+    Read { file: PathBuf, err: io::Error },
+    #[error(
+        "{} is not JSON ({err}); expected the results.json written by `iolab lab`",
+        file.display()
+    )]
+    NotJson {
+        file: PathBuf,
+        err: serde_json::Error,
+    },
+    #[error(
+        "{} is JSON but not an iolab results file: expected an object with \"machine\" and \"studies\"",
+        .0.display()
+    )]
+    NotObject(PathBuf),
+    #[error(
+        "{} is fio-style JSON from `iolab run` or fio, not lab results; `iolab report` reads the results.json of `iolab lab` (use `iolab run --report DIR` for runs)",
+        .0.display()
+    )]
+    FioJson(PathBuf),
+    #[error(
+        "{} is JSON but not an iolab results file: missing {missing}",
+        file.display()
+    )]
+    Missing { file: PathBuf, missing: String },
+    #[error(
+        "{} looks like iolab results but does not match this iolab's format: {err}",
+        file.display()
+    )]
+    Format {
+        file: PathBuf,
+        err: serde_json::Error,
+    },
+}
+
 /// Read one saved results file, with errors that name the file and say what
 /// it is instead.
-pub fn load_results(path: &Path) -> Result<LabResults> {
+pub fn load_results(path: &Path) -> Result<LabResults, LoadError> {
     let file = if path.is_dir() {
         let inner = path.join("results.json");
         if !inner.is_file() {
-            bail!(
-                "{} is a directory without results.json; pass the results.json written by `iolab lab --out DIR`",
-                path.display()
-            );
+            return Err(LoadError::DirWithoutResults(path.to_path_buf()));
         }
         inner
     } else {
         path.to_path_buf()
     };
-    let text = std::fs::read_to_string(&file)
-        .with_context(|| format!("cannot read {}", file.display()))?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        anyhow::anyhow!(
-            "{} is not JSON ({e}); expected the results.json written by `iolab lab`",
-            file.display()
-        )
-    })?;
+    let text = match std::fs::read_to_string(&file) {
+        Ok(t) => t,
+        Err(err) => return Err(LoadError::Read { file, err }),
+    };
+    let v: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(err) => return Err(LoadError::NotJson { file, err }),
+    };
     let Some(obj) = v.as_object() else {
-        bail!(
-            "{} is JSON but not an iolab results file: expected an object with \"machine\" and \"studies\"",
-            file.display()
-        );
+        return Err(LoadError::NotObject(file));
     };
     if obj.contains_key("fio version") {
-        bail!(
-            "{} is fio-style JSON from `iolab run` or fio, not lab results; `iolab report` reads the results.json of `iolab lab` (use `iolab run --report DIR` for runs)",
-            file.display()
-        );
+        return Err(LoadError::FioJson(file));
     }
     let missing: Vec<&str> = ["iolab_version", "machine", "studies"]
         .into_iter()
         .filter(|k| !obj.contains_key(*k))
         .collect();
     if !missing.is_empty() {
-        bail!(
-            "{} is JSON but not an iolab results file: missing {}",
-            file.display(),
-            missing.join(", ")
-        );
+        let missing = missing.join(", ");
+        return Err(LoadError::Missing { file, missing });
     }
     let mut v = v;
     let holes = take_nulls(&mut v);
-    let mut r: LabResults = serde_json::from_value(v).map_err(|e| {
-        anyhow::anyhow!(
-            "{} looks like iolab results but does not match this iolab's format: {e}",
-            file.display()
-        )
-    })?;
+    let mut r: LabResults = match serde_json::from_value(v) {
+        Ok(r) => r,
+        Err(err) => return Err(LoadError::Format { file, err }),
+    };
     for h in holes {
         h.restore(&mut r);
     }

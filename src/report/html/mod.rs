@@ -14,6 +14,6 @@ mod run;
 mod shell;
 
 pub use lab::{LabSet, render_lab_html, render_lab_set_html};
-pub use load::load_results;
+pub use load::{LoadError, load_results};
 pub use run::render_run_html;
-pub use shell::write_index;
+pub use shell::{WriteError, write_index};

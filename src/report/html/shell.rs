@@ -5,8 +5,6 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
-
 use crate::report::chart::Chart;
 use crate::report::study::{Cell, Table};
 use crate::report::svg::{chart_svg, escape};
@@ -170,10 +168,30 @@ pub(super) fn data_table(out: &mut String, t: &Table) {
     out.push_str("</tbody>\n</table>\n");
 }
 
+/// Why a report page could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error(
+        "cannot create {}: {err}; name a directory you can write for the report",
+        dir.display()
+    )]
+    CreateDir { dir: PathBuf, err: std::io::Error },
+    #[error(
+        "cannot write {}: {err}; name a directory you can write for the report",
+        path.display()
+    )]
+    Write { path: PathBuf, err: std::io::Error },
+}
+
 /// Write `html` as DIR/index.html, creating DIR.
-pub fn write_index(dir: &Path, html: &str) -> Result<PathBuf> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+pub fn write_index(dir: &Path, html: &str) -> Result<PathBuf, WriteError> {
+    std::fs::create_dir_all(dir).map_err(|err| WriteError::CreateDir {
+        dir: dir.to_path_buf(),
+        err,
+    })?;
     let path = dir.join("index.html");
-    std::fs::write(&path, html).with_context(|| format!("cannot write {}", path.display()))?;
+    if let Err(err) = std::fs::write(&path, html) {
+        return Err(WriteError::Write { path, err });
+    }
     Ok(path)
 }
