@@ -89,9 +89,7 @@ pub fn main(args: ObserveArgs) -> Result<u8> {
         );
     }
     if !crate::sys::is_root() {
-        return Err(crate::sys::need_root(
-            "observe (tracefs instances and tracepoints)",
-        ));
+        return Err(crate::sys::needs_root("observe (tracefs instances and tracepoints)").into());
     }
     cleanup::install_signal_handlers()?;
     let mut tracer = Collector::open(args.backend, args.buffer_kb, args.time_sample)?;

@@ -17,8 +17,6 @@ pub mod target;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
-
 use crate::completion::adaptive;
 use crate::engine::summary::measure;
 use crate::job::{BlockSizes, CompletionModel, Direction, Engine, JobSpec, Pattern, RwMode};
@@ -159,10 +157,37 @@ pub struct ProbeReport {
     pub write: Option<OpResult>,
 }
 
+/// Why a probe could not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    #[error(transparent)]
+    Target(#[from] target::ProbeTargetError),
+    #[error("probing {}: {err}", path.display())]
+    Caps {
+        path: PathBuf,
+        err: crate::device::DeviceError,
+    },
+    #[error("interrupted")]
+    Interrupted,
+    #[error("no completion model could run on {path}: {why}")]
+    NothingRan { path: String, why: String },
+    #[error(transparent)]
+    Engine(#[from] crate::engine::error::EngineError),
+    #[error(
+        "no I/O completed in {0:.2} s; probe a target that answers reads, or give it longer with --runtime"
+    )]
+    NoIo(f64),
+}
+
+type Result<T, E = ProbeError> = std::result::Result<T, E>;
+
 /// Probe and measure; the temp file of a directory target is gone on return.
 pub fn run(args: &ProbeArgs) -> Result<ProbeReport> {
     let t = target::resolve(&args.target, args.write)?;
-    let caps = probe_target(&t.path).with_context(|| format!("probing {}", t.path.display()))?;
+    let caps = probe_target(&t.path).map_err(|err| ProbeError::Caps {
+        path: t.path.clone(),
+        err,
+    })?;
     let direct = caps.o_direct_ok.is_yes();
     let bs = [caps.dio_offset_align, caps.logical_block_size]
         .into_iter()
@@ -258,7 +283,7 @@ fn measure_op(plan: &Plan, op: OpKind, machine: &MachineCosts) -> Result<OpResul
             continue;
         }
         if crate::sys::cleanup::stop_requested() {
-            bail!("interrupted");
+            return Err(ProbeError::Interrupted);
         }
         match measure_model(plan, op, key) {
             Ok(row) => rows.push(row),
@@ -274,11 +299,10 @@ fn measure_op(plan: &Plan, op: OpKind, machine: &MachineCosts) -> Result<OpResul
             .iter()
             .map(|s| format!("{}: {}", s.model.label(), s.reason))
             .collect();
-        bail!(
-            "no completion model could run on {}: {}",
-            plan.path,
-            why.join("; ")
-        );
+        return Err(ProbeError::NothingRan {
+            path: plan.path.clone(),
+            why: why.join("; "),
+        });
     }
     let recommendation = advice::recommend(&rows, machine.wakeup_ns);
     Ok(OpResult {
@@ -318,7 +342,7 @@ fn measure_model(plan: &Plan, op: OpKind, key: ModelKey) -> Result<Row> {
     let m = measure(job)?;
     let all_cpu = process_cpu_ns().saturating_sub(before);
     if m.ios == 0 {
-        bail!("no I/O completed in {:.2} s", plan.runtime.as_secs_f64());
+        return Err(ProbeError::NoIo(plan.runtime.as_secs_f64()));
     }
     let n = m.ios as f64;
     Ok(Row {

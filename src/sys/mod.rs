@@ -26,16 +26,11 @@ pub struct NeedsRoot {
 }
 
 /// The error for `what`, naming the uid we run as.
-pub(crate) fn needs_root(what: &str) -> NeedsRoot {
+pub fn needs_root(what: &str) -> NeedsRoot {
     // SAFETY: geteuid cannot fail.
     let uid = unsafe { libc::geteuid() };
     NeedsRoot {
         what: what.to_string(),
         uid,
     }
-}
-
-/// [`needs_root`] for a command's own code, which returns `anyhow` errors.
-pub(crate) fn need_root(what: &str) -> anyhow::Error {
-    needs_root(what).into()
 }
