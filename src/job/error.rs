@@ -52,7 +52,7 @@ pub enum JobError {
         job: String,
         problem: String,
     },
-    #[error("{at}: cannot read job file '{}': {reason}", .path.display())]
+    #[error("{at}: cannot read job file '{}': {reason}; name a job file that exists and can be read", .path.display())]
     Read {
         at: String,
         path: PathBuf,

@@ -568,7 +568,7 @@ fn malformed_command_lines() {
         ),
         (
             &["missing.fio"],
-            "command line: cannot read job file 'missing.fio': entity not found",
+            "command line: cannot read job file 'missing.fio': entity not found; name a job file that exists and can be read",
         ),
         (
             &["--section=nope", "--name=j"],
