@@ -13,10 +13,10 @@ use anyhow::{Context, Result, bail};
 
 use crate::engine::{EngineOptions, JobRun, run_jobs};
 use crate::lab::runner::median;
+use crate::measure::blktrace::LayerSplit;
 use crate::measure::blktrace::StageStats;
 use crate::report::chart::{Chart, ChartKind, Series};
 use crate::report::study::{Cell, Comparison, Skipped, StudyResult, Table};
-use crate::report::trace::LayerSplit;
 use crate::sys::is_root;
 use crate::sys::loopdev::LoopDev;
 use crate::sys::zram::Zram;

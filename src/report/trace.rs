@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::measure::blktrace::{BlockTraceResult, Breakdown, BttTable, MatchStats, StageStats};
+use crate::measure::blktrace::{BlockTraceResult, Breakdown, BttTable, LayerSplit, MatchStats};
 use crate::measure::clock;
 use crate::request::Op;
 
@@ -110,9 +110,9 @@ impl JobTrace {
             },
             requests: RequestCounts::of(st),
             split: Split {
-                all: LayerSplit::of(b, None),
-                read: LayerSplit::of(b, Some(Op::Read)),
-                write: LayerSplit::of(b, Some(Op::Write)),
+                all: LayerSplit::of(&b.joined, None),
+                read: LayerSplit::of(&b.joined, Some(Op::Read)),
+                write: LayerSplit::of(&b.joined, Some(Op::Write)),
             },
             joined: b.joined.len() as u64,
             unmatched_user: b.unmatched_user,
@@ -202,55 +202,6 @@ pub struct Split {
     pub all: LayerSplit,
     pub read: LayerSplit,
     pub write: LayerSplit,
-}
-
-/// Time per layer of a set of joined I/Os (study 002's breakdown).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct LayerSplit {
-    /// Submit start -> Q.
-    pub user: StageStats,
-    /// Q -> D; empty on bio-based devices.
-    pub block: StageStats,
-    /// D -> C; empty on bio-based devices.
-    pub device: StageStats,
-    /// Q -> C.
-    pub q2c: StageStats,
-    /// C -> the worker saw the completion.
-    pub completion: StageStats,
-    /// Submit start -> seen.
-    pub total: StageStats,
-}
-
-impl LayerSplit {
-    /// The split of the joined I/Os of one direction (None: all of them).
-    pub fn of(b: &Breakdown, op: Option<Op>) -> LayerSplit {
-        let mut l = LayerSplit::default();
-        for j in b.joined.iter().filter(|j| op.is_none_or(|o| j.op == o)) {
-            l.user.add(j.user_ns);
-            if let Some(v) = j.block_ns {
-                l.block.add(v);
-            }
-            if let Some(v) = j.device_ns {
-                l.device.add(v);
-            }
-            l.q2c.add(j.q2c_ns);
-            l.completion.add(j.completion_ns);
-            l.total.add(j.total_ns);
-        }
-        l
-    }
-
-    /// The stages in reading order, with the labels the text table uses.
-    pub fn rows(&self) -> [(&'static str, &StageStats); 6] {
-        [
-            ("user (submit -> Q)", &self.user),
-            ("block layer (Q -> D)", &self.block),
-            ("driver+device (D -> C)", &self.device),
-            ("block+driver+device (Q -> C)", &self.q2c),
-            ("completion delivery (C -> seen)", &self.completion),
-            ("total (submit -> seen)", &self.total),
-        ]
-    }
 }
 
 /// `--trace-sample`: how much of the run the events were on.

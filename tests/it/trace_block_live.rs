@@ -3,7 +3,7 @@
 //! Needs root; skips with a reason otherwise.
 
 use iolab::measure::blktrace::{
-    Action, BlockTrace, btt_table, join, match_requests, render_breakdown, render_btt,
+    Action, BlockTrace, LayerSplit, btt_table, join, match_requests, render_breakdown, render_btt,
 };
 
 use crate::support::trace as trace_common;
@@ -35,7 +35,7 @@ fn zram_is_bio_based_and_reports_only_q2c() {
     );
     let b = join(&user, &reqs, 0);
     assert_eq!(b.joined.len(), 200, "{}", render_breakdown(&b));
-    assert_eq!(b.block.n, 0);
+    assert_eq!(LayerSplit::of(&b.joined, None).block.n, 0);
     for j in &b.joined {
         assert_eq!(j.user_ns + j.q2c_ns + j.completion_ns, j.total_ns);
     }
@@ -75,6 +75,6 @@ fn loop_device_has_request_stages_and_joins() {
         let (blk, dev) = (j.block_ns.unwrap(), j.device_ns.unwrap());
         assert_eq!(j.user_ns + blk + dev + j.completion_ns, j.total_ns);
     }
-    assert!(b.device.avg_ns > 0.0);
+    assert!(LayerSplit::of(&b.joined, None).device.avg_ns > 0.0);
     eprintln!("{}\n{}", render_btt(&t), render_breakdown(&b));
 }

@@ -39,16 +39,60 @@ pub struct JoinedIo {
     pub total_ns: u64,
 }
 
+/// Time per layer of a set of joined I/Os (study 002's breakdown).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct LayerSplit {
+    /// Submit start -> Q.
+    pub user: StageStats,
+    /// Q -> D; empty on bio-based devices.
+    pub block: StageStats,
+    /// D -> C; empty on bio-based devices.
+    pub device: StageStats,
+    /// Q -> C.
+    pub q2c: StageStats,
+    /// C -> the worker saw the completion.
+    pub completion: StageStats,
+    /// Submit start -> seen.
+    pub total: StageStats,
+}
+
+impl LayerSplit {
+    /// The split of the joined I/Os of one direction (None: all of them).
+    pub fn of(joined: &[JoinedIo], op: Option<Op>) -> LayerSplit {
+        let mut l = LayerSplit::default();
+        for j in joined.iter().filter(|j| op.is_none_or(|o| j.op == o)) {
+            l.user.add(j.user_ns);
+            if let Some(v) = j.block_ns {
+                l.block.add(v);
+            }
+            if let Some(v) = j.device_ns {
+                l.device.add(v);
+            }
+            l.q2c.add(j.q2c_ns);
+            l.completion.add(j.completion_ns);
+            l.total.add(j.total_ns);
+        }
+        l
+    }
+
+    /// The stages in reading order, with the labels the text table uses.
+    pub fn rows(&self) -> [(&'static str, &StageStats); 6] {
+        [
+            ("user (submit -> Q)", &self.user),
+            ("block layer (Q -> D)", &self.block),
+            ("driver+device (D -> C)", &self.device),
+            ("block+driver+device (Q -> C)", &self.q2c),
+            ("completion delivery (C -> seen)", &self.completion),
+            ("total (submit -> seen)", &self.total),
+        ]
+    }
+}
+
 /// The join of user timestamps with block requests.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Breakdown {
+    /// Every joined I/O; [`LayerSplit::of`] sums them per layer.
     pub joined: Vec<JoinedIo>,
-    pub user: StageStats,
-    pub block: StageStats,
-    pub device: StageStats,
-    pub q2c: StageStats,
-    pub completion: StageStats,
-    pub total: StageStats,
     /// User I/Os for which no traced request fell inside their submit..seen window.
     pub unmatched_user: u64,
     /// Traced requests of the device that no user I/O claimed (other processes,
@@ -111,16 +155,6 @@ pub fn join(user: &[UserIo], reqs: &[BlockRequest], sector_base: u64) -> Breakdo
             completion_ns: u.t_complete_seen - c,
             total_ns: u.t_complete_seen - u.t_submit_start,
         };
-        b.user.add(j.user_ns);
-        if let Some(v) = j.block_ns {
-            b.block.add(v);
-        }
-        if let Some(v) = j.device_ns {
-            b.device.add(v);
-        }
-        b.q2c.add(j.q2c_ns);
-        b.completion.add(j.completion_ns);
-        b.total.add(j.total_ns);
         b.joined.push(j);
     }
     b.unclaimed_requests = taken.iter().filter(|t| !**t).count() as u64;

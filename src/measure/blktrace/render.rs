@@ -1,6 +1,6 @@
 //! Text views: btt's stage table and the per-layer breakdown (report calls these).
 
-use super::join::Breakdown;
+use super::join::{Breakdown, LayerSplit};
 use super::stats::{BttTable, StageStats};
 
 /// Render like btt's "All Devices" table (times in microseconds).
@@ -51,15 +51,16 @@ pub fn render_breakdown(b: &Breakdown) -> String {
     );
     let row =
         |s: &mut String, name: &str, v: &StageStats| stage_row(s, name, v, [30, 12, 14, 14, 9]);
-    row(&mut s, "user (submit -> Q)", &b.user);
-    row(&mut s, "block layer (Q -> D)", &b.block);
-    row(&mut s, "driver+device (D -> C)", &b.device);
-    if b.block.n == 0 && b.q2c.n > 0 {
-        row(&mut s, "block+driver+device (Q -> C)", &b.q2c);
+    let l = LayerSplit::of(&b.joined, None);
+    row(&mut s, "user (submit -> Q)", &l.user);
+    row(&mut s, "block layer (Q -> D)", &l.block);
+    row(&mut s, "driver+device (D -> C)", &l.device);
+    if l.block.n == 0 && l.q2c.n > 0 {
+        row(&mut s, "block+driver+device (Q -> C)", &l.q2c);
     }
-    row(&mut s, "completion delivery (C -> seen)", &b.completion);
-    row(&mut s, "total (submit -> seen)", &b.total);
-    if b.block.n == 0 && b.q2c.n > 0 {
+    row(&mut s, "completion delivery (C -> seen)", &l.completion);
+    row(&mut s, "total (submit -> seen)", &l.total);
+    if l.block.n == 0 && l.q2c.n > 0 {
         s.push_str(
             "note: no D events (bio-based device): block layer and device are not separable\n",
         );
