@@ -306,7 +306,15 @@ impl Generator {
                 o
             }
         };
-        self.bytes_left = self.bytes_left.saturating_sub(len);
+        // A hole (`rw=read:8k`) uses up the region as an I/O does: a pass ends
+        // when the offsets reach the end, as in fio (1m at bs=4k with 8k holes is
+        // 86 reads, not 256).
+        let hole = if self.pattern == Pattern::Seq {
+            self.seq_add.max(0) as u64
+        } else {
+            0
+        };
+        self.bytes_left = self.bytes_left.saturating_sub(len + hole);
         self.ios_left -= 1;
         if op == Op::Write && self.fsync_every > 0 {
             self.writes_since_fsync += 1;
