@@ -13,9 +13,16 @@
     libaio settings.
 (e) sync (lseek + read) 4 KiB randread QD1, on zram and on a file on the root
     disk (a synchronous engine has no deeper queue).
+(m) the matrix (issue 16): every engine iolab shares with fio (null, psync,
+    pvsync2, sync, io_uring, libaio) at QD 1, 4, 32, 128 (synchronous engines:
+    QD1 only, fio ignores a deeper iodepth for them) and numjobs 1 and 2, on a
+    zram device and on a file on the root disk (null: no target), 4 KiB
+    randread, direct=1 on the block targets. Per case the medians of IOPS, CPU
+    per I/O, p50 and p99 of both tools and the ratios, and the spread (min-max)
+    of the per-round IOPS ratio. `--markdown` prints the table for BENCHMARKS.md.
 
 Run as root from the repository: `python3 bench/engine_vs_fio.py [--rounds N]
-[--runtime S] [--only a,b,c,d,e]`. Prints one table row per case and the ratios.
+[--runtime S] [--only a,b,c,d,e,m] [--markdown]`. Prints one table row per case and the ratios.
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile
 
@@ -32,18 +39,23 @@ def run_json(cmd):
     return json.loads(out[out.index("{"):])
 
 
-def summarize(doc):
+def summarize(doc, numjobs=1):
+    """One group's figures. With group_reporting both tools report usr/sys CPU
+    as the average per job (percent of one CPU), so the cores used are that
+    times numjobs."""
     j = doc["jobs"][0]
     r = j["read"]
     runtime_s = max(r["runtime"], 1) / 1000.0
-    cpu_frac = (j["usr_cpu"] + j["sys_cpu"]) / 100.0
+    cpu_frac = (j["usr_cpu"] + j["sys_cpu"]) / 100.0 * numjobs
     ios = r["total_ios"]
+    pct = r["clat_ns"].get("percentile", {})
     return {
         "iops": r["iops"],
         "cpu": cpu_frac,
         "iops_per_core": r["iops"] / cpu_frac if cpu_frac > 0 else float("nan"),
         "cpu_us_per_io": cpu_frac * runtime_s * 1e6 / ios if ios else float("nan"),
-        "p50_ns": r["clat_ns"].get("percentile", {}).get("50.000000", 0),
+        "p50_ns": pct.get("50.000000", 0),
+        "p99_ns": pct.get("99.000000", 0),
     }
 
 
@@ -98,11 +110,72 @@ class VdaFile:
         self.dir.cleanup()
 
 
+ENGINES_SYNC = ("psync", "pvsync2", "sync")
+ENGINES_ASYNC = ("io_uring", "libaio")
+
+
+def matrix_cases(zram_dev, vda_path):
+    """(label, job arguments, numjobs) for every case of the matrix."""
+    cases = []
+    for nj in (1, 2):
+        for qd in (1, 4, 32, 128):
+            cases.append((f"null QD{qd} jobs{nj}", ["--ioengine=null", "--size=1g",
+                          f"--iodepth={qd}", f"--numjobs={nj}"], nj))
+        for where, target in (("zram", zram_dev), ("vda", vda_path)):
+            base = [f"--filename={target}", "--direct=1", "--size=1g", f"--numjobs={nj}"]
+            for eng in ENGINES_SYNC:
+                cases.append((f"{eng} QD1 jobs{nj} {where}",
+                              base + [f"--ioengine={eng}", "--iodepth=1"], nj))
+            for eng in ENGINES_ASYNC:
+                for qd in (1, 4, 32, 128):
+                    cases.append((f"{eng} QD{qd} jobs{nj} {where}",
+                                  base + [f"--ioengine={eng}", f"--iodepth={qd}"], nj))
+    return cases
+
+
+def matrix(rounds, runtime, markdown):
+    common = ["--name=m", "--rw=randread", "--bs=4k", "--group_reporting",
+              f"--runtime={runtime}", "--time_based"]
+    with Zram() as z, VdaFile() as path:
+        cases = matrix_cases(z.dev, path)
+        res = {c[0]: ([], []) for c in cases}
+        # Rounds outermost and the two tools back to back per case, so a slow
+        # minute of a noisy machine falls on both sides of a ratio.
+        for _ in range(rounds):
+            for label, args, nj in cases:
+                res[label][0].append(summarize(run_json(
+                    ["fio", "--output-format=json"] + common + args), nj))
+                res[label][1].append(summarize(run_json(
+                    [IOLAB, "run", "--output-format=json"] + common + args), nj))
+    med = statistics.median
+    if markdown:
+        print("| case | fio IOPS | iolab IOPS | IOPS ratio (spread) | fio CPU/IO us | "
+              "iolab CPU/IO us | CPU ratio | fio p50/p99 us | iolab p50/p99 us |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for label, _, _ in cases:
+        f, i = res[label]
+        ratios = [b["iops"] / a["iops"] for a, b in zip(f, i) if a["iops"] > 0]
+        fi, ii = med(x["iops"] for x in f), med(x["iops"] for x in i)
+        fc, ic = med(x["cpu_us_per_io"] for x in f), med(x["cpu_us_per_io"] for x in i)
+        fp50, ip50 = med(x["p50_ns"] for x in f) / 1e3, med(x["p50_ns"] for x in i) / 1e3
+        fp99, ip99 = med(x["p99_ns"] for x in f) / 1e3, med(x["p99_ns"] for x in i) / 1e3
+        spread = f"{min(ratios):.2f}-{max(ratios):.2f}" if ratios else "-"
+        cpu_ratio = fc / ic if ic > 0 else float("nan")
+        if markdown:
+            print(f"| {label} | {fi:.0f} | {ii:.0f} | {ii / fi:.2f}x ({spread}) | {fc:.2f} | "
+                  f"{ic:.2f} | {cpu_ratio:.2f}x | {fp50:.1f}/{fp99:.1f} | {ip50:.1f}/{ip99:.1f} |")
+        else:
+            print(f"{label:<28} IOPS fio {fi:>10.0f} iolab {ii:>10.0f} {ii / fi:5.2f}x "
+                  f"[{spread}]  cpu/io fio {fc:6.2f} iolab {ic:6.2f}us (fio/iolab {cpu_ratio:4.2f}x)  "
+                  f"p50 {fp50:7.1f}/{ip50:7.1f}us p99 {fp99:7.1f}/{ip99:7.1f}us")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--runtime", type=int, default=3)
     ap.add_argument("--only", default="a,b,c")
+    ap.add_argument("--markdown", action="store_true", help="matrix as a markdown table")
     a = ap.parse_args()
     if not os.path.exists(IOLAB):
         subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
@@ -110,6 +183,8 @@ def main():
     only = set(a.only.split(","))
     print(f"fio: {subprocess.run(['fio', '--version'], capture_output=True, text=True).stdout.strip()}, "
           f"rounds={a.rounds}, runtime={a.runtime}s, medians")
+    if "m" in only:
+        matrix(a.rounds, a.runtime, a.markdown)
     if "a" in only:
         for qd in (1, 32):
             common = ["--name=null", "--rw=randread", "--bs=4k", f"--iodepth={qd}", "--size=1g"] + rt
