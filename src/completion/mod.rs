@@ -60,6 +60,19 @@ pub struct CompletionStats {
     pub dpas_ol: u64,
     /// DPAS: mode switches this run made.
     pub mode_switches: u64,
+    /// Waits the worker made for completions (calls of [`Completer::wait_for`]).
+    #[serde(default)]
+    pub waits: u64,
+    /// The most completions one wait handed back (bounded by
+    /// `iodepth_batch_complete_max`).
+    #[serde(default)]
+    pub most_per_wait: u64,
+    /// Waits entered while a free request slot and a request ready to go were
+    /// both there: the worker waited instead of keeping the queue full. The
+    /// loop refills before it waits, so anything but 0 is an engine bug
+    /// (draining to `iodepth_low` is not counted: that wait is asked for).
+    #[serde(default)]
+    pub waits_with_room: u64,
     /// The last few mode switches, oldest first.
     #[serde(
         serialize_with = "serialize_switches",
@@ -156,6 +169,9 @@ impl CompletionStats {
         self.dpas_pas += o.dpas_pas;
         self.dpas_ol += o.dpas_ol;
         self.mode_switches += o.mode_switches;
+        self.waits += o.waits;
+        self.most_per_wait = self.most_per_wait.max(o.most_per_wait);
+        self.waits_with_room += o.waits_with_room;
         // The newest switches of both, by time.
         let mut all = [ModeSwitch::default(); 2 * RECENT_SWITCHES];
         all[..RECENT_SWITCHES].copy_from_slice(&self.recent_switches);
@@ -456,6 +472,63 @@ impl Completer {
         len: u32,
         deadline_ns: u64,
     ) -> DevResult<usize> {
+        self.wait_for(q, out, 1, oldest_submit_ns, len, deadline_ns)
+    }
+
+    /// [`Completer::wait`] for at least `min` completions (fio's
+    /// `iodepth_batch_complete_min`; the caller bounds it by what is in flight)
+    /// and at most `out.len()` (its `iodepth_batch_complete_max`). `min = 0`
+    /// never sleeps: one look at the completion queue, whatever it holds.
+    #[inline]
+    pub fn wait_for(
+        &mut self,
+        q: &mut dyn Queue,
+        out: &mut [Completion],
+        min: u32,
+        oldest_submit_ns: u64,
+        len: u32,
+        deadline_ns: u64,
+    ) -> DevResult<usize> {
+        self.stats.waits += 1;
+        let n = if min == 0 {
+            let n = q.reap(Wait::Peek, out)?;
+            if n > 0 {
+                self.stats.polls_hit += 1;
+            } else {
+                self.stats.polls_empty += 1;
+            }
+            n
+        } else {
+            let mut n = self.wait_model(q, out, min, oldest_submit_ns, len, deadline_ns)?;
+            // Models other than interrupt return what one wakeup brought: wait
+            // again (same model) until `min` are in, or the deadline ends it.
+            let want = (min as usize).min(out.len());
+            while n > 0 && n < want {
+                let more =
+                    self.wait_model(q, &mut out[n..], min - n as u32, 0, len, deadline_ns)?;
+                if more == 0 {
+                    break;
+                }
+                n += more;
+            }
+            n
+        };
+        self.stats.completions += n as u64;
+        self.stats.most_per_wait = self.stats.most_per_wait.max(n as u64);
+        Ok(n)
+    }
+
+    /// One wait of the job's model (adaptive: of the model it picks now).
+    #[inline]
+    fn wait_model(
+        &mut self,
+        q: &mut dyn Queue,
+        out: &mut [Completion],
+        min: u32,
+        oldest_submit_ns: u64,
+        len: u32,
+        deadline_ns: u64,
+    ) -> DevResult<usize> {
         let model = match self.model {
             CompletionModel::Adaptive => {
                 let m = self.adaptive.choose(len);
@@ -471,7 +544,7 @@ impl Completer {
         let n = match model {
             CompletionModel::Sync => q.reap(Wait::Peek, out)?,
             CompletionModel::Poll => self.poll(q, out, deadline_ns)?,
-            CompletionModel::Interrupt => self.sleep(q, out, deadline_ns)?,
+            CompletionModel::Interrupt => self.sleep(q, out, min, deadline_ns)?,
             CompletionModel::HybridUring => {
                 self.wait_uring(q, out, oldest_submit_ns, deadline_ns)?
             }
@@ -483,7 +556,6 @@ impl Completer {
                 let n = q.reap(Wait::Peek, out)?;
                 if n > 0 {
                     self.stats.polls_hit += 1;
-                    self.stats.completions += n as u64;
                     return Ok(n);
                 }
                 let nap = match self.model {
@@ -505,7 +577,6 @@ impl Completer {
                 self.poll(q, out, deadline_ns)?
             }
         };
-        self.stats.completions += n as u64;
         Ok(n)
     }
 
@@ -669,7 +740,7 @@ impl Completer {
                 // The mode may have changed under a request that counted as a
                 // waiter: give the count back before sleeping.
                 d.leave(&e);
-                self.sleep(q, out, deadline_ns)
+                self.sleep(q, out, 1, deadline_ns)
             }
             m => {
                 if m == dpas::Mode::Pas {
@@ -722,6 +793,7 @@ impl Completer {
         &mut self,
         q: &mut dyn Queue,
         out: &mut [Completion],
+        min: u32,
         deadline_ns: u64,
     ) -> DevResult<usize> {
         // Completions may already be there (a fast device, or a batch): taking
@@ -730,6 +802,7 @@ impl Completer {
         if n > 0 {
             return Ok(n);
         }
+        let min = min.max(1);
         let t0 = clock::now_ns();
         let n = if deadline_ns != 0
             && q.caps().predicts_completion
@@ -741,9 +814,9 @@ impl Completer {
             q.reap(Wait::Peek, out)?
         } else if deadline_ns != 0 {
             // Bounded: a paced stream falls due at the deadline.
-            q.sleep_until(1, deadline_ns, out)?
+            q.sleep_until(min, deadline_ns, out)?
         } else {
-            q.reap(Wait::Sleep { min: 1 }, out)?
+            q.reap(Wait::Sleep { min }, out)?
         };
         self.stats.sleeps += 1;
         self.stats.sleep_ns += clock::now_ns() - t0;

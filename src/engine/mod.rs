@@ -7,6 +7,7 @@
 
 pub mod cli;
 pub mod error;
+pub mod fill;
 pub mod hooks;
 pub mod place;
 pub mod progress;

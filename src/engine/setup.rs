@@ -133,6 +133,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
     check_shared(jobs, &placed)?;
     let first = &jobs[placed[0].job];
     let nslots: u32 = placed.iter().map(|p| jobs[p.job].iodepth).sum();
+    let fill = crate::engine::fill::Fill::resolve(&first.depth_batch, first.ioengine, nslots);
     if nslots == 0 {
         return Err(EngineError::NoDepth { job: label(first) });
     }
@@ -238,6 +239,10 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                     // (fio's userspace_reap=1) wherever the ring can be read.
                     let opts = LibaioOpts {
                         entries: nslots,
+                        // The worker commits and reaps in these sizes already;
+                        // the context holds each call to them as well.
+                        batch_submit: fill.submit,
+                        batch_complete_max: fill.complete_max,
                         ..Default::default()
                     };
                     Box::new(Libaio::new(fd, &opts).map_err(backend_err)?)
@@ -340,6 +345,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         streams.push(stream);
     }
     let mut worker = Worker::new(queue, sched, completer, streams, bufs);
+    worker.fill = fill;
     worker.io_timeout_ns = placed
         .iter()
         .filter_map(|p| jobs[p.job].io_timeout.map(dur_ns))

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::buf::Buffers;
 use crate::completion::{Completer, CompletionStats};
 use crate::device::{DevResult, Queue, Queued};
+use crate::engine::fill::Fill;
 use crate::job::ContinueOnError;
 use crate::measure::clock;
 use crate::measure::recorder::{Recorder, Sample};
@@ -96,6 +97,14 @@ pub struct Stream {
     writes_in_flight: u32,
     /// The runtime is over: no more workload requests (verification may go on).
     workload_over: bool,
+    /// Verification holds the next request until writes in flight complete.
+    held: bool,
+    /// This stream's requests in the submit call or reap being counted (fio's
+    /// submit/complete distributions are per job).
+    batch_n: u32,
+    /// Requests handed to the backend and not yet complete (fio's depth: not
+    /// counting those still in iolab's scheduler).
+    in_device: u32,
 }
 
 impl Stream {
@@ -130,6 +139,9 @@ impl Stream {
             acct: Accounting::default(),
             writes_in_flight: 0,
             workload_over: false,
+            held: false,
+            batch_n: 0,
+            in_device: 0,
         }
     }
 
@@ -170,6 +182,21 @@ impl Stream {
     fn done(&self) -> bool {
         self.exhausted && self.outstanding == 0 && self.pending.is_none()
     }
+
+    /// Whether the stream has a request it could issue at `now` if a slot were
+    /// free (not paced, not held by verification, depth left).
+    fn could_issue(&self, now: u64) -> bool {
+        if self.exhausted || self.held || self.outstanding >= self.iodepth {
+            return false;
+        }
+        match &self.pending {
+            Some(io) => {
+                self.pacer.due_at(io.op.dir()) <= now
+                    && !self.verify.as_ref().is_some_and(|v| v.blocked(io))
+            }
+            None => true,
+        }
+    }
 }
 
 /// Live counters another thread (the progress line) may read.
@@ -203,6 +230,9 @@ pub struct Worker {
     pub live: std::sync::Arc<LiveCounters>,
     /// `--trace` timestamp log and the study-only per-request allocation.
     pub trace: crate::engine::hooks::Hooks,
+    /// Submit batch, completions per wait, refill point (fio's iodepth_batch_*
+    /// and iodepth_low); setup sets the job's, the default takes whole batches.
+    pub fill: Fill,
 }
 
 /// What the loop reports besides the recorders.
@@ -246,6 +276,7 @@ impl Worker {
             poll_signal: None,
             live: Default::default(),
             trace: Default::default(),
+            fill: Fill::whole_batches(nslots),
         }
     }
 
@@ -270,19 +301,16 @@ impl Worker {
                 break;
             }
             let now = clock::now_ns();
-            let next_due = self.generate(now);
+            // Refill before waiting, so the device never runs dry while the
+            // worker sleeps; only iodepth_low may hold a full queue back.
+            let next_due = if self.fill.may_refill(self.inflight) {
+                self.generate(now)
+            } else {
+                None
+            };
+            // Commits every `fill.submit` requests as it goes, then the rest.
             self.dispatch(now)?;
-            if !self.batch.is_empty() {
-                self.queue.commit()?;
-                let t = match self.queue.clock_hint() {
-                    0 => clock::now_ns(),
-                    t => t,
-                };
-                for &s in &self.batch {
-                    self.slots[s as usize].t_submit = t;
-                }
-                self.batch.clear();
-            }
+            self.commit_batch()?;
             if self.inflight > 0 {
                 let (oldest, len) = self.oldest_inflight();
                 let mut deadline = next_due.unwrap_or(0);
@@ -292,13 +320,26 @@ impl Worker {
                         deadline = expiry;
                     }
                 }
-                let n = self.completer.wait(
+                let room = !self.free.is_empty();
+                if room && !self.fill.draining() && self.streams.iter().any(|s| s.could_issue(now))
+                {
+                    self.completer.stats.waits_with_room += 1;
+                }
+                // Wait for few and take few (iodepth_batch_complete_min/max), so
+                // the loop comes back to refill while the device still works.
+                let min = self.fill.wait_min(self.inflight, room);
+                let max = (self.fill.complete_max as usize).min(self.comps.len());
+                let n = self.completer.wait_for(
                     self.queue.as_mut(),
-                    &mut self.comps,
+                    &mut self.comps[..max],
+                    min,
                     oldest,
                     len,
                     deadline,
                 )?;
+                if n > 0 || min == 0 {
+                    self.note_reap(n);
+                }
                 if n > 0 {
                     let t_seen = match self.queue.clock_hint() {
                         0 => clock::now_ns(),
@@ -338,6 +379,7 @@ impl Worker {
     fn generate(&mut self, now: u64) -> Option<u64> {
         let mut next_due: Option<u64> = None;
         for (si, s) in self.streams.iter_mut().enumerate() {
+            s.held = false;
             if !s.measuring && now >= s.ramp_end_ns {
                 // End of ramp_time: start measuring from here (once per stream).
                 s.rec.reset(now);
@@ -381,7 +423,10 @@ impl Worker {
                             }
                             io
                         }
-                        Next::Wait => break,
+                        Next::Wait => {
+                            s.held = true;
+                            break;
+                        }
                         Next::Done => {
                             s.exhausted = true;
                             break;
@@ -495,15 +540,27 @@ impl Worker {
             };
             match queued {
                 Queued::Pending => {
-                    self.streams[slot.stream as usize].acct.submitted += 1;
+                    let s = &mut self.streams[slot.stream as usize];
+                    s.acct.submitted += 1;
+                    s.in_device += 1;
                     self.inflight += 1;
                     self.batch.push(r.slot);
+                    if self.batch.len() as u32 >= self.fill.submit {
+                        self.commit_batch()?;
+                    }
                 }
                 Queued::Done(c) => {
                     // Synchronous backend: the I/O happened inside queue().
                     let t = clock::now_ns();
                     self.slots[r.slot as usize].t_submit = t_call;
-                    self.streams[slot.stream as usize].acct.submitted += 1;
+                    let s = &mut self.streams[slot.stream as usize];
+                    s.acct.submitted += 1;
+                    s.in_device += 1;
+                    // One request per call, submitted and completed (fio marks a
+                    // synchronous engine's I/O the same way).
+                    s.rec.note_depth(s.in_device);
+                    s.rec.note_submit(1);
+                    s.rec.note_complete(1);
                     self.inflight += 1;
                     self.finish(c, t);
                     t_call = t;
@@ -512,6 +569,57 @@ impl Worker {
                     self.retry = Some(r);
                     return Ok(());
                 }
+            }
+        }
+    }
+
+    /// Submit what `dispatch` queued since the last commit: one backend commit,
+    /// the submit stamp, and fio's submit and depth distributions per stream.
+    #[inline]
+    fn commit_batch(&mut self) -> DevResult<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        self.queue.commit()?;
+        let t = match self.queue.clock_hint() {
+            0 => clock::now_ns(),
+            t => t,
+        };
+        for &s in &self.batch {
+            let sl = &mut self.slots[s as usize];
+            sl.t_submit = t;
+            self.streams[sl.stream as usize].batch_n += 1;
+        }
+        self.batch.clear();
+        for s in &mut self.streams {
+            if s.batch_n > 0 {
+                s.rec.note_submit(s.batch_n);
+                // fio weighs the depth by the requests submitted at it.
+                for _ in 0..s.batch_n {
+                    s.rec.note_depth(s.in_device);
+                }
+                s.batch_n = 0;
+            }
+        }
+        self.fill.submitted(self.inflight);
+        Ok(())
+    }
+
+    /// fio's complete distribution: completions of each stream in this reap
+    /// (a reap that found none counts for every stream, as fio's polling one does).
+    #[inline]
+    fn note_reap(&mut self, n: usize) {
+        for c in &self.comps[..n] {
+            if let Some(sl) = self.slots.get(c.slot as usize)
+                && let Some(s) = self.streams.get_mut(sl.stream as usize)
+            {
+                s.batch_n += 1;
+            }
+        }
+        for s in &mut self.streams {
+            if s.batch_n > 0 || n == 0 {
+                s.rec.note_complete(s.batch_n);
+                s.batch_n = 0;
             }
         }
     }
@@ -594,6 +702,7 @@ impl Worker {
         let buf = self.bufs.ptr(si);
         let s = &mut self.streams[slot.stream as usize];
         s.outstanding -= 1;
+        s.in_device -= 1;
         s.pacer.completed(t_seen);
         s.finished_ns = t_seen;
         let op = slot.op.unwrap_or(Op::Read);

@@ -107,6 +107,23 @@ pub enum Engine {
     Libaio,
 }
 
+/// fio's queue-filling options as a job sets them (`None`: not set). The
+/// engine resolves them against `iodepth` (`engine::fill::Fill`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct DepthBatch {
+    /// `iodepth_batch_submit` (`iodepth_batch`): most requests per submit call;
+    /// 0 means `iodepth`.
+    pub submit: Option<u32>,
+    /// `iodepth_batch_complete_min` (`iodepth_batch_complete`): completions to
+    /// wait for; 0 means never sleep for them (peek, as fio's polling example).
+    pub complete_min: Option<u32>,
+    /// `iodepth_batch_complete_max`: most completions taken per wait.
+    pub complete_max: Option<u32>,
+    /// `iodepth_low`: once the queue is full, let it drain to this before
+    /// refilling; 0 means `iodepth`.
+    pub low: Option<u32>,
+}
+
 /// The engines `ioengine=` accepts, for messages.
 pub const ENGINE_NAMES: &str = "null, sync, psync, vsync, pvsync, pvsync2, libaio, io_uring";
 
@@ -629,6 +646,10 @@ pub struct JobSpec {
     pub bs: [BlockSizes; 2],
     pub direct: bool,
     pub iodepth: u32,
+    /// Queue filling (fio's `iodepth_batch_submit`, `iodepth_batch_complete_min`,
+    /// `iodepth_batch_complete_max`, `iodepth_low`); `None` = not set, the
+    /// engine's default (see `engine::fill`).
+    pub depth_batch: DepthBatch,
     pub numjobs: u32,
     pub runtime: Option<Duration>,
     pub time_based: bool,
@@ -715,6 +736,7 @@ impl Default for JobSpec {
             bs: [BlockSizes::Fixed(4096), BlockSizes::Fixed(4096)],
             direct: false,
             iodepth: 1,
+            depth_batch: DepthBatch::default(),
             numjobs: 1,
             runtime: None,
             time_based: false,

@@ -206,8 +206,7 @@ const STRING: &str = "a non-empty string";
 const NO_TRIM: &str = "iolab issues no trims";
 const ZONED: &str = "zoned block devices are out of scope";
 const NUMA: &str = "iolab does not bind memory or NUMA nodes; use cpus_allowed= or placement=";
-const BATCH_SUBMIT: &str = "the worker submits everything the scheduler releases in one batch";
-const BATCH_COMPLETE: &str = "the completion model decides how many completions to wait for";
+const BATCH_EXPECTED: &str = "a count, 0-65535";
 const LAT_TARGET: &str = "latency-target depth search is not implemented";
 const MIN_RATE: &str = "minimum-rate enforcement is not implemented";
 const ONE_FILE: &str = "one file per job";
@@ -553,12 +552,48 @@ Ok(())
 d.spec.iodepth = c.int(1, 65535)? as u32;
 Ok(())
 }),
-    refused("iodepth_batch", S::Depth, BATCH_SUBMIT),
-    refused("iodepth_batch_submit", S::Depth, BATCH_SUBMIT),
-    refused("iodepth_batch_complete", S::Depth, BATCH_COMPLETE),
-    refused("iodepth_batch_complete_min", S::Depth, BATCH_COMPLETE),
-    refused("iodepth_batch_complete_max", S::Depth, BATCH_COMPLETE),
-    refused("iodepth_low", S::Depth, "the worker refills to iodepth on every loop"),
+    OptionDef::new(
+        "iodepth_batch_submit",
+        S::Depth,
+        "most requests per submit call (0 = iodepth; above iodepth means iodepth)",
+    )
+    .alias(&["iodepth_batch"])
+    .expects(BATCH_EXPECTED)
+    .set(|d, c| {
+        d.spec.depth_batch.submit = Some(c.int(0, 65535)? as u32);
+        Ok(())
+    }),
+    OptionDef::new(
+        "iodepth_batch_complete_min",
+        S::Depth,
+        "completions to wait for at least (0 = never sleep for them: peek)",
+    )
+    .alias(&["iodepth_batch_complete"])
+    .expects(BATCH_EXPECTED)
+    .set(|d, c| {
+        d.spec.depth_batch.complete_min = Some(c.int(0, 65535)? as u32);
+        Ok(())
+    }),
+    OptionDef::new(
+        "iodepth_batch_complete_max",
+        S::Depth,
+        "most completions taken per wait (default and floor: iodepth_batch_complete_min)",
+    )
+    .expects(BATCH_EXPECTED)
+    .set(|d, c| {
+        d.spec.depth_batch.complete_max = Some(c.int(0, 65535)? as u32);
+        Ok(())
+    }),
+    OptionDef::new(
+        "iodepth_low",
+        S::Depth,
+        "once the queue is full, let it drain to this before refilling (0 = iodepth)",
+    )
+    .expects(BATCH_EXPECTED)
+    .set(|d, c| {
+        d.spec.depth_batch.low = Some(c.int(0, 65535)? as u32);
+        Ok(())
+    }),
     // I/O rate.
     OptionDef::new("rate_iops", S::Rate, "IOPS cap, per direction ('read,write')")
         .expects("an IOPS count, or 'read,write'")

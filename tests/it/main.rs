@@ -42,6 +42,7 @@ mod placement_balance;
 mod placement_run;
 mod placement_topology;
 mod probe_cli;
+mod queue_full;
 mod report_golden;
 mod report_html;
 mod report_readback;
