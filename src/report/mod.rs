@@ -6,6 +6,8 @@
 pub mod assemble;
 pub mod chart;
 pub mod cli;
+pub mod fleet;
+pub mod fleet_html;
 pub mod html;
 pub mod json;
 pub mod model;

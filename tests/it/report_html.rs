@@ -165,6 +165,7 @@ fn report_command_joins_files_and_names_bad_ones() {
     let code = iolab::report::cli::main(ReportArgs {
         files: vec![pa.clone(), pb.clone()],
         out: out.clone(),
+        fleet: None,
     })
     .unwrap();
     assert_eq!(code, 0);
@@ -232,7 +233,8 @@ fn report_command_joins_files_and_names_bad_ones() {
     assert!(
         iolab::report::cli::main(ReportArgs {
             files: vec![pa, dir.path().join("text.json")],
-            out: out2.clone()
+            out: out2.clone(),
+            fleet: None,
         })
         .is_err()
     );

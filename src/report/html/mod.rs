@@ -17,3 +17,5 @@ pub use lab::{LabSet, render_lab_html, render_lab_set_html};
 pub use load::{LoadError, load_results};
 pub use run::render_run_html;
 pub use shell::{WriteError, write_index};
+// The page shell, shared with the fleet view (`report::fleet_html`).
+pub(crate) use shell::{anchor, data_table, figure, fmt_num, or_unknown, page_close, page_open};
