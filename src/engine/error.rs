@@ -23,6 +23,9 @@ use crate::workload::verify::VerifyError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
+    /// fio's job logs (`write_lat_log` and friends).
+    #[error(transparent)]
+    Log(#[from] crate::measure::iolog::IologError),
     // Building a worker (`setup`).
     #[error(
         "{job} and {other} share the device '{device}' but differ in {what}; jobs sharing a \

@@ -1,12 +1,14 @@
 //! The trace hooks a worker calls on the hot path: the per-request
-//! user-timestamp log (`--trace`) and the per-request allocation toggle
-//! (`EngineOptions::alloc_per_request`).
+//! user-timestamp log (`--trace`), the per-request allocation toggle
+//! (`EngineOptions::alloc_per_request`) and fio's per-job logs
+//! (`write_lat_log` and friends, see `measure::iolog`).
 //!
 //! Both cost one predictable branch when off. When on, logging is a store into a
 //! log preallocated (and pre-touched) before the clock starts; the allocation
 //! toggle allocates on purpose, since that is what it measures.
 
 use crate::measure::blktrace::UserIo;
+use crate::measure::iolog::{IologError, Logger};
 use crate::request::Op;
 
 /// Requests each worker can log: the join covers the first this many completions
@@ -42,6 +44,8 @@ pub struct Hooks {
     dropped: Vec<u64>,
     pdu_bytes: usize,
     pdus: Vec<Option<Box<[u8]>>>,
+    /// fio's per-job logs of this worker's streams (None: no job logs).
+    pub iolog: Option<Box<Logger>>,
 }
 
 /// One stream's share of its worker's log.
@@ -135,6 +139,44 @@ impl Hooks {
                 *d += 1;
             }
         }
+    }
+
+    /// A measured request completed: fio's logs, when a job asks for them.
+    /// `t_ns` is the time since the stream's measurement began.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub fn measured(
+        &mut self,
+        stream: u16,
+        op: Op,
+        t_ns: u64,
+        lat: u64,
+        clat: u64,
+        slat: u64,
+        offset: u64,
+        len: u32,
+    ) {
+        if let Some(l) = self.iolog.as_deref_mut() {
+            l.completed(stream, op, t_ns, lat, clat, slat, offset, len);
+        }
+    }
+
+    /// After the run: finish the job logs. Returns a warning when the writer
+    /// fell behind and records were dropped.
+    pub fn close_logs(&mut self) -> Result<Option<String>, IologError> {
+        let Some(l) = self.iolog.as_deref_mut() else {
+            return Ok(None);
+        };
+        let o = l.close()?;
+        Ok((o.dropped > 0).then(|| {
+            format!(
+                "job logs of {}: {} of {} log records dropped because the log writer fell \
+                 behind; the logs miss those I/Os (log_avg_msec=N logs one row per N ms)",
+                o.jobs.join(", "),
+                o.dropped,
+                o.sent + o.dropped
+            )
+        }))
     }
 
     /// The log split by stream, in stream order (after the run).

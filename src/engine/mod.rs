@@ -152,7 +152,7 @@ fn run_group(
     for h in handles {
         let (p, outcome, cpu, last_cpu) = h.join().map_err(|_| EngineError::WorkerPanicked)?;
         let setup::Prepared {
-            worker,
+            mut worker,
             placed,
             model,
             backend,
@@ -173,6 +173,9 @@ fn run_group(
         let decisions = worker.completer.adaptive().decisions();
         let sched = worker.sched.stats(crate::measure::clock::now_ns());
         let nstreams = worker.streams.len();
+        if let Some(w) = worker.trace.close_logs()? {
+            eprintln!("iolab: warning: {w}");
+        }
         let mut trace_logs = worker.trace.split_by_stream(nstreams).into_iter();
         let (outcome, loop_error) = match outcome {
             Ok(o) => (o, None),

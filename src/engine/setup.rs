@@ -20,6 +20,7 @@ use crate::device::{Caps, Queue};
 use crate::engine::worker::{Stream, Worker};
 use crate::job::{CompletionModel, Direction, Engine, JobSpec};
 use crate::measure::clock;
+use crate::measure::iolog::{self, Logger};
 use crate::measure::recorder::{Recorder, RecorderConfig};
 use crate::sched::Scheduler;
 use crate::workload::verify::Verifier;
@@ -131,6 +132,14 @@ fn check_shared(jobs: &[JobSpec], placed: &[Placed]) -> Result<()> {
 /// Build one worker. `planned_runtime_ns` sizes the interval logs.
 pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -> Result<Prepared> {
     check_shared(jobs, &placed)?;
+    // Log files first: a directory that cannot be written fails the run before
+    // the target is touched (a logger dropped unstarted removes its files).
+    let mut iolog = Logger::start(
+        placed
+            .iter()
+            .map(|p| iolog::plan(jobs, p.job, p.jobnum))
+            .collect(),
+    )?;
     let first = &jobs[placed[0].job];
     let nslots: u32 = placed.iter().map(|p| jobs[p.job].iodepth).sum();
     let fill = crate::engine::fill::Fill::resolve(&first.depth_batch, first.ioengine, nslots);
@@ -346,6 +355,10 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
     }
     let mut worker = Worker::new(queue, sched, completer, streams, bufs);
     worker.fill = fill;
+    if let Some(l) = iolog.as_mut() {
+        l.set_slat(!caps.sync);
+    }
+    worker.trace.iolog = iolog.map(Box::new);
     worker.io_timeout_ns = placed
         .iter()
         .filter_map(|p| jobs[p.job].io_timeout.map(dur_ns))

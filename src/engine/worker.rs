@@ -783,6 +783,17 @@ impl Worker {
                 lat_ns: lat,
                 done_ns: t_seen,
             });
+            let t_log = t_seen.saturating_sub(s.ramp_end_ns);
+            self.trace.measured(
+                slot.stream,
+                op,
+                t_log,
+                lat,
+                clat,
+                slat,
+                slot.offset,
+                slot.len,
+            );
             bump(&self.live.ios);
             self.live.bytes.store(
                 self.live.bytes.load(Ordering::Relaxed) + c.result as u64,

@@ -716,6 +716,60 @@ pub struct JobSpec {
     /// Complete a request that has not finished after this long as an error
     /// (iolab's `io_timeout`); `None` = wait forever.
     pub io_timeout: Option<Duration>,
+    /// fio's per-job logs (`write_lat_log`, `write_bw_log`, ...).
+    pub logs: LogSpec,
+}
+
+/// fio's log options: which logs a job writes and how (see `measure::iolog`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct LogSpec {
+    /// `write_lat_log=PREFIX`: PREFIX_slat, PREFIX_clat and PREFIX_lat logs.
+    pub lat: Option<String>,
+    /// `write_bw_log=PREFIX`: PREFIX_bw.
+    pub bw: Option<String>,
+    /// `write_iops_log=PREFIX`: PREFIX_iops.
+    pub iops: Option<String>,
+    /// `write_hist_log=PREFIX`: PREFIX_clat_hist (rows only with `log_hist_msec`).
+    pub hist: Option<String>,
+    /// `log_avg_msec`: one averaged row per window and direction (0 = every I/O).
+    pub avg_msec: u32,
+    /// `log_hist_msec`: one histogram row per window and direction (0 = none).
+    pub hist_msec: u32,
+    /// `log_hist_coarseness`: 0-6; each step halves the histogram's bins.
+    pub hist_coarseness: u8,
+    /// `log_max_value`: a window's maximum instead of its mean.
+    pub max_value: bool,
+    /// `log_offset`: an offset column.
+    pub offset: bool,
+    /// `log_prio`: the priority column holds the ioprio value in hex.
+    pub prio: bool,
+    /// `per_job_logs`: `.N` (the job's index) in the file names (fio's default).
+    pub per_job: bool,
+}
+
+impl Default for LogSpec {
+    fn default() -> Self {
+        LogSpec {
+            lat: None,
+            bw: None,
+            iops: None,
+            hist: None,
+            avg_msec: 0,
+            hist_msec: 0,
+            hist_coarseness: 0,
+            max_value: false,
+            offset: false,
+            prio: false,
+            per_job: true,
+        }
+    }
+}
+
+impl LogSpec {
+    /// Whether the job writes any log.
+    pub fn any(&self) -> bool {
+        self.lat.is_some() || self.bw.is_some() || self.iops.is_some() || self.hist.is_some()
+    }
 }
 
 impl Default for JobSpec {
@@ -748,6 +802,7 @@ impl Default for JobSpec {
             thinktime_blocks: 1,
             randrepeat: true,
             randseed: 0x89,
+            logs: LogSpec::default(),
             rw_suffix: RwSuffix::None,
             norandommap: false,
             ioengine: Engine::Psync,

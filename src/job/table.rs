@@ -210,7 +210,19 @@ const BATCH_EXPECTED: &str = "a count, 0-65535";
 const LAT_TARGET: &str = "latency-target depth search is not implemented";
 const MIN_RATE: &str = "minimum-rate enforcement is not implemented";
 const ONE_FILE: &str = "one file per job";
-const LOGS: &str = "per-I/O logs are not implemented; see the JSON and HTML reports";
+const LOG_PREFIX: &str = "a log needs a file-name prefix (write_lat_log=NAME); fio 3.33 fails to open \
+                          a log given none";
+const LOG_PREFIX_EXPECTED: &str = "a file-name prefix (a path without the _type.N.log ending)";
+const LOG_MSEC: &str = "milliseconds, 0 to 3600000 (one hour)";
+const LOG_MSEC_MAX: u64 = 3_600_000;
+
+/// A log prefix: non-empty, and not a directory (the type and index are appended).
+fn log_prefix(c: &Ctx) -> Result<String, JobError> {
+    if c.value.is_empty() || c.value.ends_with('/') {
+        return Err(c.bad(LOG_PREFIX_EXPECTED));
+    }
+    Ok(c.value.to_string())
+}
 const NO_EXEC: &str = "iolab runs as root and runs no external commands from job files; run the \
                        command yourself before or after iolab";
 const BUFFERS: &str = "buffer contents are not configurable";
@@ -846,11 +858,78 @@ Ok(())
             c.boolean()?;
             Ok(())
         }),
-    refused("write_bw_log", S::Measurements, LOGS),
-    refused("write_lat_log", S::Measurements, LOGS),
-    refused("write_iops_log", S::Measurements, LOGS),
-    refused("write_hist_log", S::Measurements, LOGS),
-    refused("log_avg_msec", S::Measurements, "per-I/O logs are not implemented"),
+    OptionDef::new("write_bw_log", S::Measurements, "write PREFIX_bw.N.log: bandwidth (KiB/s) per I/O or per log_avg_msec window")
+        .stricter(LOG_PREFIX)
+        .expects(LOG_PREFIX_EXPECTED)
+        .set(|d, c| {
+            d.spec.logs.bw = Some(log_prefix(c)?);
+            Ok(())
+        }),
+    OptionDef::new("write_lat_log", S::Measurements, "write PREFIX_slat/_clat/_lat.N.log: latency (ns) per I/O or per log_avg_msec window")
+        .stricter(LOG_PREFIX)
+        .expects(LOG_PREFIX_EXPECTED)
+        .set(|d, c| {
+            d.spec.logs.lat = Some(log_prefix(c)?);
+            Ok(())
+        }),
+    OptionDef::new("write_iops_log", S::Measurements, "write PREFIX_iops.N.log: IOPS per I/O (1) or per log_avg_msec window")
+        .stricter(LOG_PREFIX)
+        .expects(LOG_PREFIX_EXPECTED)
+        .set(|d, c| {
+            d.spec.logs.iops = Some(log_prefix(c)?);
+            Ok(())
+        }),
+    OptionDef::new("write_hist_log", S::Measurements, "write PREFIX_clat_hist.N.log: fio's clat histogram per log_hist_msec window")
+        .stricter(LOG_PREFIX)
+        .expects(LOG_PREFIX_EXPECTED)
+        .set(|d, c| {
+            d.spec.logs.hist = Some(log_prefix(c)?);
+            Ok(())
+        }),
+    OptionDef::new("log_avg_msec", S::Measurements, "average log rows over this many ms (0 = a row per I/O)")
+        .expects(LOG_MSEC)
+        .set(|d, c| {
+            d.spec.logs.avg_msec = c.int(0, LOG_MSEC_MAX)? as u32;
+            Ok(())
+        }),
+    OptionDef::new("log_hist_msec", S::Measurements, "one histogram row per direction every this many ms (0 = none)")
+        .expects(LOG_MSEC)
+        .set(|d, c| {
+            d.spec.logs.hist_msec = c.int(0, LOG_MSEC_MAX)? as u32;
+            Ok(())
+        }),
+    OptionDef::new("log_hist_coarseness", S::Measurements, "0-6: each step halves the histogram log's 1856 bins")
+        .expects("an integer from 0 to 6")
+        .set(|d, c| {
+            d.spec.logs.hist_coarseness = c.int(0, 6)? as u8;
+            Ok(())
+        }),
+    OptionDef::new("log_max_value", S::Measurements, "log a window's maximum instead of its mean")
+        .flag()
+        .set(|d, c| {
+            d.spec.logs.max_value = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("log_offset", S::Measurements, "add the I/O's offset column to the logs")
+        .flag()
+        .set(|d, c| {
+            d.spec.logs.offset = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("log_prio", S::Measurements, "log the ioprio value (hex) instead of the 0/1 high-priority flag")
+        .flag()
+        .set(|d, c| {
+            d.spec.logs.prio = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("per_job_logs", S::Measurements, "name logs PREFIX_type.N.log (1, default) or PREFIX_type.log shared by the jobs (0)")
+        .flag()
+        .set(|d, c| {
+            d.spec.logs.per_job = c.boolean()?;
+            Ok(())
+        }),
+    refused("log_compression", S::Measurements, "iolab's logs are written as the run goes by a writer thread, never held in memory to compress; compress the files afterwards"),
+    refused("log_store_compressed", S::Measurements, "logs are written as plain text; compress the files afterwards"),
     // Error handling.
     OptionDef::new(
         "continue_on_error",

@@ -3,5 +3,6 @@
 pub mod blktrace;
 pub mod clock;
 pub mod cpu;
+pub mod iolog;
 pub mod recorder;
 pub mod tracefs;

@@ -1,0 +1,548 @@
+//! fio's per-job logs: `write_lat_log`, `write_bw_log`, `write_iops_log` and
+//! `write_hist_log`, in fio's file names and columns so fio's own tools
+//! (`fiologparser.py`, `fio2gnuplot`, `fiologparser_hist.py`) read them.
+//!
+//! The worker's part ([`Logger::completed`]) runs once per measured I/O: with
+//! `log_avg_msec=0` it stores one [`Record`] into a preallocated ring
+//! ([`record`]); with windows it adds to per-direction sums and sends one
+//! record per window and log. Histogram rows (`log_hist_msec`) are counted on
+//! the worker in fio's bins and sent as the non-empty bins of each window. A
+//! writer thread ([`writer`]) turns records into text. When the writer falls
+//! behind, records are dropped and counted, never waited for; the run reports
+//! the count.
+//!
+//! Files are created before the first I/O, so a directory that cannot be
+//! written fails the run before it starts; a run that never starts removes
+//! the files it created.
+
+pub mod format;
+pub mod record;
+mod writer;
+
+use std::fs::{File, OpenOptions};
+use std::io::BufWriter;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::job::{Direction, JobSpec};
+use crate::request::Op;
+use format::{Columns, PLAT_NR, plat_index};
+use record::{BLOCK_RECORDS, Kind, LogType, Producer, RING_BLOCKS, Record, Ring};
+
+/// Log errors: each names the file and says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum IologError {
+    #[error(
+        "job '{job}': cannot create log file '{}' ({option}): {err}; point {option} at a directory that exists and can be written",
+        .path.display()
+    )]
+    Create {
+        job: String,
+        option: &'static str,
+        path: PathBuf,
+        err: std::io::Error,
+    },
+    #[error("writing log file '{}': {err}; free space there or log less (log_avg_msec)", .path.display())]
+    Write { path: PathBuf, err: std::io::Error },
+    #[error("the log writer thread could not start: {0}; run without logs or with fewer jobs")]
+    Spawn(std::io::Error),
+    #[error("the log writer thread panicked; the logs are incomplete")]
+    WriterPanicked,
+}
+
+/// One stream's logs, decided from its job before the clock starts.
+#[derive(Clone, Debug)]
+pub struct StreamLogs {
+    pub job: String,
+    /// Per [`LogType`]: the file, the option that asked for it, and whether this
+    /// stream is the first to write it (`per_job_logs=0` shares files).
+    pub paths: [Option<(PathBuf, &'static str, bool)>; 6],
+    pub cols: Columns,
+    pub avg_msec: u32,
+    pub hist_msec: u32,
+    pub hist_coarseness: u8,
+    pub max_value: bool,
+    /// The backend has a submission latency (fio writes no slat rows
+    /// otherwise); known once the backend is (see [`Logger::set_slat`]).
+    pub slat: bool,
+    /// The directions the job issues (averaged bandwidth/IOPS rows are written
+    /// for these, also in windows without I/O).
+    pub dirs: [bool; 2],
+}
+
+/// fio's index of a job clone: 1 + the clones of the jobs before it + jobnum.
+pub fn job_index(jobs: &[JobSpec], job: usize, jobnum: u32) -> u32 {
+    jobs[..job].iter().map(|j| j.numjobs).sum::<u32>() + jobnum + 1
+}
+
+/// fio's file name: `PREFIX_TYPE.N.log`, or `PREFIX_TYPE.log` with `per_job_logs=0`.
+pub fn file_name(prefix: &str, ty: LogType, index: Option<u32>) -> PathBuf {
+    PathBuf::from(match index {
+        Some(n) => format!("{prefix}_{}.{n}.log", ty.suffix()),
+        None => format!("{prefix}_{}.log", ty.suffix()),
+    })
+}
+
+fn prefix_of(job: &JobSpec, ty: LogType) -> Option<(&str, &'static str)> {
+    let l = &job.logs;
+    match ty {
+        LogType::Slat | LogType::Clat | LogType::Lat => {
+            l.lat.as_deref().map(|p| (p, "write_lat_log"))
+        }
+        LogType::Bw => l.bw.as_deref().map(|p| (p, "write_bw_log")),
+        LogType::Iops => l.iops.as_deref().map(|p| (p, "write_iops_log")),
+        LogType::Hist => l.hist.as_deref().map(|p| (p, "write_hist_log")),
+    }
+}
+
+/// The logs of clone `jobnum` of `jobs[job]`, or None when it writes none.
+pub fn plan(jobs: &[JobSpec], job: usize, jobnum: u32) -> Option<StreamLogs> {
+    let j = &jobs[job];
+    if !j.logs.any() {
+        return None;
+    }
+    let path_of = |jj: &JobSpec, ji: usize, n: u32, ty: LogType| {
+        prefix_of(jj, ty)
+            .map(|(p, _)| file_name(p, ty, jj.logs.per_job.then(|| job_index(jobs, ji, n))))
+    };
+    let mut paths: [Option<(PathBuf, &'static str, bool)>; 6] = Default::default();
+    for ty in LogType::ALL {
+        let Some((_, option)) = prefix_of(j, ty) else {
+            continue;
+        };
+        let Some(path) = path_of(j, job, jobnum, ty) else {
+            continue;
+        };
+        // The first clone (in job order) naming a file creates it; later ones
+        // append, as fio's jobs with per_job_logs=0 do.
+        let first = !jobs.iter().enumerate().any(|(ji, jj)| {
+            (0..jj.numjobs)
+                .take_while(|&n| (ji, n) < (job, jobnum))
+                .any(|n| path_of(jj, ji, n, ty).as_ref() == Some(&path))
+        });
+        paths[ty as usize] = Some((path, option, first));
+    }
+    Some(StreamLogs {
+        job: j.name.clone(),
+        paths,
+        cols: Columns {
+            offset: j.logs.offset,
+            prio_value: j.logs.prio,
+            ioprio: j.ioprio,
+        },
+        avg_msec: j.logs.avg_msec,
+        hist_msec: j.logs.hist_msec,
+        hist_coarseness: j.logs.hist_coarseness,
+        max_value: j.logs.max_value,
+        slat: true,
+        dirs: match j.rw.dir {
+            Direction::Read => [true, false],
+            Direction::Write => [false, true],
+            Direction::Mixed => [true, true],
+        },
+    })
+}
+
+/// Sums of one direction over one window.
+#[derive(Clone, Copy, Debug, Default)]
+struct Acc {
+    n: u64,
+    /// lat, clat, slat.
+    sum: [u64; 3],
+    max: [u64; 3],
+    bytes: u64,
+}
+
+/// One direction's histogram window.
+#[derive(Debug)]
+struct HistWin {
+    counts: Box<[u32]>,
+    /// Bins counted in this window, to send and clear only those.
+    touched: Vec<u16>,
+    start_ms: u64,
+    last_bs: u32,
+    last_t_ns: u64,
+}
+
+/// A stream's logging state on its worker.
+#[derive(Debug)]
+struct StreamState {
+    cfg: StreamLogs,
+    want: [bool; 6],
+    window: u64,
+    acc: [Acc; 2],
+    last_t_ns: u64,
+    seen: bool,
+    hist: Option<Box<[HistWin; 2]>>,
+}
+
+/// What a run's logs came to.
+#[derive(Clone, Debug, Default)]
+pub struct LogOutcome {
+    /// Records handed to the writer.
+    pub sent: u64,
+    /// Records dropped because the writer fell behind.
+    pub dropped: u64,
+    pub files: Vec<PathBuf>,
+    /// The jobs whose records these are (for the message).
+    pub jobs: Vec<String>,
+}
+
+/// A worker's logs: the streams' state, the ring's producer end, the writer.
+pub struct Logger {
+    streams: Vec<Option<StreamState>>,
+    producer: Producer,
+    writer: Option<std::thread::JoinHandle<Result<(), IologError>>>,
+    created: Vec<PathBuf>,
+    files: Vec<PathBuf>,
+    closed: bool,
+}
+
+impl std::fmt::Debug for Logger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Logger")
+            .field("files", &self.files)
+            .field("sent", &self.producer.sent)
+            .field("dropped", &self.producer.dropped)
+            .finish()
+    }
+}
+
+impl Logger {
+    /// Open every file and start the writer; `streams[i]` is the worker's
+    /// stream i. None when no stream logs anything.
+    pub fn start(streams: Vec<Option<StreamLogs>>) -> Result<Option<Logger>, IologError> {
+        if streams.iter().all(Option::is_none) {
+            return Ok(None);
+        }
+        let mut files: Vec<(PathBuf, BufWriter<File>)> = Vec::new();
+        let mut created = Vec::new();
+        let mut outs = Vec::new();
+        let cleanup = |created: &[PathBuf]| {
+            for p in created {
+                let _ = std::fs::remove_file(p);
+            }
+        };
+        for s in &streams {
+            let Some(s) = s else {
+                outs.push(None);
+                continue;
+            };
+            let mut idx: [Option<usize>; 6] = [None; 6];
+            for ty in LogType::ALL {
+                let Some((path, option, first)) = &s.paths[ty as usize] else {
+                    continue;
+                };
+                if let Some(i) = files.iter().position(|(p, _)| p == path) {
+                    idx[ty as usize] = Some(i);
+                    continue;
+                }
+                let existed = path.exists();
+                let opened = OpenOptions::new()
+                    .create(true)
+                    .write(true)
+                    .truncate(*first)
+                    .append(!*first)
+                    .open(path);
+                let f = match opened {
+                    Ok(f) => f,
+                    Err(err) => {
+                        cleanup(&created);
+                        return Err(IologError::Create {
+                            job: s.job.clone(),
+                            option,
+                            path: path.clone(),
+                            err,
+                        });
+                    }
+                };
+                if !existed {
+                    created.push(path.clone());
+                }
+                idx[ty as usize] = Some(files.len());
+                files.push((path.clone(), BufWriter::with_capacity(64 * 1024, f)));
+            }
+            outs.push(Some(writer::StreamOut {
+                files: idx,
+                cols: s.cols,
+                hist_stride: 1 << s.hist_coarseness,
+            }));
+        }
+        let ring = Arc::new(Ring::new(RING_BLOCKS, BLOCK_RECORDS));
+        let producer = Producer::new(ring.clone());
+        let names: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
+        let w = writer::Writer::new(ring, files, outs);
+        let writer = match std::thread::Builder::new()
+            .name("iolab-log".into())
+            .spawn(move || w.run())
+        {
+            Ok(h) => h,
+            Err(e) => {
+                cleanup(&created);
+                return Err(IologError::Spawn(e));
+            }
+        };
+        let states = streams
+            .into_iter()
+            .map(|s| {
+                s.map(|cfg| {
+                    let mut want = [false; 6];
+                    for ty in LogType::ALL {
+                        want[ty as usize] = cfg.paths[ty as usize].is_some();
+                    }
+                    let hist = (want[LogType::Hist as usize] && cfg.hist_msec > 0).then(|| {
+                        Box::new([0, 1].map(|_| HistWin {
+                            counts: vec![0u32; PLAT_NR].into_boxed_slice(),
+                            touched: Vec::with_capacity(PLAT_NR),
+                            start_ms: 0,
+                            last_bs: 0,
+                            last_t_ns: 0,
+                        }))
+                    });
+                    StreamState {
+                        cfg,
+                        want,
+                        window: 0,
+                        acc: [Acc::default(); 2],
+                        last_t_ns: 0,
+                        seen: false,
+                        hist,
+                    }
+                })
+            })
+            .collect();
+        Ok(Some(Logger {
+            streams: states,
+            producer,
+            writer: Some(writer),
+            created,
+            files: names,
+            closed: false,
+        }))
+    }
+
+    /// Whether the worker's backend has a submission latency: a synchronous
+    /// one has none, and its slat log stays empty, as fio's does.
+    pub fn set_slat(&mut self, slat: bool) {
+        for s in self.streams.iter_mut().flatten() {
+            s.cfg.slat = slat;
+            s.want[LogType::Slat as usize] = slat && s.cfg.paths[LogType::Slat as usize].is_some();
+        }
+    }
+
+    /// A measured I/O of `stream` completed `t_ns` after its measurement began.
+    /// Hot path: plain stores into preallocated memory.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn completed(
+        &mut self,
+        stream: u16,
+        op: Op,
+        t_ns: u64,
+        lat: u64,
+        clat: u64,
+        slat: u64,
+        offset: u64,
+        bs: u32,
+    ) {
+        let ddir = match op {
+            Op::Read => 0u8,
+            Op::Write => 1,
+            Op::Fsync => return,
+        };
+        let Some(Some(s)) = self.streams.get_mut(stream as usize) else {
+            return;
+        };
+        s.seen = true;
+        s.last_t_ns = t_ns;
+        let p = &mut self.producer;
+        if let Some(h) = s.hist.as_deref_mut() {
+            let w = &mut h[ddir as usize];
+            let bin = plat_index(clat);
+            if w.counts[bin] == 0 {
+                w.touched.push(bin as u16);
+            }
+            w.counts[bin] += 1;
+            w.last_bs = bs;
+            w.last_t_ns = t_ns;
+            let t_ms = t_ns / 1_000_000;
+            if t_ms.saturating_sub(w.start_ms) >= s.cfg.hist_msec as u64 {
+                send_hist(p, stream, ddir, w);
+                w.start_ms = t_ms;
+            }
+        }
+        let logs_rows = s.want[..5].iter().any(|&w| w);
+        if !logs_rows {
+            return;
+        }
+        if s.cfg.avg_msec == 0 {
+            p.push(Record {
+                kind: Kind::Io,
+                ddir,
+                stream,
+                bs,
+                t_ns,
+                offset,
+                v: [lat, clat, slat],
+            });
+            return;
+        }
+        let window = t_ns / (s.cfg.avg_msec as u64 * 1_000_000);
+        if window > s.window {
+            flush_windows(p, stream, s, window);
+        }
+        let a = &mut s.acc[ddir as usize];
+        a.n += 1;
+        a.bytes += bs as u64;
+        for (i, v) in [lat, clat, slat].into_iter().enumerate() {
+            a.sum[i] += v;
+            a.max[i] = a.max[i].max(v);
+        }
+    }
+
+    /// End of the run: send the last partial windows, let the writer finish,
+    /// and say what the logs came to.
+    pub fn close(&mut self) -> Result<LogOutcome, IologError> {
+        if !self.closed {
+            for (i, s) in self.streams.iter_mut().enumerate() {
+                let Some(s) = s else { continue };
+                let stream = i as u16;
+                if s.cfg.avg_msec > 0 && s.seen {
+                    send_window(&mut self.producer, stream, s, s.last_t_ns, true);
+                }
+                if let Some(h) = s.hist.as_deref_mut() {
+                    for (d, w) in h.iter_mut().enumerate() {
+                        send_hist(&mut self.producer, stream, d as u8, w);
+                    }
+                }
+            }
+            self.producer.close();
+            self.closed = true;
+        }
+        let res = match self.writer.take() {
+            Some(h) => h.join().map_err(|_| IologError::WriterPanicked)?,
+            None => Ok(()),
+        };
+        res?;
+        Ok(LogOutcome {
+            sent: self.producer.sent,
+            dropped: self.producer.dropped,
+            files: self.files.clone(),
+            jobs: self
+                .streams
+                .iter()
+                .flatten()
+                .map(|s| s.cfg.job.clone())
+                .collect(),
+        })
+    }
+}
+
+impl Drop for Logger {
+    /// A logger dropped without [`Logger::close`] belongs to a run that did not
+    /// start (another worker failed to set up): leave nothing behind.
+    fn drop(&mut self) {
+        if self.closed {
+            return;
+        }
+        self.producer.close();
+        self.closed = true;
+        if let Some(h) = self.writer.take() {
+            let _ = h.join();
+        }
+        for p in &self.created {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// Send the non-empty bins of a histogram window and clear them.
+fn send_hist(p: &mut Producer, stream: u16, ddir: u8, w: &mut HistWin) {
+    if w.touched.is_empty() {
+        return;
+    }
+    p.push(Record {
+        kind: Kind::HistHead,
+        ddir,
+        stream,
+        bs: w.last_bs,
+        t_ns: w.last_t_ns,
+        offset: 0,
+        v: [w.touched.len() as u64, 0, 0],
+    });
+    for &b in &w.touched {
+        let b = b as usize;
+        p.push(Record {
+            kind: Kind::HistBin,
+            ddir,
+            stream,
+            bs: 0,
+            t_ns: w.last_t_ns,
+            offset: 0,
+            v: [b as u64, w.counts[b] as u64, 0],
+        });
+        w.counts[b] = 0;
+    }
+    w.touched.clear();
+}
+
+/// Close the current window and any empty ones before `window`.
+#[cold]
+fn flush_windows(p: &mut Producer, stream: u16, s: &mut StreamState, window: u64) {
+    let ms = s.cfg.avg_msec as u64 * 1_000_000;
+    send_window(p, stream, s, (s.window + 1) * ms, false);
+    // Windows without a completion: bandwidth and IOPS were zero there.
+    for w in s.window + 1..window {
+        send_window(p, stream, s, (w + 1) * ms, false);
+    }
+    s.window = window;
+}
+
+/// One window's rows at `end_ns`; `partial`: the run ended inside it.
+fn send_window(p: &mut Producer, stream: u16, s: &mut StreamState, end_ns: u64, partial: bool) {
+    let span_ns = if partial {
+        end_ns.saturating_sub(s.window * s.cfg.avg_msec as u64 * 1_000_000)
+    } else {
+        s.cfg.avg_msec as u64 * 1_000_000
+    };
+    for d in 0..2u8 {
+        let a = std::mem::take(&mut s.acc[d as usize]);
+        let mut row = |ty: LogType, value: u64| {
+            if s.want[ty as usize] {
+                p.push(Record {
+                    kind: Kind::Avg,
+                    ddir: d,
+                    stream,
+                    bs: 0,
+                    t_ns: end_ns,
+                    offset: 0,
+                    v: [value, ty as u64, 0],
+                });
+            }
+        };
+        if a.n > 0 {
+            for (i, ty) in [LogType::Lat, LogType::Clat, LogType::Slat]
+                .into_iter()
+                .enumerate()
+            {
+                let v = if s.cfg.max_value {
+                    a.max[i]
+                } else {
+                    a.sum[i].checked_div(a.n).unwrap_or(0)
+                };
+                row(ty, v);
+            }
+        }
+        if s.cfg.dirs[d as usize] && span_ns > 0 {
+            // fio's units: KiB/s and I/Os per second over the window.
+            row(
+                LogType::Bw,
+                (a.bytes as u128 * 1_000_000_000 / span_ns as u128 / 1024) as u64,
+            );
+            row(
+                LogType::Iops,
+                (a.n as u128 * 1_000_000_000 / span_ns as u128) as u64,
+            );
+        }
+    }
+}
