@@ -1086,6 +1086,7 @@ Ok(())
 /// Options that steer the whole run; fio only takes them on the command line.
 pub(crate) const COMMAND_LINE_ONLY: &[&str] = &[
     "output-format",
+    "status-interval",
     "output",
     "section",
     "parse-only",
