@@ -5,7 +5,7 @@ use std::io::Write;
 use anyhow::{Context, Result, anyhow};
 
 use crate::engine::{EngineOptions, run_jobs};
-use crate::job::plan::{OutputFormat, RunPlan, parse_run_args};
+use crate::job::plan::{OutputFormats, RunPlan, parse_run_args};
 use crate::measure::blktrace::Sampling;
 use crate::measure::clock;
 use crate::measure::cpu::SystemSnapshot;
@@ -51,7 +51,7 @@ pub fn main(mut a: RunArgs) -> Result<u8> {
     }
     if a.args.is_empty() || a.args.iter().any(|s| s == "--help" || s == "-h") {
         println!(
-            "usage: iolab run [JOBFILE...] [--opt=value ...] [--output-format=normal|json] [--output=FILE] [--allow-destructive] [--cmdhelp[=OPTION|all]]\n\
+            "usage: iolab run [JOBFILE...] [--opt=value ...] [--output-format=normal|json|json+|terse[,...]] [--status-interval=T] [--output=FILE] [--allow-destructive] [--cmdhelp[=OPTION|all]]\n\
              e.g.   iolab run --name=t --ioengine=null --size=1g --rw=randread --bs=4k --completion=poll --runtime=2 --time_based\n\
              Options are fio's (see docs/fio-compat.md for what iolab supports and adds)."
         );
@@ -85,24 +85,26 @@ pub fn main(mut a: RunArgs) -> Result<u8> {
         format!("Jobs: {}", plan.jobs.iter().map(|j| j.numjobs).sum::<u32>()),
         planned,
     );
+    let f = plan.output_format;
+    let printer = plan
+        .status_interval
+        .map(|every| {
+            crate::engine::progress::StatusPrinter::start(
+                every,
+                !f.normal && !f.terse && (f.json || f.json_plus),
+            )
+        })
+        .transpose()
+        .context("--status-interval: cannot start the status thread")?;
     let result = execute(&plan, &opts);
+    drop(printer);
     drop(status);
     let failures = crate::sys::cleanup::run_cleanups();
     for f in failures {
         eprintln!("iolab: cleanup: {f}");
     }
     let (run, failed) = result?;
-    let text = match plan.output_format {
-        OutputFormat::Json => crate::report::json::render(&run),
-        OutputFormat::Normal => {
-            let pl = plan
-                .jobs
-                .first()
-                .map(|j| j.percentile_list.clone())
-                .unwrap_or_default();
-            crate::report::text::render(&run, &pl) + &crate::report::text::render_traces(&run)
-        }
-    };
+    let text = render(&plan, &run);
     match &plan.output {
         Some(path) => {
             std::fs::write(path, text).with_context(|| format!("--output={}", path.display()))?
@@ -123,6 +125,31 @@ pub fn main(mut a: RunArgs) -> Result<u8> {
         return Ok(130);
     }
     Ok(if failed { 1 } else { 0 })
+}
+
+/// The report in every format asked for, in fio's order: terse, then json
+/// (json+ when either was asked with bins), then normal.
+fn render(plan: &RunPlan, run: &RunResult) -> String {
+    let f: OutputFormats = plan.output_format;
+    let mut text = String::new();
+    if f.terse {
+        text += &crate::report::terse::render(run);
+    }
+    if f.json_plus {
+        text += &crate::report::json::render_plus(run);
+    } else if f.json {
+        text += &crate::report::json::render(run);
+    }
+    if f.normal {
+        let pl = plan
+            .jobs
+            .first()
+            .map(|j| j.percentile_list.clone())
+            .unwrap_or_default();
+        text += &crate::report::text::render(run, &pl);
+        text += &crate::report::text::render_traces(run);
+    }
+    text
 }
 
 /// iolab's own flags may stand anywhere among fio's options; take them out
@@ -179,6 +206,7 @@ pub fn execute(plan: &RunPlan, opts: &EngineOptions) -> Result<(RunResult, bool)
         before: &before,
         after: &after,
         global_options: &plan.global_options,
+        fio_bins: plan.output_format.json_plus,
     };
     Ok((assemble::run_result(&plan.jobs, &groups, &cx), failed))
 }

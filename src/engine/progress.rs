@@ -5,6 +5,12 @@
 //! path); the hot path only does single-writer stores into its own counters.
 //! The status thread sums what is registered, twice a second, on stderr, and
 //! only when stderr is a terminal.
+//!
+//! `--status-interval=T` ([`StatusPrinter`]) reads the same counters every T
+//! and prints the cumulative totals since the start, with the rate over the
+//! last interval, on stdout whether or not it is a terminal (fio's periodic
+//! status dump; fio's dump is its whole report, iolab's is the totals the
+//! workers publish without locks: I/Os and bytes of every job together).
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -89,6 +95,118 @@ impl StatusLine {
 }
 
 impl Drop for StatusLine {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// One `--status-interval` report: totals since the start and the rate over
+/// the interval that just ended.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Status {
+    pub elapsed: Duration,
+    pub ios: u64,
+    pub bytes: u64,
+    pub interval: Duration,
+    pub interval_ios: u64,
+    pub interval_bytes: u64,
+}
+
+impl Status {
+    fn rate(n: u64, d: Duration) -> f64 {
+        n as f64 / d.as_secs_f64().max(1e-9)
+    }
+
+    /// The line printed for normal and terse output.
+    pub fn text(&self) -> String {
+        format!(
+            "iolab status: {:.1}s: {} ios, {} since start (iops={}, bw={}B/s); last {:.1}s: iops={}, bw={}B/s",
+            self.elapsed.as_secs_f64(),
+            self.ios,
+            crate::report::text::num2str(self.bytes, 4, true, "B"),
+            si(Self::rate(self.ios, self.elapsed)),
+            si(Self::rate(self.bytes, self.elapsed)),
+            self.interval.as_secs_f64(),
+            si(Self::rate(self.interval_ios, self.interval)),
+            si(Self::rate(self.interval_bytes, self.interval)),
+        )
+    }
+
+    /// The line printed when only json or json+ was asked for: one JSON
+    /// object per line, so a reader can take lines apart before the report.
+    pub fn json(&self) -> String {
+        serde_json::json!({
+            "iolab status": {
+                "elapsed_ms": self.elapsed.as_millis() as u64,
+                "total_ios": self.ios,
+                "io_bytes": self.bytes,
+                "iops": Self::rate(self.ios, self.elapsed),
+                "bw_bytes": Self::rate(self.bytes, self.elapsed),
+                "interval_ms": self.interval.as_millis() as u64,
+                "interval_iops": Self::rate(self.interval_ios, self.interval),
+                "interval_bw_bytes": Self::rate(self.interval_bytes, self.interval),
+            }
+        })
+        .to_string()
+    }
+}
+
+/// `--status-interval`: prints a [`Status`] on stdout every interval until
+/// dropped.
+pub struct StatusPrinter {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl StatusPrinter {
+    /// `json`: print [`Status::json`] lines instead of [`Status::text`].
+    pub fn start(every: Duration, json: bool) -> std::io::Result<StatusPrinter> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("iolab-status-interval".into())
+            .spawn(move || {
+                let t0 = Instant::now();
+                let (mut last_ios, mut last_bytes, mut last_t) = (0, 0, t0);
+                let mut next = t0 + every;
+                loop {
+                    // Short naps so a finished run does not wait out an interval.
+                    while Instant::now() < next {
+                        if s.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        let left = next.saturating_duration_since(Instant::now());
+                        std::thread::sleep(left.min(Duration::from_millis(20)));
+                    }
+                    let (ios, bytes) = totals();
+                    let now = Instant::now();
+                    let st = Status {
+                        elapsed: now - t0,
+                        ios,
+                        bytes,
+                        interval: now - last_t,
+                        interval_ios: ios.saturating_sub(last_ios),
+                        interval_bytes: bytes.saturating_sub(last_bytes),
+                    };
+                    (last_ios, last_bytes, last_t) = (ios, bytes, now);
+                    let line = if json { st.json() } else { st.text() };
+                    let mut out = std::io::stdout().lock();
+                    let _ = writeln!(out, "{line}");
+                    let _ = out.flush();
+                    next += every;
+                }
+            })?;
+        Ok(StatusPrinter {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for StatusPrinter {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {

@@ -17,7 +17,9 @@ pub mod units;
 
 pub use error::JobError;
 pub use ini::{Keywords, ParseCtx};
-pub use plan::{OutputFormat, RunPlan, parse_job_file_str, parse_run_args, parse_run_args_with};
+pub use plan::{
+    OutputFormat, OutputFormats, RunPlan, parse_job_file_str, parse_run_args, parse_run_args_with,
+};
 pub use spec::*;
 
 /// fio options iolab deliberately lacks, each with the reason (docs/fio-compat.md).

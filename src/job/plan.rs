@@ -14,21 +14,59 @@ use super::ini::{IniReader, Keywords, ParseCtx, Section, split_option};
 use super::options::{RawOpt, takes_value};
 use super::spec::{JobSpec, Origin};
 
-/// `--output-format=`.
+/// One of `--output-format=`'s formats.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OutputFormat {
     #[default]
     Normal,
     Json,
+    /// fio's `json+`: json with the latency bins.
+    #[serde(rename = "json+")]
+    JsonPlus,
+    /// fio's terse (semicolon) format, version 3.
+    Terse,
 }
+
+/// `--output-format=` as fio takes it: a comma list of formats, each written
+/// once (json and json+ together give the json+ document).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OutputFormats {
+    pub normal: bool,
+    pub json: bool,
+    pub json_plus: bool,
+    pub terse: bool,
+}
+
+impl OutputFormats {
+    pub fn only(f: OutputFormat) -> OutputFormats {
+        let mut s = OutputFormats::default();
+        s.add(f);
+        s
+    }
+
+    fn add(&mut self, f: OutputFormat) {
+        match f {
+            OutputFormat::Normal => self.normal = true,
+            OutputFormat::Json => self.json = true,
+            OutputFormat::JsonPlus => self.json_plus = true,
+            OutputFormat::Terse => self.terse = true,
+        }
+    }
+}
+
+/// Shortest `--status-interval`: the status is read from counters the workers
+/// publish, and printing it much more often would only flood the output.
+pub const MIN_STATUS_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// What `iolab run` was asked to do.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunPlan {
     /// In run order; `stonewall` marks where a job waits for all before it.
     pub jobs: Vec<JobSpec>,
-    pub output_format: OutputFormat,
+    pub output_format: OutputFormats,
+    /// `--status-interval=T`: print the cumulative status every T.
+    pub status_interval: Option<std::time::Duration>,
     /// `--output=FILE`: write the report there instead of stdout.
     pub output: Option<PathBuf>,
     /// `--parse-only`: validate and print nothing but errors; run no I/O.
@@ -156,6 +194,7 @@ pub fn parse_run_args_with(args: &[String], ctx: &ParseCtx) -> Result<RunPlan, J
         caps: cl.caps.clone(),
         jobs: b.jobs,
         output_format: cl.output_format,
+        status_interval: cl.status_interval,
         output: cl.output,
         parse_only: cl.parse_only,
         warnings: b.warnings,
@@ -183,7 +222,8 @@ pub fn parse_job_file_str(
     }
     Ok(RunPlan {
         jobs: b.jobs,
-        output_format: OutputFormat::Normal,
+        output_format: OutputFormats::only(OutputFormat::Normal),
+        status_interval: None,
         output: None,
         parse_only: false,
         warnings: b.warnings,
@@ -327,7 +367,8 @@ struct CommandLine {
     /// The implicit global part first, then one section per `--name`.
     sections: Vec<Section>,
     job_files: Vec<PathBuf>,
-    output_format: OutputFormat,
+    output_format: OutputFormats,
+    status_interval: Option<std::time::Duration>,
     output: Option<PathBuf>,
     parse_only: bool,
     sections_filter: Vec<String>,
@@ -344,7 +385,8 @@ impl CommandLine {
                 opts: Vec::new(),
             }],
             job_files: Vec::new(),
-            output_format: OutputFormat::Normal,
+            output_format: OutputFormats::only(OutputFormat::Normal),
+            status_interval: None,
             output: None,
             parse_only: false,
             sections_filter: Vec::new(),
@@ -375,8 +417,8 @@ impl CommandLine {
             let (key, mut value) = split_option(opt);
             // Like getopt_long, an option that needs a value takes the next argument.
             let needs_value = match key.as_str() {
-                "output-format" | "output" | "section" | "name" | "max-runtime" | "max-size"
-                | "scratch-dir" => true,
+                "output-format" | "status-interval" | "output" | "section" | "name"
+                | "max-runtime" | "max-size" | "scratch-dir" => true,
                 "parse-only" => false,
                 k => takes_value(k),
             };
@@ -388,6 +430,15 @@ impl CommandLine {
             }
             match key.as_str() {
                 "output-format" => cl.output_format = parse_output_format(value.as_deref())?,
+                "status-interval" => {
+                    const E: &str = "a time of at least 100ms, e.g. 1 (second), 500ms or 2s";
+                    let v = required(&key, value, E)?;
+                    let t = super::units::parse_time(&v, super::units::TimeUnit::Seconds, false)
+                        .ok()
+                        .filter(|t| *t >= MIN_STATUS_INTERVAL)
+                        .ok_or_else(|| bad(&key, &v, E))?;
+                    cl.status_interval = Some(t);
+                }
                 "output" => cl.output = Some(PathBuf::from(required(&key, value, "a file path")?)),
                 "max-runtime" => {
                     const E: &str = "a time greater than zero, e.g. 500ms or 2 (seconds)";
@@ -473,21 +524,34 @@ fn required(key: &str, value: Option<String>, expected: &str) -> Result<String, 
     }
 }
 
-fn parse_output_format(value: Option<&str>) -> Result<OutputFormat, JobError> {
-    const EXPECTED: &str = "normal or json";
+fn parse_output_format(value: Option<&str>) -> Result<OutputFormats, JobError> {
+    const EXPECTED: &str =
+        "normal, json, json+ or terse, or a comma list of them (e.g. normal,json)";
     let v = required("output-format", value.map(str::to_string), EXPECTED)?;
-    let why = match v.as_str() {
-        "normal" => return Ok(OutputFormat::Normal),
-        "json" => return Ok(OutputFormat::Json),
-        "json+" => "normal or json (json+ latency buckets are not supported by iolab)",
-        "terse" | "minimal" | "csv" => "normal or json (terse output is not supported by iolab)",
-        s if s.contains(',') => "normal or json (iolab writes one format per run)",
-        _ => EXPECTED,
-    };
-    Err(JobError::BadValue {
-        at: COMMAND_LINE.to_string(),
-        option: "output-format".into(),
-        value: v,
-        expected: why.into(),
-    })
+    let mut set = OutputFormats::default();
+    for part in v.split(',') {
+        let f = match part.trim() {
+            "normal" => OutputFormat::Normal,
+            "json" => OutputFormat::Json,
+            "json+" => OutputFormat::JsonPlus,
+            "terse" => OutputFormat::Terse,
+            other => {
+                let why = if other.is_empty() {
+                    format!("{EXPECTED}; the list has an empty entry")
+                } else if other == "minimal" || other == "csv" {
+                    format!("{EXPECTED}; fio's semicolon format is called terse")
+                } else {
+                    EXPECTED.to_string()
+                };
+                return Err(JobError::BadValue {
+                    at: COMMAND_LINE.to_string(),
+                    option: "output-format".into(),
+                    value: v.clone(),
+                    expected: why,
+                });
+            }
+        };
+        set.add(f);
+    }
+    Ok(set)
 }

@@ -1200,6 +1200,7 @@ Ok(())
 /// Options that steer the whole run; fio only takes them on the command line.
 pub(crate) const COMMAND_LINE_ONLY: &[&str] = &[
     "output-format",
+    "status-interval",
     "output",
     "section",
     "parse-only",

@@ -22,13 +22,15 @@ pub struct RunContext<'a> {
     pub after: &'a SystemSnapshot,
     /// The job file's `[global]` options, as written.
     pub global_options: &'a [(String, String)],
+    /// Keep fio's json+ latency bins in the result (`--output-format=json+`).
+    pub fio_bins: bool,
 }
 
 /// The whole run in fio's result shape.
 pub fn run_result(specs: &[JobSpec], groups: &[GroupRun], cx: &RunContext) -> RunResult {
     let mut jobs = Vec::new();
     for g in groups {
-        jobs.extend(group_results(specs, g));
+        jobs.extend(group_results(specs, g, cx.fio_bins));
     }
     apply_group_aggregates(&mut jobs);
     let disks = disk_names(specs);
@@ -51,7 +53,8 @@ pub fn run_result(specs: &[JobSpec], groups: &[GroupRun], cx: &RunContext) -> Ru
 }
 
 /// fio reports each clone on its own, or one entry per job with group_reporting.
-pub fn group_results(specs: &[JobSpec], g: &GroupRun) -> Vec<JobResult> {
+/// `fio_bins`: keep json+'s latency bins.
+pub fn group_results(specs: &[JobSpec], g: &GroupRun, fio_bins: bool) -> Vec<JobResult> {
     let mut out = Vec::new();
     let mut done = vec![false; g.jobs.len()];
     for i in 0..g.jobs.len() {
@@ -92,6 +95,9 @@ pub fn group_results(specs: &[JobSpec], g: &GroupRun) -> Vec<JobResult> {
             elapsed_ns: g.wall_ns,
         };
         let mut jr = JobResult::from_recorder(&meta, &rec, &cpu);
+        if fio_bins {
+            jr.add_fio_bins(&rec);
+        }
         let runs: Vec<&JobRun> = members.iter().map(|&k| &g.jobs[k]).collect();
         jr.iolab.engine = Some(job_engine(spec, &runs));
         out.push(jr);

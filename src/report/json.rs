@@ -1,4 +1,4 @@
-//! fio's JSON output (`--output-format=json`).
+//! fio's JSON output (`--output-format=json` and `json+`).
 //!
 //! The document is the serialisation of [`RunResult`]: fio 3.33's keys and
 //! nesting (checked against real fio by tests/report_golden.rs), plus `iolab`
@@ -6,16 +6,41 @@
 //! honestly as `iolab-<version>` ([`FIO_VERSION_STRING`]), so tools that only
 //! parse the schema work and tools that check the producer can tell.
 //!
+//! `json+` is the same document with fio's completion-latency bins
+//! (`clat_ns.bins`, see [`crate::report::jsonplus`]) in each direction that saw
+//! I/O; plain `json` leaves them out, as fio does.
+//!
 //! The document reads back into the same typed value
 //! (`serde_json::from_str::<RunResult>`), and renders again to the same text
 //! (checked by tests/it/report_readback.rs).
 //!
 //! [`FIO_VERSION_STRING`]: crate::report::model::FIO_VERSION_STRING
 
+use std::borrow::Cow;
+
 use crate::report::model::RunResult;
 
-/// Pretty-printed JSON document, newline-terminated.
+/// Pretty-printed JSON document (fio's `json`), newline-terminated.
 pub fn render(run: &RunResult) -> String {
+    pretty(&without_bins(run))
+}
+
+/// Pretty-printed JSON document with fio's latency bins (fio's `json+`).
+pub fn render_plus(run: &RunResult) -> String {
+    pretty(run)
+}
+
+/// The `json` document as a value (for tests and for callers that post-process).
+pub fn to_value(run: &RunResult) -> serde_json::Value {
+    serde_json::to_value(without_bins(run).as_ref()).unwrap_or(serde_json::Value::Null)
+}
+
+/// The `json+` document as a value.
+pub fn to_value_plus(run: &RunResult) -> serde_json::Value {
+    serde_json::to_value(run).unwrap_or(serde_json::Value::Null)
+}
+
+fn pretty(run: &RunResult) -> String {
     // Serialising plain structs, string-keyed maps and finite numbers cannot fail;
     // non-finite floats become null, which JSON readers accept.
     let mut s = serde_json::to_string_pretty(run).unwrap_or_else(|e| {
@@ -25,7 +50,21 @@ pub fn render(run: &RunResult) -> String {
     s
 }
 
-/// The document as a value (for tests and for callers that post-process).
-pub fn to_value(run: &RunResult) -> serde_json::Value {
-    serde_json::to_value(run).unwrap_or(serde_json::Value::Null)
+/// `run` without json+'s bins (borrowed when it has none).
+fn without_bins(run: &RunResult) -> Cow<'_, RunResult> {
+    let has = run.jobs.iter().any(|j| {
+        [&j.read, &j.write, &j.trim]
+            .iter()
+            .any(|d| d.clat_ns.bins.is_some())
+    });
+    if !has {
+        return Cow::Borrowed(run);
+    }
+    let mut r = run.clone();
+    for j in &mut r.jobs {
+        for d in [&mut j.read, &mut j.write, &mut j.trim] {
+            d.clat_ns.bins = None;
+        }
+    }
+    Cow::Owned(r)
 }

@@ -23,6 +23,7 @@ use crate::device::null::FaultCounts;
 use crate::measure::clock::ClockCheck;
 use crate::measure::cpu::{DiskUtil, SystemDelta, ThreadUsage};
 use crate::measure::recorder::{self, DEPTH_BUCKETS, DIRS, LAT_BUCKETS, LatHist, Recorder};
+use crate::report::jsonplus::FioBins;
 use crate::report::raw::{Accounting, PlacementReport};
 use crate::report::trace::JobTrace;
 use crate::request::Class;
@@ -152,6 +153,11 @@ pub struct LatStats {
     /// Present where fio prints it: clat and sync latency with samples.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub percentile: Option<Percentiles>,
+    /// fio's json+ latency bins (clat only, added by
+    /// [`JobResult::add_fio_bins`]); `report::json` drops them for plain json,
+    /// as fio does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bins: Option<FioBins>,
 }
 
 impl LatStats {
@@ -164,6 +170,7 @@ impl LatStats {
             stddev: h.stddev(),
             n: h.count(),
             percentile: None,
+            bins: None,
         }
     }
 
@@ -583,6 +590,14 @@ impl JobResult {
                 cpu: *cpu,
                 engine: None,
             },
+        }
+    }
+
+    /// Add fio's json+ completion-latency bins (`clat_ns.bins`) to the
+    /// directions of `rec` that saw I/O; a run asks for them with `json+`.
+    pub fn add_fio_bins(&mut self, rec: &Recorder) {
+        for (d, dir) in [(&mut self.read, 0), (&mut self.write, 1)] {
+            d.clat_ns.bins = FioBins::of(&rec.dirs[dir].clat);
         }
     }
 

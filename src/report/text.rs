@@ -662,6 +662,7 @@ mod tests {
             stddev,
             n: 10,
             percentile: None,
+            bins: None,
         };
         lat_line(&mut s, "clat", &st(110, 14_117_000, 120_126.08, 285_203.71));
         assert_eq!(

@@ -74,7 +74,7 @@ fn defaults_are_fios() {
     assert!(j.randrepeat);
     assert!(!j.direct);
     assert_eq!(j.size, None);
-    assert_eq!(p.output_format, OutputFormat::Normal);
+    assert_eq!(p.output_format, OutputFormats::only(OutputFormat::Normal));
 }
 
 #[test]
@@ -311,7 +311,7 @@ fn command_line_follows_fios_rules() {
         [false, false, false, false, true, false],
         "2nd file starts with a stonewall"
     );
-    assert_eq!(p.output_format, OutputFormat::Json);
+    assert_eq!(p.output_format, OutputFormats::only(OutputFormat::Json));
     assert_eq!(p.output.as_deref(), Some(Path::new("out.json")));
 
     let p = cmdline(&["--section=f2", "--parse-only", "one.fio"], &files).unwrap();
@@ -543,12 +543,32 @@ fn malformed_command_lines() {
             "command line: no jobs defined: add a [jobname] section to a job file or --name=NAME on the command line",
         ),
         (
-            &["--name=j", "--output-format=json,normal"],
-            "command line: option 'output-format': bad value 'json,normal': expected normal or json (iolab writes one format per run)",
+            &["--name=j", "--output-format=json,html"],
+            "command line: option 'output-format': bad value 'json,html': expected normal, json, json+ or terse, or a comma list of them (e.g. normal,json)",
         ),
         (
-            &["--name=j", "--output-format=terse"],
-            "command line: option 'output-format': bad value 'terse': expected normal or json (terse output is not supported by iolab)",
+            &["--name=j", "--output-format=json,"],
+            "command line: option 'output-format': bad value 'json,': expected normal, json, json+ or terse, or a comma list of them (e.g. normal,json); the list has an empty entry",
+        ),
+        (
+            &["--name=j", "--output-format=minimal"],
+            "command line: option 'output-format': bad value 'minimal': expected normal, json, json+ or terse, or a comma list of them (e.g. normal,json); fio's semicolon format is called terse",
+        ),
+        (
+            &["--name=j", "--status-interval=0"],
+            "command line: option 'status-interval': bad value '0': expected a time of at least 100ms, e.g. 1 (second), 500ms or 2s",
+        ),
+        (
+            &["--name=j", "--status-interval=10ms"],
+            "command line: option 'status-interval': bad value '10ms': expected a time of at least 100ms, e.g. 1 (second), 500ms or 2s",
+        ),
+        (
+            &["--name=j", "--status-interval=often"],
+            "command line: option 'status-interval': bad value 'often': expected a time of at least 100ms, e.g. 1 (second), 500ms or 2s",
+        ),
+        (
+            &["--name=j", "--status-interval"],
+            "command line: option 'status-interval' needs a value: expected a time of at least 100ms, e.g. 1 (second), 500ms or 2s",
         ),
         (
             &["--name=j", "--output"],
@@ -683,7 +703,7 @@ fn a_typical_job_file_from_disk() {
         && j.runtime == Some(Duration::from_secs(60))
         && j.filename.as_deref() == Some("ssd.test.file")));
     assert_eq!(p.jobs[1].origin, Origin(format!("{}:16", path.display())));
-    assert_eq!(p.output_format, OutputFormat::Json);
+    assert_eq!(p.output_format, OutputFormats::only(OutputFormat::Json));
 }
 
 /// fio's JSON `job options` / `global options`: each section's options as written,

@@ -43,6 +43,7 @@ mod placement_run;
 mod placement_topology;
 mod probe_cli;
 mod queue_full;
+mod report_formats;
 mod report_golden;
 mod report_html;
 mod report_readback;
