@@ -45,6 +45,8 @@ pub struct Prepared {
     pub region_len: u64,
     /// CPUs to pin the worker thread to (empty = leave it to the kernel).
     pub cpus: Vec<u32>,
+    /// Start delay, exitall, end syncs (`engine::control`).
+    pub control: crate::engine::control::WorkerControl,
 }
 
 /// Label a job for messages: `job 'name' (file:line)`.
@@ -131,6 +133,7 @@ fn check_shared(jobs: &[JobSpec], placed: &[Placed]) -> Result<()> {
 /// Build one worker. `planned_runtime_ns` sizes the interval logs.
 pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -> Result<Prepared> {
     check_shared(jobs, &placed)?;
+    let control = crate::engine::control::WorkerControl::new(jobs, &placed)?;
     let first = &jobs[placed[0].job];
     let nslots: u32 = placed.iter().map(|p| jobs[p.job].iodepth).sum();
     if nslots == 0 {
@@ -220,6 +223,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                         engine == Engine::Pvsync2,
                         PsyncFlags {
                             hipri: first.hipri,
+                            datasync: first.syncs.datasync,
                             ..Default::default()
                         },
                     )
@@ -231,13 +235,14 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                         Engine::Vsync => SyncKind::LseekVectored,
                         _ => SyncKind::Vectored,
                     };
-                    Box::new(SyncIo::new(fd, kind, false).map_err(backend_err)?)
+                    Box::new(SyncIo::new(fd, kind, first.syncs.datasync).map_err(backend_err)?)
                 }
                 Engine::Libaio => {
                     // Completions are read from the AIO ring in user space
                     // (fio's userspace_reap=1) wherever the ring can be read.
                     let opts = LibaioOpts {
                         entries: nslots,
+                        datasync: first.syncs.datasync,
                         ..Default::default()
                     };
                     Box::new(Libaio::new(fd, &opts).map_err(backend_err)?)
@@ -251,6 +256,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                         sqpoll: first.sqthread_poll,
                         fixed_files: first.registerfiles,
                         fixed_bufs: if first.fixedbufs { Some(&iov) } else { None },
+                        datasync: first.syncs.datasync,
                         ..Default::default()
                     };
                     Box::new(Uring::new(fd, &opts).map_err(backend_err)?)
@@ -337,6 +343,8 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
             }
         })?;
         stream.continue_on_error = job.continue_on_error;
+        stream.ignore_error = job.control.ignore_error.clone();
+        stream.cmdprio = crate::engine::control::CmdPrio::new(&job.control.cmdprio, seed);
         streams.push(stream);
     }
     let mut worker = Worker::new(queue, sched, completer, streams, bufs);
@@ -352,6 +360,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         first.cpus_allowed.clone()
     };
     Ok(Prepared {
+        control,
         cpus,
         worker,
         target,
