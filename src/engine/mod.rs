@@ -6,6 +6,7 @@
 //! barrier, and collects per-job results.
 
 pub mod cli;
+pub mod control;
 pub mod error;
 pub mod fill;
 pub mod hooks;
@@ -62,11 +63,14 @@ pub fn groups(jobs: &[JobSpec]) -> Vec<Vec<usize>> {
 /// what was measured so far is still returned.
 pub fn run_jobs(jobs: &[JobSpec], opts: &EngineOptions) -> Result<Vec<GroupRun>> {
     let mut results = Vec::new();
+    let stops = control::StopFlags::default();
     for (gid, group) in groups(jobs).into_iter().enumerate() {
-        if crate::sys::cleanup::stop_requested() {
+        // exit_what=all or exitall_on_error in an earlier group: no more groups.
+        if crate::sys::cleanup::stop_requested() || stops.all_stopped() {
             break;
         }
-        results.push(run_group(jobs, &group, gid as u32, opts)?);
+        let flags = stops.next_group();
+        results.push(run_group(jobs, &group, gid as u32, opts, &flags)?);
     }
     Ok(results)
 }
@@ -76,6 +80,7 @@ fn run_group(
     group: &[usize],
     groupid: u32,
     opts: &EngineOptions,
+    stops: &control::StopFlags,
 ) -> Result<GroupRun> {
     let mut prepared = Vec::new();
     for placed in setup::plan_workers(jobs, group) {
@@ -107,6 +112,7 @@ fn run_group(
         .map(|(i, mut p)| {
             let barrier = barrier.clone();
             let tid_slot = tids[i].clone();
+            let stops = stops.clone();
             std::thread::Builder::new()
                 .name(format!("iolab-w{i}"))
                 .spawn(move || {
@@ -129,9 +135,18 @@ fn run_group(
                         );
                         return (p, Err(err), ThreadUsage::default(), None);
                     }
-                    let cpu0 = ThreadUsage::now();
-                    let outcome = p.worker.run();
-                    let cpu = ThreadUsage::delta(&cpu0, &ThreadUsage::now());
+                    p.worker.halt = control::Halt::watch(&stops);
+                    let outcome = if p.control.wait_start(&stops) {
+                        let cpu0 = ThreadUsage::now();
+                        let o = p.worker.run();
+                        (o, ThreadUsage::delta(&cpu0, &ThreadUsage::now()))
+                    } else {
+                        // Stopped during startdelay: the job issues nothing.
+                        (Ok(Default::default()), ThreadUsage::default())
+                    };
+                    let (outcome, cpu) = outcome;
+                    p.control
+                        .after_run(p.target.as_ref(), &mut p.worker.streams, &stops);
                     (p, outcome, cpu, crate::placement::affinity::current_cpu())
                 })
         })

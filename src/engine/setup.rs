@@ -46,6 +46,8 @@ pub struct Prepared {
     pub region_len: u64,
     /// CPUs to pin the worker thread to (empty = leave it to the kernel).
     pub cpus: Vec<u32>,
+    /// Start delay, exitall, end syncs (`engine::control`).
+    pub control: crate::engine::control::WorkerControl,
 }
 
 /// Label a job for messages: `job 'name' (file:line)`.
@@ -140,6 +142,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
             .map(|p| iolog::plan(jobs, p.job, p.jobnum))
             .collect(),
     )?;
+    let control = crate::engine::control::WorkerControl::new(jobs, &placed)?;
     let first = &jobs[placed[0].job];
     let nslots: u32 = placed.iter().map(|p| jobs[p.job].iodepth).sum();
     let fill = crate::engine::fill::Fill::resolve(&first.depth_batch, first.ioengine, nslots);
@@ -230,6 +233,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                         engine == Engine::Pvsync2,
                         PsyncFlags {
                             hipri: first.hipri,
+                            datasync: first.syncs.datasync,
                             ..Default::default()
                         },
                     )
@@ -241,7 +245,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                         Engine::Vsync => SyncKind::LseekVectored,
                         _ => SyncKind::Vectored,
                     };
-                    Box::new(SyncIo::new(fd, kind, false).map_err(backend_err)?)
+                    Box::new(SyncIo::new(fd, kind, first.syncs.datasync).map_err(backend_err)?)
                 }
                 Engine::Libaio => {
                     // Completions are read from the AIO ring in user space
@@ -252,6 +256,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                         // the context holds each call to them as well.
                         batch_submit: fill.submit,
                         batch_complete_max: fill.complete_max,
+                        datasync: first.syncs.datasync,
                         ..Default::default()
                     };
                     Box::new(Libaio::new(fd, &opts).map_err(backend_err)?)
@@ -265,6 +270,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                         sqpoll: first.sqthread_poll,
                         fixed_files: first.registerfiles,
                         fixed_bufs: if first.fixedbufs { Some(&iov) } else { None },
+                        datasync: first.syncs.datasync,
                         ..Default::default()
                     };
                     Box::new(Uring::new(fd, &opts).map_err(backend_err)?)
@@ -351,6 +357,8 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
             }
         })?;
         stream.continue_on_error = job.continue_on_error;
+        stream.ignore_error = job.control.ignore_error.clone();
+        stream.cmdprio = crate::engine::control::CmdPrio::new(&job.control.cmdprio, seed);
         streams.push(stream);
     }
     let mut worker = Worker::new(queue, sched, completer, streams, bufs);
@@ -371,6 +379,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         first.cpus_allowed.clone()
     };
     Ok(Prepared {
+        control,
         cpus,
         worker,
         target,

@@ -92,6 +92,10 @@ pub struct Stream {
     /// Data verification, when the job asks for it.
     pub verify: Option<Verifier>,
     pub continue_on_error: ContinueOnError,
+    /// `ignore_error`: the errnos continue_on_error goes on after.
+    pub ignore_error: crate::job::control::IgnoreError,
+    /// `cmdprio_percentage`: the requests issued with the command priority.
+    pub cmdprio: crate::engine::control::CmdPrio,
     pub acct: Accounting,
     /// This stream's writes generated and not yet completed.
     writes_in_flight: u32,
@@ -136,6 +140,8 @@ impl Stream {
             ramp_ns: 0,
             verify: None,
             continue_on_error: ContinueOnError::None,
+            ignore_error: Default::default(),
+            cmdprio: Default::default(),
             acct: Accounting::default(),
             writes_in_flight: 0,
             workload_over: false,
@@ -170,7 +176,7 @@ impl Stream {
         }
     }
 
-    /// End the stream now (an error it may not continue after).
+    /// End the stream now (an error it may not continue after, or exitall).
     fn stop(&mut self) {
         self.exhausted = true;
         self.pending = None;
@@ -233,6 +239,8 @@ pub struct Worker {
     /// Submit batch, completions per wait, refill point (fio's iodepth_batch_*
     /// and iodepth_low); setup sets the job's, the default takes whole batches.
     pub fill: Fill,
+    /// The group's stop flag (`exitall`, `exitall_on_error`).
+    pub halt: crate::engine::control::Halt,
 }
 
 /// What the loop reports besides the recorders.
@@ -277,6 +285,7 @@ impl Worker {
             live: Default::default(),
             trace: Default::default(),
             fill: Fill::whole_batches(nslots),
+            halt: Default::default(),
         }
     }
 
@@ -299,6 +308,10 @@ impl Worker {
             if crate::sys::cleanup::stop_requested() {
                 out.interrupted = true;
                 break;
+            }
+            if self.halt.fired() {
+                // Another job's exitall: issue nothing more, finish what is in flight.
+                self.streams.iter_mut().for_each(Stream::stop);
             }
             let now = clock::now_ns();
             // Refill before waiting, so the device never runs dry while the
@@ -524,7 +537,10 @@ impl Worker {
                 slot: r.slot,
                 buf: self.bufs.ptr(r.slot as usize),
                 buf_index: r.slot as u16,
-                ioprio: self.streams[slot.stream as usize].ioprio,
+                ioprio: {
+                    let s = &mut self.streams[slot.stream as usize];
+                    s.cmdprio.pick(slot.op.unwrap_or(Op::Read).dir(), s.ioprio)
+                },
                 class: r.class,
             };
             let inline = self.completer.take_inline(cmd.len);
@@ -733,7 +749,7 @@ impl Worker {
                 }
             }
             // fio stops a job at its first I/O error unless continue_on_error covers it.
-            if !s.continue_on_error.covers_io(op) {
+            if !crate::engine::control::goes_on(s.continue_on_error, &s.ignore_error, op, errno) {
                 s.stop();
             }
             return;

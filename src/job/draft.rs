@@ -16,6 +16,8 @@ pub(crate) struct Draft {
     pub(crate) prioclass: Option<u16>,
     /// `filesize=`: the job's one file; its size unless `size=` is given.
     pub(crate) filesize: Option<u64>,
+    /// `fdatasync=N` (becomes the job's periodic sync in `check_control`).
+    pub(crate) fdatasync: u32,
 }
 
 /// One option's value while it is applied: what the table's setters see.

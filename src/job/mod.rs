@@ -5,7 +5,9 @@
 //! exist, block size vs logical block size, size vs device size) are the
 //! engine's.
 
+pub mod control;
 mod draft;
+pub mod errno;
 pub mod error;
 pub mod ini;
 pub mod options;

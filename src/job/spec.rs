@@ -716,6 +716,10 @@ pub struct JobSpec {
     /// Complete a request that has not finished after this long as an error
     /// (iolab's `io_timeout`); `None` = wait forever.
     pub io_timeout: Option<Duration>,
+    /// startdelay, exitall, ignore_error, cmdprio (`job::control`).
+    pub control: super::control::ControlSpec,
+    /// fdatasync, end_fsync, fsync_on_close (`job::control`).
+    pub syncs: super::control::SyncSpec,
     /// fio's per-job logs (`write_lat_log`, `write_bw_log`, ...).
     pub logs: LogSpec,
 }
@@ -834,6 +838,8 @@ impl Default for JobSpec {
             verify: VerifySpec::default(),
             continue_on_error: ContinueOnError::None,
             io_timeout: None,
+            control: Default::default(),
+            syncs: Default::default(),
         }
     }
 }

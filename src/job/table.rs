@@ -230,7 +230,6 @@ const ALL_PCT: &str = "iolab reports slat, clat and lat percentiles whatever cla
                        lat_percentiles and slat_percentiles say";
 const ALWAYS_LAT: &str = "iolab still records every latency (its clock reads cost little; the \
                           reports are built on them)";
-const CMDPRIO: &str = "use prio/prioclass for the whole job, or ioclass with iosched=prio|laq";
 const ONLY_FSYNC: &str = "only fsync=N is implemented";
 const SAME_USER: &str = "jobs run as the invoking user";
 const ALIGNED: &str = "buffers are always aligned anonymous memory";
@@ -292,7 +291,16 @@ Ok(())
 d.spec.ramp_time = c.time(TimeUnit::Seconds, false)?;
 Ok(())
 }),
-    refused("startdelay", S::Time, "jobs start together (or after a stonewall)"),
+    OptionDef::new(
+        "startdelay",
+        S::Time,
+        "wait this long after the group starts before starting the job; a range (1s-5s) draws a delay per clone, repeatably from randseed",
+    )
+    .expects("a time such as 10 (seconds) or 500ms, or a range such as 1s-5s")
+    .set(|d, c| {
+        d.spec.control.startdelay = super::control::startdelay(c)?;
+        Ok(())
+    }),
     // Target.
     OptionDef::new("filename", S::Target, "target file or device; the engine checks existence and size")
         .expects(STRING)
@@ -448,9 +456,25 @@ Ok(())
         S::IoType,
         "mixing sequential and random I/O in one job is not implemented",
     ),
-    refused("fdatasync", S::IoType, ONLY_FSYNC),
-    refused("end_fsync", S::IoType, ONLY_FSYNC),
-    refused("fsync_on_close", S::IoType, ONLY_FSYNC),
+    OptionDef::new("fdatasync", S::IoType, "fdatasync every N writes (0: never); not with fsync=N")
+        .stricter("fsync=N and fdatasync=N together are refused (iolab issues one kind of periodic sync per job)")
+        .expects("a count of writes, 0 = never")
+        .set(|d, c| {
+            d.fdatasync = c.int(0, u64::from(u32::MAX))? as u32;
+            Ok(())
+        }),
+    OptionDef::new("end_fsync", S::IoType, "fsync the file once the job's I/O is done (not timed as an I/O)")
+        .flag()
+        .set(|d, c| {
+            d.spec.syncs.end_fsync = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("fsync_on_close", S::IoType, "fsync the file when the job closes it (at its end)")
+        .flag()
+        .set(|d, c| {
+            d.spec.syncs.fsync_on_close = c.boolean()?;
+            Ok(())
+        }),
     refused("write_barrier", S::IoType, ONLY_FSYNC),
     refused("trim_percentage", S::IoType, "iolab issues no trims (rw=trim and friends are refused too)"),
     refused("trim_backlog", S::IoType, NO_TRIM),
@@ -554,9 +578,39 @@ Ok(())
 d.spec.registerfiles = c.boolean()?;
 Ok(())
 }),
-    refused("cmdprio_percentage", S::Engine, CMDPRIO),
-    refused("cmdprio_class", S::Engine, CMDPRIO),
-    refused("cmdprio", S::Engine, CMDPRIO),
+    OptionDef::new(
+        "cmdprio_percentage",
+        S::Engine,
+        "share (0-100, or 'read,write') of requests issued with cmdprio_class/cmdprio; the others keep prio/prioclass; io_uring and libaio",
+    )
+    .expects("a percentage 0-100, or 'read,write'")
+    .set(|d, c| {
+        let cur = d.spec.control.cmdprio.percentage;
+        d.spec.control.cmdprio.percentage = super::control::cmdprio_field(c, cur, 0, 100)?;
+        Ok(())
+    }),
+    OptionDef::new(
+        "cmdprio_class",
+        S::Engine,
+        "ioprio class of cmdprio_percentage's requests: 1 real-time (default), 2 best-effort, 3 idle; or 'read,write'",
+    )
+    .expects("a class 1-3, or 'read,write'")
+    .set(|d, c| {
+        let cur = d.spec.control.cmdprio.class;
+        d.spec.control.cmdprio.class = super::control::cmdprio_field(c, cur, 1, 3)?;
+        Ok(())
+    }),
+    OptionDef::new(
+        "cmdprio",
+        S::Engine,
+        "ioprio level 0-7 of cmdprio_percentage's requests (default 0); or 'read,write'",
+    )
+    .expects("a level 0-7, or 'read,write'")
+    .set(|d, c| {
+        let cur = d.spec.control.cmdprio.level;
+        d.spec.control.cmdprio.level = super::control::cmdprio_field(c, cur, 0, 7)?;
+        Ok(())
+    }),
     // I/O depth.
     OptionDef::new("iodepth", S::Depth, "requests in flight per worker, 1-65535")
         .expects("a depth, 1-65535")
@@ -712,8 +766,29 @@ Ok(())
             c.boolean()?;
             Ok(())
         }),
-    refused("exitall", S::Threads, "stopping every job when one ends is not implemented; use runtime"),
-    refused("exitall_on_error", S::Threads, "stopping every job when one fails is not implemented; use continue_on_error=none (the default) per job"),
+    OptionDef::new("exitall", S::Threads, "when this job finishes, stop the jobs exit_what names (default: its group)")
+        .flag()
+        .set(|d, c| {
+            d.spec.control.exitall = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new(
+        "exit_what",
+        S::Threads,
+        "which jobs exitall stops: group (the jobs running beside it), stonewall (the same), all (those and every later group)",
+    )
+    .stricter("group stops the whole stonewall group: iolab has no reporting groups inside one (new_group is accepted and does nothing)")
+    .expects(super::control::ExitWhat::VALID)
+    .set(|d, c| {
+        d.spec.control.exit_what = super::control::exit_what(c)?;
+        Ok(())
+    }),
+    OptionDef::new("exitall_on_error", S::Threads, "when this job stops on an error, stop every running job and start no later group")
+        .flag()
+        .set(|d, c| {
+            d.spec.control.exitall_on_error = c.boolean()?;
+            Ok(())
+        }),
     refused(
         "wait_for",
         S::Threads,
@@ -943,7 +1018,17 @@ Ok(())
             .ok_or_else(|| c.bad(ContinueOnError::VALID))?;
 Ok(())
 }),
-    refused("ignore_error", S::Errors, "use continue_on_error=none|read|write|io|verify|all"),
+    OptionDef::new(
+        "ignore_error",
+        S::Errors,
+        "READ,WRITE lists of errnos (names or numbers, ':'-separated) the job goes on after, where continue_on_error covers the direction; other errnos stop it",
+    )
+    .stricter("a VERIFY list is refused (use continue_on_error=verify); a list for a direction continue_on_error does not cover is an error, where fio ignores it")
+    .expects(super::control::IGNORE_VALID)
+    .set(|d, c| {
+        d.spec.control.ignore_error = super::control::ignore_error(c)?;
+        Ok(())
+    }),
     // iolab's own.
     OptionDef::new("completion", S::Iolab, "sync interrupt poll hybrid hybrid-uring pas dpas adaptive (default: the backend's choice)")
         .ours()

@@ -1,0 +1,307 @@
+//! Job control while a group runs (the options are parsed in `job::control`):
+//! a worker's start delay, the stop flags `exitall` and `exitall_on_error`
+//! raise, the syncs after the last I/O (`end_fsync`, `fsync_on_close`), which
+//! errors a stream goes on after (`ignore_error`) and the per-request priority
+//! `cmdprio_percentage` picks.
+//!
+//! What runs per request ([`Halt::fired`], [`goes_on`], [`CmdPrio::pick`]) is a
+//! relaxed load or a few integer operations: no allocation, no system call.
+
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crate::device::target::Target;
+use crate::engine::error::{EngineError, Result};
+use crate::engine::setup::{Placed, label};
+use crate::engine::worker::Stream;
+use crate::job::control::{CmdPrioSpec, ExitWhat, IgnoreError};
+use crate::job::{ContinueOnError, JobSpec};
+use crate::request::Op;
+
+/// The flags `exitall`/`exitall_on_error` raise: `group` stops the jobs of the
+/// running group, `all` also keeps later groups from starting.
+#[derive(Clone, Debug, Default)]
+pub struct StopFlags {
+    pub group: Arc<AtomicBool>,
+    pub all: Arc<AtomicBool>,
+}
+
+impl StopFlags {
+    /// Flags for the next group: a fresh group flag, the run's `all` flag.
+    pub fn next_group(&self) -> StopFlags {
+        StopFlags {
+            group: Arc::default(),
+            all: self.all.clone(),
+        }
+    }
+
+    /// No later group may start.
+    pub fn all_stopped(&self) -> bool {
+        self.all.load(Ordering::Relaxed)
+    }
+}
+
+/// A worker's view of its group's stop flag, read once per loop iteration.
+#[derive(Debug, Default)]
+pub struct Halt {
+    flag: Arc<AtomicBool>,
+    seen: bool,
+}
+
+impl Halt {
+    pub fn watch(flags: &StopFlags) -> Halt {
+        Halt {
+            flag: flags.group.clone(),
+            seen: false,
+        }
+    }
+
+    /// True once, the first time it is called after the flag went up.
+    #[inline]
+    pub fn fired(&mut self) -> bool {
+        if !self.seen && self.flag.load(Ordering::Relaxed) {
+            self.seen = true;
+            return true;
+        }
+        false
+    }
+}
+
+/// Does a stream go on after an I/O error `errno` of `op`? `continue_on_error`
+/// decides by direction; an `ignore_error` list for the direction narrows it
+/// to the errnos listed (fio's rule). A sync counts as a write, as in fio.
+#[inline]
+pub fn goes_on(coe: ContinueOnError, ignore: &IgnoreError, op: Op, errno: i32) -> bool {
+    if !coe.covers_io(op) {
+        return false;
+    }
+    let dir = usize::from(op != Op::Read);
+    ignore.lists[dir]
+        .as_ref()
+        .is_none_or(|list| list.contains(&errno))
+}
+
+/// `cmdprio_percentage`: which requests carry the job's command priority.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CmdPrio {
+    percentage: [u32; 2],
+    ioprio: [u16; 2],
+    rng: u64,
+}
+
+impl CmdPrio {
+    pub fn new(spec: &CmdPrioSpec, seed: u64) -> CmdPrio {
+        CmdPrio {
+            percentage: spec.percentage.map(|p| p.min(100) as u32),
+            ioprio: [spec.ioprio(0), spec.ioprio(1)],
+            // Never zero: xorshift would stay at zero.
+            rng: seed | 1,
+        }
+    }
+
+    /// The ioprio for the next request of direction `dir` (0 read, else write):
+    /// the command priority for `percentage` of them, `base` (the job's
+    /// prio/prioclass) for the rest.
+    #[inline]
+    pub fn pick(&mut self, dir: usize, base: u16) -> u16 {
+        let d = dir.min(1);
+        let p = self.percentage[d];
+        if p == 0 {
+            return base;
+        }
+        if p >= 100 {
+            return self.ioprio[d];
+        }
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng = x;
+        if (x % 100) < u64::from(p) {
+            self.ioprio[d]
+        } else {
+            base
+        }
+    }
+}
+
+/// What a worker does around its loop: wait its start delay, raise the stop
+/// flags when its job ends, sync the file at the end.
+#[derive(Clone, Debug, Default)]
+pub struct WorkerControl {
+    pub delay: Duration,
+    exitall: Option<ExitWhat>,
+    on_error: bool,
+    /// fsyncs after the last I/O: one for end_fsync, one for fsync_on_close.
+    end_syncs: u32,
+}
+
+impl WorkerControl {
+    /// The control of a worker running `placed`; jobs sharing a worker must
+    /// agree on what happens to the worker as a whole.
+    pub fn new(jobs: &[JobSpec], placed: &[Placed]) -> Result<WorkerControl> {
+        let first = &jobs[placed[0].job];
+        for p in &placed[1..] {
+            let j = &jobs[p.job];
+            let what = if j.control.startdelay != first.control.startdelay {
+                Some("startdelay")
+            } else if j.control.exitall != first.control.exitall
+                || j.control.exit_what != first.control.exit_what
+                || j.control.exitall_on_error != first.control.exitall_on_error
+            {
+                Some("exitall/exit_what/exitall_on_error")
+            } else if j.syncs != first.syncs {
+                Some("fdatasync/end_fsync/fsync_on_close")
+            } else {
+                None
+            };
+            if let Some(what) = what {
+                return Err(EngineError::SharedDevice {
+                    job: label(first),
+                    other: label(j),
+                    device: first.filename.clone().unwrap_or_default(),
+                    what,
+                });
+            }
+        }
+        let [lo, hi] = first.control.startdelay;
+        let delay = if hi > lo {
+            // One draw per clone, repeatable from randseed (fio draws from its
+            // own seeded generator too).
+            let mut x = first
+                .randseed
+                .wrapping_add(u64::from(placed[0].jobnum))
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            x ^= x >> 31;
+            let span = (hi - lo).as_nanos() as u64;
+            lo + Duration::from_nanos(x % (span + 1))
+        } else {
+            lo
+        };
+        Ok(WorkerControl {
+            delay,
+            exitall: first.control.exitall.then_some(first.control.exit_what),
+            on_error: first.control.exitall_on_error,
+            end_syncs: u32::from(first.syncs.end_fsync) + u32::from(first.syncs.fsync_on_close),
+        })
+    }
+
+    /// Sleep the start delay. False if the group was stopped (or the run
+    /// interrupted) meanwhile: the worker then issues nothing, as in fio.
+    pub fn wait_start(&self, flags: &StopFlags) -> bool {
+        let end = std::time::Instant::now() + self.delay;
+        loop {
+            if flags.group.load(Ordering::Relaxed) || crate::sys::cleanup::stop_requested() {
+                return false;
+            }
+            let now = std::time::Instant::now();
+            if now >= end {
+                return true;
+            }
+            // Short steps so exitall or SIGINT ends a long delay promptly.
+            std::thread::sleep((end - now).min(Duration::from_millis(10)));
+        }
+    }
+
+    /// After the loop: the end syncs, then the stop flags this worker's end
+    /// raises. A failed sync is the job's error, as a failed I/O would be.
+    pub fn after_run(&self, target: Option<&Target>, streams: &mut [Stream], flags: &StopFlags) {
+        if let Some(t) = target {
+            for _ in 0..self.end_syncs {
+                // SAFETY: fsync on the target's descriptor, open until the
+                // worker's results are collected.
+                if unsafe { libc::fsync(t.file.as_raw_fd()) } != 0 {
+                    let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+                    for s in streams.iter_mut() {
+                        s.errors += 1;
+                        s.error.get_or_insert((0, errno));
+                    }
+                }
+            }
+        }
+        let failed = streams
+            .iter()
+            .any(|s| s.error.is_some() || s.acct.verify_failures > 0);
+        if self.on_error && failed {
+            flags.all.store(true, Ordering::Relaxed);
+            flags.group.store(true, Ordering::Relaxed);
+        }
+        match self.exitall {
+            Some(ExitWhat::All) => {
+                flags.all.store(true, Ordering::Relaxed);
+                flags.group.store(true, Ordering::Relaxed);
+            }
+            Some(ExitWhat::Group | ExitWhat::Stonewall) => {
+                flags.group.store(true, Ordering::Relaxed);
+            }
+            None => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cmdprio_picks_the_share_asked_for() {
+        let spec = CmdPrioSpec {
+            percentage: [20, 100],
+            class: [1, 3],
+            level: [4, 7],
+        };
+        let mut c = CmdPrio::new(&spec, 0x89);
+        let base = (2 << 13) | 7;
+        let n = 100_000;
+        let hits = (0..n).filter(|_| c.pick(0, base) == (1 << 13) | 4).count();
+        let share = hits as f64 / n as f64;
+        assert!((0.19..0.21).contains(&share), "read share {share}");
+        // The rest keep the job's own priority.
+        assert!((0..1000).all(|_| [base, (1 << 13) | 4].contains(&c.pick(0, base))));
+        // 100% of writes (and syncs, which count as writes).
+        assert!((0..1000).all(|_| c.pick(1, base) == (3 << 13) | 7));
+        assert_eq!(c.pick(2, base), (3 << 13) | 7);
+        let mut off = CmdPrio::new(&CmdPrioSpec::default(), 1);
+        assert_eq!(off.pick(0, base), base);
+    }
+
+    #[test]
+    fn ignore_error_narrows_continue_on_error() {
+        let mut ig = IgnoreError::default();
+        assert!(goes_on(ContinueOnError::Write, &ig, Op::Write, libc::EIO));
+        assert!(!goes_on(ContinueOnError::Write, &ig, Op::Read, libc::EIO));
+        ig.lists[1] = Some(vec![libc::ENOSPC]);
+        assert!(goes_on(
+            ContinueOnError::Write,
+            &ig,
+            Op::Write,
+            libc::ENOSPC
+        ));
+        assert!(goes_on(
+            ContinueOnError::Write,
+            &ig,
+            Op::Fsync,
+            libc::ENOSPC
+        ));
+        assert!(!goes_on(ContinueOnError::Write, &ig, Op::Write, libc::EIO));
+        assert!(!goes_on(
+            ContinueOnError::None,
+            &ig,
+            Op::Write,
+            libc::ENOSPC
+        ));
+    }
+
+    #[test]
+    fn halt_fires_once() {
+        let flags = StopFlags::default();
+        let mut h = Halt::watch(&flags);
+        assert!(!h.fired());
+        flags.group.store(true, Ordering::Relaxed);
+        assert!(h.fired());
+        assert!(!h.fired());
+        assert!(!flags.next_group().group.load(Ordering::Relaxed));
+    }
+}
