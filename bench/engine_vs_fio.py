@@ -15,12 +15,14 @@
     disk (a synchronous engine has no deeper queue).
 
 Run as root from the repository: `python3 bench/engine_vs_fio.py [--rounds N]
-[--runtime S] [--only a,b,c,d,e]`. Prints one table row per case and the ratios.
+[--runtime S] [--only a,b,c,d,e]`; `IOLAB_BIN=path` runs another iolab build.
+Prints one table row per case and the ratios.
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-IOLAB = os.path.join(ROOT, "target", "release", "iolab")
+# IOLAB_BIN names another build (e.g. the one before a change, for before/after rows).
+IOLAB = os.environ.get("IOLAB_BIN") or os.path.join(ROOT, "target", "release", "iolab")
 
 
 def run_json(cmd):
