@@ -22,12 +22,14 @@
     of the per-round IOPS ratio. `--markdown` prints the table for BENCHMARKS.md.
 
 Run as root from the repository: `python3 bench/engine_vs_fio.py [--rounds N]
-[--runtime S] [--only a,b,c,d,e,m] [--markdown]`. Prints one table row per case and the ratios.
+[--runtime S] [--only a,b,c,d,e,m] [--markdown]`; `IOLAB_BIN=path` runs another
+iolab build. Prints one table row per case and the ratios.
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-IOLAB = os.path.join(ROOT, "target", "release", "iolab")
+# IOLAB_BIN names another build (e.g. the one before a change, for before/after rows).
+IOLAB = os.environ.get("IOLAB_BIN") or os.path.join(ROOT, "target", "release", "iolab")
 
 
 def run_json(cmd):
