@@ -326,7 +326,9 @@ impl Worker {
             self.commit_batch()?;
             if self.inflight > 0 {
                 let (oldest, len) = self.oldest_inflight();
-                let mut deadline = next_due.unwrap_or(0);
+                // A paced stream falling due, or laq's window closing, must not
+                // wait for the next completion (sched::Scheduler::wake_deadline).
+                let mut deadline = self.sched.wake_deadline(next_due);
                 if self.io_timeout_ns > 0 {
                     let expiry = self.expire_timeouts(clock::now_ns());
                     if expiry != 0 && (deadline == 0 || expiry < deadline) {

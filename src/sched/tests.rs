@@ -188,3 +188,35 @@ fn for_job_takes_the_jobs_scheduler_and_parameters() {
     assert_eq!(s.kind(), SchedKind::Laq);
     assert_eq!(s.low_cap(0), Some(4096));
 }
+
+#[test]
+fn wake_deadline_is_the_earlier_of_the_paced_due_time_and_the_window_end() {
+    // ois_max 1 MiB, ois_min 512 KiB, t_wait 1 ms.
+    let mut s = Scheduler::new(SchedKind::Laq, LaqParams::default(), 16).unwrap();
+    for i in 0..4 {
+        s.enqueue(req(i, Class::Readahead, 256 * KIB), 0).unwrap();
+    }
+    // Nothing held: only a paced stream can ask for a wake-up.
+    assert_eq!(s.wake_deadline(None), 0);
+    assert_eq!(s.wake_deadline(Some(7)), 7);
+    // A read opens the window; read-ahead is then held by it with requests in
+    // flight (two at the device): the window end must wake the worker, since
+    // no completion may come before it.
+    s.enqueue(req(10, Class::Read, 4 * KIB), 100_000).unwrap();
+    assert_eq!(drain(&mut s, 100_000), [10, 0]);
+    s.complete(Class::Read, 4 * KIB, 170_000);
+    assert_eq!(drain(&mut s, 170_000), [1]);
+    assert_eq!(s.dispatch(170_000), None, "512 KiB at the device: ois_min");
+    assert_eq!(s.ois(), 512 * 1024);
+    assert_eq!(s.wake_deadline(None), 1_100_000);
+    assert_eq!(s.wake_deadline(Some(900_000)), 900_000);
+    assert_eq!(s.wake_deadline(Some(2_000_000)), 1_100_000);
+    // At the window end the other half goes at once.
+    assert_eq!(drain(&mut s, 1_100_000), [2, 3]);
+    assert_eq!(s.wake_deadline(None), 0);
+    // noop never holds by time.
+    let mut n = Scheduler::new(SchedKind::Noop, LaqParams::default(), 4).unwrap();
+    n.enqueue(req(0, Class::Readahead, 256 * KIB), 0).unwrap();
+    assert_eq!(n.wake_deadline(Some(5)), 5);
+    assert_eq!(n.wake_deadline(None), 0);
+}

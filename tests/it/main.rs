@@ -38,6 +38,7 @@ mod null_device;
 mod null_measure;
 mod observe_exact;
 mod observe_parity;
+mod paced_stream;
 mod placement_affinity;
 mod placement_balance;
 mod placement_run;
