@@ -29,6 +29,7 @@ mod browser_report;
 mod completion_policies;
 mod faults_conservation;
 mod fio_examples;
+mod fleet_ansible;
 mod fuzz_corpus_replay;
 mod job_parse;
 mod null_conservation;
