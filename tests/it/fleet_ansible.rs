@@ -361,7 +361,7 @@ fn failed_hosts_are_named_with_iolabs_message_and_the_others_kept() {
     };
     // Each failure carries iolab's own message.
     let (task, error) = failed("missing");
-    assert_eq!(task, "iolab probe failed");
+    assert_eq!(task, "iolab probe");
     assert!(
         error.contains(&missing.display().to_string())
             && error.contains("no such file or directory")
@@ -377,7 +377,7 @@ fn failed_hosts_are_named_with_iolabs_message_and_the_others_kept() {
         "{error}"
     );
     let (task, error) = failed("mounted");
-    assert_eq!(task, "iolab probe failed");
+    assert_eq!(task, "iolab probe");
     assert!(
         error.contains("--write refused") && error.contains("mounted on"),
         "{error}"
@@ -391,7 +391,7 @@ fn failed_hosts_are_named_with_iolabs_message_and_the_others_kept() {
     // host's results.
     let html = std::fs::read_to_string(fleet_dir.join("report/index.html")).unwrap();
     assert_eq!(host_rows(&html), 4);
-    assert!(html.contains("failed: iolab probe failed") && html.contains("failed: iolab lab"));
+    assert!(html.contains("failed: iolab probe</td>") && html.contains("failed: iolab lab"));
     assert!(html.contains(&iolab::report::svg::escape("unknown study 'nosuch'")));
     assert!(html.contains("--write refused"));
     assert!(html.contains(&iolab::report::svg::escape(&format!(

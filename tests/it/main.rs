@@ -27,6 +27,7 @@ mod backend_sync;
 mod backend_uring;
 mod browser_report;
 mod completion_policies;
+mod deploy_manifests;
 mod faults_conservation;
 mod fio_examples;
 mod fleet_ansible;
