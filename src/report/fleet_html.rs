@@ -184,7 +184,7 @@ fn hosts_table(out: &mut String, fleet: &Fleet) {
         let cls = if bad { " class=\"warn\"" } else { "" };
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td{cls}>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td style=\"white-space:nowrap\">{}</td><td{cls}>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
             if detail_lines(h).is_empty() {
                 escape(&h.name)
             } else {
@@ -324,7 +324,7 @@ fn headline_tables(out: &mut String, fleet: &Fleet, studies: &[FleetStudy]) {
             escape(st.id),
             escape(st.title)
         );
-        data_table(
+        host_table(
             out,
             &Table {
                 title: String::new(),
@@ -351,6 +351,14 @@ fn no_study_reason(h: &FleetHost, id: &str) -> String {
         _ if h.results.is_none() => "no results.json".into(),
         _ => "not asked for".into(),
     }
+}
+
+/// `data_table` with the first column (the host) kept on one line: host
+/// names such as `db-1` would otherwise break at the hyphen in wide tables.
+fn host_table(out: &mut String, t: &Table) {
+    let mut frag = String::new();
+    data_table(&mut frag, t);
+    out.push_str(&frag.replace("<tr><td>", "<tr><td style=\"white-space:nowrap\">"));
 }
 
 /// Enough digits for 3 significant figures, as `fmt_num` prints.
@@ -440,7 +448,7 @@ fn targets_table(out: &mut String, fleet: &Fleet) {
         out.push_str("<p>No target was probed.</p>\n");
         return;
     }
-    data_table(
+    host_table(
         out,
         &Table {
             title: String::new(),
