@@ -184,9 +184,16 @@ fn hosts_table(out: &mut String, fleet: &Fleet) {
         let cls = if bad { " class=\"warn\"" } else { "" };
         let _ = writeln!(
             out,
-            "<tr><td><a href=\"#{}\">{}</a></td><td{cls}>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
-            host_anchor(fleet, h),
-            escape(&h.name),
+            "<tr><td style=\"white-space:nowrap\">{}</td><td{cls}>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+            if detail_lines(h).is_empty() {
+                escape(&h.name)
+            } else {
+                format!(
+                    "<a href=\"#{}\">{}</a>",
+                    host_anchor(fleet, h),
+                    escape(&h.name)
+                )
+            },
             escape(&state),
             escape(&version),
             escape(m.map_or("-", |m| or_unknown(&m.cpu_model))),
@@ -214,54 +221,52 @@ fn host_anchor(fleet: &Fleet, h: &FleetHost) -> String {
     anchor("host", i, &h.name)
 }
 
-/// What went wrong per host: the failed task with its error, unreadable files.
+/// What went wrong on a host, or is worth knowing: the failed task with its
+/// error, another iolab version, unreadable files, studies not run. Empty for
+/// a host where everything asked for was measured and fetched.
+fn detail_lines(h: &FleetHost) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    match h.state() {
+        HostState::Failed { task, error } => {
+            lines.push(format!("failed at “{task}”:"));
+            lines.push(error);
+        }
+        HostState::Unreachable { error } => {
+            lines.push("could not be reached:".into());
+            lines.push(error);
+        }
+        _ => {}
+    }
+    if let Some(v) = h.other_version() {
+        lines.push(format!(
+            "results from iolab {} (this report: iolab {}); shown as far as they read",
+            or_unknown(v),
+            env!("CARGO_PKG_VERSION")
+        ));
+    }
+    lines.extend(h.problems.iter().map(|p| p.to_string()));
+    if let Some(r) = &h.results {
+        for (part, reason) in &r.not_run {
+            lines.push(format!("study {part} not run: {reason}"));
+        }
+    }
+    lines
+}
+
+/// The details of every host that has any (see [`detail_lines`]).
 fn host_details(out: &mut String, fleet: &Fleet) {
     for h in &fleet.hosts {
-        let state = h.state();
-        let mut lines: Vec<String> = Vec::new();
-        match &state {
-            HostState::Failed { task, error } => {
-                lines.push(format!("failed at “{task}”:"));
-                lines.push(error.clone());
-            }
-            HostState::Unreachable { error } => {
-                lines.push("could not be reached:".into());
-                lines.push(error.clone());
-            }
-            _ => {}
-        }
-        if let Some(v) = h.other_version() {
-            lines.push(format!(
-                "results from iolab {} (this report: iolab {}); shown as far as they read",
-                or_unknown(v),
-                env!("CARGO_PKG_VERSION")
-            ));
-        }
-        for p in &h.problems {
-            lines.push(p.to_string());
-        }
-        if let Some(r) = &h.results {
-            for (part, reason) in &r.not_run {
-                lines.push(format!("study {part} not run: {reason}"));
-            }
+        let lines = detail_lines(h);
+        if lines.is_empty() {
+            continue;
         }
         let _ = writeln!(
             out,
-            "<div class=\"host-detail\" id=\"{}\"><h3>{}</h3>",
+            "<div class=\"host-detail\" id=\"{}\"><h3>{}</h3>\n<pre class=\"warn\">{}</pre>\n</div>",
             host_anchor(fleet, h),
-            escape(&h.name)
+            escape(&h.name),
+            escape(&lines.join("\n"))
         );
-        if lines.is_empty() {
-            out.push_str("<p>Everything asked for was measured and fetched.</p>\n");
-        } else {
-            let cls = if state == HostState::Ok && h.problems.is_empty() {
-                ""
-            } else {
-                " class=\"warn\""
-            };
-            let _ = writeln!(out, "<pre{cls}>{}</pre>", escape(&lines.join("\n")));
-        }
-        out.push_str("</div>\n");
     }
 }
 
@@ -312,14 +317,22 @@ fn headline_tables(out: &mut String, fleet: &Fleet, studies: &[FleetStudy]) {
             row.push(Cell::text(note));
             rows.push(row);
         }
-        data_table(
+        let _ = writeln!(
+            out,
+            "<h3>Study {} ({}) — {}</h3>\n<div class=\"wide\" style=\"overflow-x:auto\">",
+            escape(or_unknown(st.seed)),
+            escape(st.id),
+            escape(st.title)
+        );
+        host_table(
             out,
             &Table {
-                title: format!("Study {} ({}) — {}", st.seed, st.id, st.title),
+                title: String::new(),
                 columns,
                 rows,
             },
         );
+        out.push_str("</div>\n");
     }
 }
 
@@ -338,6 +351,14 @@ fn no_study_reason(h: &FleetHost, id: &str) -> String {
         _ if h.results.is_none() => "no results.json".into(),
         _ => "not asked for".into(),
     }
+}
+
+/// `data_table` with the first column (the host) kept on one line: host
+/// names such as `db-1` would otherwise break at the hyphen in wide tables.
+fn host_table(out: &mut String, t: &Table) {
+    let mut frag = String::new();
+    data_table(&mut frag, t);
+    out.push_str(&frag.replace("<tr><td>", "<tr><td style=\"white-space:nowrap\">"));
 }
 
 /// Enough digits for 3 significant figures, as `fmt_num` prints.
@@ -403,7 +424,12 @@ fn targets_table(out: &mut String, fleet: &Fleet) {
         if let Some(rec) = &h.record {
             for t in rec.targets.iter().filter(|t| !seen.contains(t)) {
                 let why = match h.state() {
-                    HostState::Failed { task, error } if task.contains(t.as_str()) => error,
+                    // The probe step names each failed target on its own line.
+                    HostState::Failed { error, .. } if error.contains(t.as_str()) => error
+                        .lines()
+                        .filter(|l| l.contains(t.as_str()))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
                     HostState::Failed { task, .. } => {
                         format!("not probed: the host failed at “{task}”")
                     }
@@ -422,7 +448,7 @@ fn targets_table(out: &mut String, fleet: &Fleet) {
         out.push_str("<p>No target was probed.</p>\n");
         return;
     }
-    data_table(
+    host_table(
         out,
         &Table {
             title: String::new(),

@@ -27,7 +27,12 @@ use serde_json::Value;
 
 /// Run Chromium headless on `page` with `extra` flags; (stdout, stderr).
 /// Killed (by its own handle) after 90 s so a hung browser fails the test.
-fn run_chromium(bin: &Path, profile: &Path, page: &Path, extra: &[String]) -> (String, String) {
+pub(crate) fn run_chromium(
+    bin: &Path,
+    profile: &Path,
+    page: &Path,
+    extra: &[String],
+) -> (String, String) {
     let out_file = profile.with_extension("stdout");
     let err_file = profile.with_extension("stderr");
     let mut child = Command::new(bin)
@@ -129,7 +134,7 @@ fn unescape_attr(s: &str) -> String {
 }
 
 /// Load a probed copy of `html` and return the probe's findings.
-fn probe(bin: &Path, dir: &Path, name: &str, html: &str) -> Value {
+pub(crate) fn probe(bin: &Path, dir: &Path, name: &str, html: &str) -> Value {
     let page = dir.join(format!("{name}.probe.html"));
     std::fs::write(&page, probed(html)).unwrap();
     let profile = dir.join(format!("{name}.profile"));
@@ -143,7 +148,7 @@ fn probe(bin: &Path, dir: &Path, name: &str, html: &str) -> Value {
 }
 
 /// Everything the probe found wrong, as readable lines.
-fn faults(p: &Value, expected_scripts: u64) -> Vec<String> {
+pub(crate) fn faults(p: &Value, expected_scripts: u64) -> Vec<String> {
     let mut f = Vec::new();
     for c in p["charts"].as_array().unwrap() {
         let (w, h) = (c["w"].as_f64().unwrap(), c["h"].as_f64().unwrap());
@@ -162,7 +167,7 @@ fn faults(p: &Value, expected_scripts: u64) -> Vec<String> {
     f
 }
 
-fn check_png(path: &Path, w: u32, h: u32) -> u64 {
+pub(crate) fn check_png(path: &Path, w: u32, h: u32) -> u64 {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
     let be = |i: usize| u32::from_be_bytes(bytes[i..i + 4].try_into().unwrap());
