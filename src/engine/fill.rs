@@ -6,8 +6,11 @@
 //! Why it matters: a worker that takes every completion there is, then submits
 //! them all in one call, lets the device's queue run dry while it works (the
 //! kernel only starts a plugged batch when the call ends). Taking a few, refilling
-//! and submitting at once keeps the device busy; fio does that by default
-//! (submit 1, complete 1), and so do the kernel backends here.
+//! and submitting at once keeps the device busy. fio does that by default with
+//! one request per call (submit 1, complete 1); the kernel backends here default
+//! to an eighth of the depth per call ([`Fill::chunk`]): the device keeps at
+//! least seven eighths of the queue while one system call serves several
+//! requests.
 
 use crate::job::{DepthBatch, Engine};
 
@@ -44,25 +47,34 @@ impl Fill {
         }
     }
 
+    /// The kernel backends' default batch: an eighth of the depth (1 up to
+    /// QD15, 4 at QD32, at most 16), submitted per call and taken per wait.
+    pub fn chunk(depth: u32) -> u32 {
+        (depth / 8).clamp(1, 16)
+    }
+
     /// Resolve a job's options against the worker's `depth`, with fio's rules:
     /// 0 or above `depth` means `depth` (submit, low); `complete_max` defaults
-    /// to and is at least `complete_min`. Unset options take fio's defaults on
-    /// the kernel's asynchronous engines (io_uring, libaio: submit 1, complete
-    /// 1, refill at once); other backends keep whole batches unless asked.
+    /// to and is at least `complete_min`. Unset options on the kernel's
+    /// asynchronous engines (io_uring, libaio) take [`Fill::chunk`] for submit
+    /// and complete_max (complete_min 1, refill at once); other backends keep
+    /// whole batches unless asked.
     pub fn resolve(b: &DepthBatch, engine: Engine, depth: u32) -> Fill {
         let depth = depth.max(1);
-        let fio_defaults = matches!(engine, Engine::IoUring | Engine::Libaio);
+        let kernel = matches!(engine, Engine::IoUring | Engine::Libaio);
         let whole = Fill::whole_batches(depth);
         let clamp = |v: u32| if v == 0 || v > depth { depth } else { v };
         let submit = match b.submit {
             Some(v) => clamp(v),
-            None if fio_defaults => 1,
+            None if kernel => Fill::chunk(depth),
             None => whole.submit,
         };
         let complete_min = b.complete_min.unwrap_or(1).min(depth);
         let complete_max = match b.complete_max {
             Some(v) => v.min(depth),
-            None if fio_defaults || b.complete_min.is_some() => complete_min,
+            // fio: the max follows the min the job set.
+            None if b.complete_min.is_some() => complete_min,
+            None if kernel => Fill::chunk(depth),
             None => whole.complete_max,
         }
         .max(complete_min)
@@ -132,14 +144,19 @@ mod tests {
     }
 
     #[test]
-    fn kernel_engines_take_fios_defaults_others_whole_batches() {
+    fn kernel_engines_take_an_eighth_of_the_depth_others_whole_batches() {
         let f = Fill::resolve(&DepthBatch::default(), Engine::IoUring, 32);
         assert_eq!(
             (f.submit, f.complete_min, f.complete_max, f.low),
-            (1, 1, 1, 32)
+            (4, 1, 4, 32)
         );
-        let f = Fill::resolve(&DepthBatch::default(), Engine::Libaio, 32);
+        let f = Fill::resolve(&DepthBatch::default(), Engine::Libaio, 4);
         assert_eq!((f.submit, f.complete_max), (1, 1));
+        let f = Fill::resolve(&DepthBatch::default(), Engine::Libaio, 1024);
+        assert_eq!((f.submit, f.complete_max), (16, 16));
+        // Asking for fio's defaults gets them.
+        let f = Fill::resolve(&batch(Some(1), Some(1), None, None), Engine::IoUring, 32);
+        assert_eq!((f.submit, f.complete_min, f.complete_max), (1, 1, 1));
         let f = Fill::resolve(&DepthBatch::default(), Engine::Null, 32);
         assert_eq!(f, Fill::whole_batches(32));
     }
