@@ -172,6 +172,9 @@ pub struct ProbeRow {
     pub p50_ns: u64,
     pub p99_ns: u64,
     pub cpu_all_ns_per_io: f64,
+    /// What the adaptive model chose per size class, and why (adaptive's row).
+    #[serde(default)]
+    pub adaptive: Vec<String>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -185,6 +188,12 @@ pub struct ProbeRecommendation {
 }
 
 impl ProbeOp {
+    /// What the adaptive model chose there, when it ran.
+    pub fn adaptive_choice(&self) -> Option<String> {
+        let r = self.rows.iter().find(|r| r.model == "adaptive")?;
+        (!r.adaptive.is_empty()).then(|| r.adaptive.join("; "))
+    }
+
     /// The measured row of the recommended model.
     pub fn recommended_row(&self) -> Option<&ProbeRow> {
         let rec = self.recommendation.as_ref()?;

@@ -379,6 +379,7 @@ fn targets_table(out: &mut String, fleet: &Fleet) {
         "CPU/IO µs",
         "wakeup µs",
         "why",
+        "adaptive chose",
     ]
     .map(String::from)
     .to_vec();
@@ -417,6 +418,9 @@ fn targets_table(out: &mut String, fleet: &Fleet) {
                         row.push(Cell::text("no model completed I/O"));
                     }
                 }
+                row.push(Cell::text(
+                    r.adaptive_choice().unwrap_or_else(|| "-".into()),
+                ));
                 rows.push(row);
             }
         }

@@ -196,6 +196,11 @@ fn two_hosts_run_the_lab_and_share_one_report() {
         assert_eq!(h.probes.len(), 1, "{}: one probe per target", h.name);
         let p = &h.probes[0].probe;
         assert!(p.read.recommendation.is_some() && p.read.recommended_row().is_some());
+        assert!(
+            p.read.adaptive_choice().is_some(),
+            "{}: adaptive's decision",
+            h.name
+        );
         // Nothing left on the "host": the role removes its working directory,
         // the probe its temp file.
         let remote = d.join(format!("remote-{}", h.name));
