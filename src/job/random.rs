@@ -340,14 +340,22 @@ impl super::draft::Draft {
                 ));
             }
             if rate > 0 && rate < bs {
-                return Err(conflict(
-                    "rate",
-                    format!(
-                        "rate={rate} (bytes/s) for {}s is below one I/O per second at bs={bs}: \
-                         give at least rate={bs}, or use rate_iops",
-                        dirs[d]
+                // fio takes it and issues one I/O every few seconds; a rate
+                // that slow is almost always a job file written when rate was
+                // in KiB/s.
+                return Err(JobError::BadValue {
+                    at: at("rate"),
+                    option: "rate".to_string(),
+                    value: rate.to_string(),
+                    expected: format!(
+                        "at least one I/O per second: {} bytes/s is one {bs}-byte {} every \
+                         {:.1} s, which is not supported by iolab; give rate={bs} or more \
+                         (rate is in bytes/s), or use rate_iops",
+                        rate,
+                        dirs[d],
+                        bs as f64 / rate as f64
                     ),
-                ));
+                });
             }
             let cap = if rate > 0 { rate } else { iops * bs };
             if s.rate_min[d] > 0 && cap > 0 && s.rate_min[d] > cap {

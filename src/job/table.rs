@@ -849,6 +849,11 @@ Ok(())
          checks every block's header and data",
     ),
     refused("verify_state_save", S::Verify, "what was written is kept in memory for the run only"),
+    refused(
+        "verify_dump",
+        S::Verify,
+        "iolab writes no dump files of failed blocks; the job's error names the first mismatch (offset and what differed)",
+    ),
     // Steady state.
     refused("steadystate", S::SteadyState, SS).alias(&["ss"]),
     refused("steadystate_duration", S::SteadyState, SS).alias(&["ss_dur"]),

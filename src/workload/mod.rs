@@ -954,6 +954,209 @@ mod tests {
     }
 
     #[test]
+    fn distributions_keep_offsets_inside_and_aligned() {
+        use crate::job::RandomDist;
+        let dists = [
+            RandomDist::Zipf {
+                theta: 1.2,
+                center: None,
+            },
+            RandomDist::Zipf {
+                theta: 0.5,
+                center: Some(1.0),
+            },
+            RandomDist::Pareto {
+                h: 0.2,
+                center: Some(0.9),
+            },
+            RandomDist::Normal {
+                dev: 50.0,
+                center: Some(0.0),
+            },
+            RandomDist::Zoned([vec![(50, 5), (30, 15), (20, 80)], vec![(100, 100)]]),
+            RandomDist::ZonedAbs([vec![(90, 4096), (10, 60 << 10)], vec![(100, 64 << 10)]]),
+        ];
+        for dist in dists {
+            let mut j = job(Pattern::Rand, Direction::Mixed);
+            j.random_distribution = dist.clone();
+            j.bs = [
+                BlockSizes::Range {
+                    min: 4096,
+                    max: 16384,
+                },
+                BlockSizes::Fixed(8192),
+            ];
+            j.blockalign = [2048, 8192];
+            j.number_ios = Some(5000);
+            j.time_based = true;
+            let mut g = Generator::new(&j, 1 << 20, 64 << 10, 9);
+            let mut n = 0;
+            while let Some(io) = g.next_io() {
+                let rel = io.offset - (1 << 20);
+                let a = if io.op == Op::Read { 2048 } else { 8192 };
+                assert_eq!(rel % a, 0, "{dist:?}: {io:?} not aligned to {a}");
+                assert!(
+                    rel + io.len as u64 <= 64 << 10,
+                    "{dist:?}: {io:?} leaves the region"
+                );
+                n += 1;
+            }
+            assert_eq!(n, 5000);
+        }
+    }
+
+    #[test]
+    fn zipf_job_hits_its_hot_set() {
+        // 256 blocks, theta 1.2: the hottest 10% of the blocks take the share
+        // the zipf law gives (fixed seed: the count is the same every run).
+        let mut j = job(Pattern::Rand, Direction::Read);
+        j.random_distribution = crate::job::RandomDist::Zipf {
+            theta: 1.2,
+            center: None,
+        };
+        j.number_ios = Some(100_000);
+        j.time_based = true;
+        let mut g = Generator::new(&j, 0, 1 << 20, 4);
+        let mut hits = vec![0u64; 256];
+        while let Some(io) = g.next_io() {
+            hits[(io.offset / 4096) as usize] += 1;
+        }
+        hits.sort_unstable_by(|a, b| b.cmp(a));
+        let got = hits[..25].iter().sum::<u64>() as f64 / 1e5;
+        let norm: f64 = (1..=256).map(|i| (i as f64).powf(-1.2)).sum();
+        let want = (1..=25).map(|i| (i as f64).powf(-1.2)).sum::<f64>() / norm;
+        assert!(
+            (got - want).abs() < 0.01,
+            "hot 10%: {got:.4}, zipf says {want:.4}"
+        );
+    }
+
+    #[test]
+    fn percentage_random_mixes_sequential_runs() {
+        let mut j = job(Pattern::Rand, Direction::Read);
+        j.percentage_random = [25, 100];
+        j.number_ios = Some(20_000);
+        j.time_based = true;
+        let o = offsets(&j, 0, 64 << 20);
+        let seq = o.windows(2).filter(|w| w[1] == w[0] + 4096).count();
+        // 75% continue from the last I/O (a few wrap at the end).
+        let share = seq as f64 / (o.len() - 1) as f64;
+        assert!((0.73..0.77).contains(&share), "sequential share {share}");
+        j.percentage_random = [0, 100];
+        let o = offsets(&j, 0, 1 << 20);
+        assert!(o.windows(2).all(|w| w[1] == (w[0] + 4096) % (1 << 20)));
+    }
+
+    #[test]
+    fn io_size_counts_bytes_not_the_region() {
+        let count = |io_size: u64, loops: u32, pattern: Pattern| {
+            let mut j = job(pattern, Direction::Read);
+            j.io_size = Some(io_size);
+            j.loops = loops;
+            let mut g = Generator::new(&j, 0, 1 << 20, 1);
+            std::iter::from_fn(|| g.next_io())
+                .map(|n| n.len as u64)
+                .sum::<u64>()
+        };
+        // fio 3.33 over size=1m at bs=4k: io_size=2m does 2m, 512k does 512k,
+        // 6k rounds up to two whole I/Os.
+        assert_eq!(count(2 << 20, 1, Pattern::Seq), 2 << 20);
+        assert_eq!(count(2 << 20, 1, Pattern::Rand), 2 << 20);
+        assert_eq!(count(512 << 10, 1, Pattern::Seq), 512 << 10);
+        assert_eq!(count(6 << 10, 1, Pattern::Seq), 8 << 10);
+        assert_eq!(count(512 << 10, 2, Pattern::Seq), 1 << 20);
+    }
+
+    #[test]
+    fn redo_as_takes_back_the_last_request() {
+        let mut j = job(Pattern::Seq, Direction::Mixed);
+        j.size = Some(1 << 20);
+        let mut g = Generator::new(&j, 0, 1 << 20, 1);
+        let mut a = Generator::new(&j, 0, 1 << 20, 1);
+        let first = g.next_io().unwrap();
+        let other = if first.op == Op::Read {
+            Op::Write
+        } else {
+            Op::Read
+        };
+        let redone = g.redo_as(other).unwrap();
+        assert_eq!(redone.op, other);
+        assert_eq!(redone.offset, 0, "the other direction starts at its own 0");
+        assert!(
+            g.redo_as(other).is_some(),
+            "the redone one can be taken back too"
+        );
+        // Taking back leaves no hole: the first direction starts at 0 again.
+        let _ = a.next_io();
+        let mut seen = 0;
+        while let Some(io) = g.next_io() {
+            if io.op == first.op {
+                assert_eq!(io.offset, 0);
+                seen += 1;
+                break;
+            }
+        }
+        assert_eq!(seen, 1);
+    }
+
+    #[test]
+    fn rate_paces_bytes_and_poisson_keeps_the_mean() {
+        let mut j = job(Pattern::Rand, Direction::Read);
+        j.rate = [1 << 20, 0];
+        let mut p = Pacer::new(&j, 0);
+        p.issued(0, 4096, 0);
+        // 4 KiB at 1 MiB/s: 3.90625 ms.
+        assert_eq!(p.due_at(0), 3_906_250);
+        p.issued(0, 8192, 3_906_250);
+        assert_eq!(p.due_at(0), 3_906_250 * 3);
+        assert_eq!(p.due_at(1), 0, "writes are not capped");
+        j.rate_poisson = true;
+        let mut p = Pacer::new(&j, 0);
+        let mut t = 0;
+        let mut gaps = Vec::new();
+        for _ in 0..20_000 {
+            p.issued(0, 4096, t);
+            gaps.push(p.due_at(0) - t);
+            t = p.due_at(0);
+        }
+        let mean = gaps.iter().sum::<u64>() as f64 / gaps.len() as f64;
+        assert!((mean / 3_906_250.0 - 1.0).abs() < 0.03, "mean gap {mean}");
+        // Exponential: the standard deviation equals the mean.
+        let sd = (gaps.iter().map(|g| (*g as f64 - mean).powi(2)).sum::<f64>() / gaps.len() as f64)
+            .sqrt();
+        assert!((sd / mean - 1.0).abs() < 0.05, "sd/mean {}", sd / mean);
+    }
+
+    #[test]
+    fn rate_min_ends_a_slow_window() {
+        let mut j = job(Pattern::Rand, Direction::Read);
+        j.rate_min = [1 << 20, 0];
+        j.rate_cycle = Duration::from_millis(100);
+        let mut p = Pacer::new(&j, 0);
+        // 4 KiB per ms is 4 MB/s: above the minimum for the first window.
+        let mut t = 0;
+        for _ in 0..150 {
+            t += 1_000_000;
+            assert!(!p.completed(t, 0, 4096));
+        }
+        // Then one per 10 ms: 400 KB/s, below 1 MiB/s at the window's end.
+        let mut missed = false;
+        for _ in 0..20 {
+            t += 10_000_000;
+            missed |= p.completed(t, 0, 4096);
+        }
+        assert!(missed);
+        let m = p.min_rate_missed().unwrap();
+        assert_eq!((m.dir, m.want, m.iops), (0, 1 << 20, false));
+        assert!(m.got < 1 << 20);
+        assert!(
+            p.min_rate_message("job 'x'")
+                .unwrap()
+                .contains("rate_min=1048576")
+        );
+    }
+
+    #[test]
     fn pacer_spaces_issues_and_think_time() {
         let mut j = job(Pattern::Rand, Direction::Read);
         j.rate_iops = [1000, 0];

@@ -41,6 +41,7 @@ mod placement_balance;
 mod placement_run;
 mod placement_topology;
 mod probe_cli;
+mod random_rate;
 mod report_golden;
 mod report_html;
 mod report_readback;
