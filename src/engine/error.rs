@@ -19,6 +19,7 @@ use crate::placement::topology::TopologyError;
 use crate::sched::SchedError;
 use crate::sys::blockdev::BlockDevError;
 use crate::sys::fiemap::FiemapError;
+use crate::workload::distribution::DistError;
 use crate::workload::verify::VerifyError;
 
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +61,8 @@ pub enum EngineError {
     BlockTooLarge { job: String, bs: u32, region: u64 },
     #[error("{job}: {err}")]
     Verify { job: String, err: VerifyError },
+    #[error("{job}: {err}")]
+    Distribution { job: String, err: DistError },
 
     // Placing the group's threads (`place`).
     #[error(

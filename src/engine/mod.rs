@@ -206,7 +206,8 @@ fn run_group(
             let job = &jobs[pl.job];
             let verify = stream.verify.as_ref().map(|v| v.stats);
             let error = loop_error.clone().or_else(|| {
-                let io = io_error_message(job, &stream);
+                let io = io_error_message(job, &stream)
+                    .or_else(|| stream.pacer.min_rate_message(&setup::label(job)));
                 let bad = verify.and_then(|v| verify_error_message(job, &v));
                 match (io, bad) {
                     (Some(a), Some(b)) => Some(format!("{a}\n{b}")),

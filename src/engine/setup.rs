@@ -177,7 +177,11 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                         err,
                     }
                 })?;
-            (None, size.saturating_sub(first.offset), Box::new(dev))
+            (
+                None,
+                size.saturating_sub(first.clone_offset(placed[0].jobnum)),
+                Box::new(dev),
+            )
         }
         engine => {
             let path = target_path(first);
@@ -188,7 +192,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                 .unwrap_or(4096);
             let spec = TargetSpec {
                 size: first.size,
-                offset: first.offset,
+                offset: first.clone_offset(placed[0].jobnum),
                 writes,
                 direct: first.direct,
                 sync: first.sync,
@@ -336,7 +340,21 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         } else {
             clock::now_ns() ^ (p.jobnum as u64) << 32
         };
-        let generator = Generator::new(job, job.offset, region_len, seed);
+        // offset_increment: a clone sharing this worker starts further in and
+        // ends where the worker's region ends.
+        let start = job.clone_offset(p.jobnum);
+        let first_start = first.clone_offset(placed[0].jobnum);
+        let region_len = (first_start + region_len).saturating_sub(start);
+        if region_len == 0 {
+            return Err(EngineError::EmptyRegion { job: label(job) });
+        }
+        crate::workload::distribution::check(&job.random_distribution, region_len).map_err(
+            |err| EngineError::Distribution {
+                job: label(job),
+                err,
+            },
+        )?;
+        let generator = Generator::new(job, start, region_len, seed);
         let planned = job.runtime.map(|r| dur_ns(r) + dur_ns(job.ramp_time));
         let slat = !caps.sync;
         let rec = Recorder::new(RecorderConfig {
@@ -350,12 +368,11 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
             stream.invalidate = Some((t.file.as_raw_fd(), t.offset, region_len));
         }
         stream.ramp_ns = dur_ns(job.ramp_time);
-        stream.verify = Verifier::new(job, job.offset, region_len, seed).map_err(|err| {
-            EngineError::Verify {
+        stream.verify =
+            Verifier::new(job, start, region_len, seed).map_err(|err| EngineError::Verify {
                 job: label(job),
                 err,
-            }
-        })?;
+            })?;
         stream.continue_on_error = job.continue_on_error;
         stream.ignore_error = job.control.ignore_error.clone();
         stream.cmdprio = crate::engine::control::CmdPrio::new(&job.control.cmdprio, seed);

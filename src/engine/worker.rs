@@ -417,7 +417,7 @@ impl Worker {
                 }
             }
             while !s.exhausted && s.outstanding < s.iodepth {
-                let io = match s.pending.take() {
+                let mut io = match s.pending.take() {
                     Some(io) => io,
                     None => match s.next_request() {
                         Next::Io(io) => {
@@ -454,7 +454,7 @@ impl Worker {
                     s.pending = Some(io);
                     break;
                 }
-                let due = s.pacer.due_at(io.op.dir());
+                let due = crate::workload::due_or_switch(&s.pacer, &mut s.generator, &mut io, now);
                 if due > now {
                     s.pending = Some(io);
                     next_due = Some(next_due.map_or(due, |d: u64| d.min(due)));
@@ -464,7 +464,7 @@ impl Worker {
                     s.pending = Some(io);
                     break;
                 };
-                s.pacer.issued(io.op.dir(), now);
+                s.pacer.issued(io.op.dir(), io.len, now);
                 self.slots[slot as usize] = Slot {
                     stream: si as u16,
                     op: Some(io.op),
@@ -721,7 +721,16 @@ impl Worker {
         let s = &mut self.streams[slot.stream as usize];
         s.outstanding -= 1;
         s.in_device -= 1;
-        s.pacer.completed(t_seen);
+        if s.pacer
+            .completed(t_seen, slot.op.map_or(0, Op::dir), c.result.max(0) as u64)
+        {
+            s.stop(); // below rate_min / rate_iops_min: fio ends the job with EIO
+            s.rec.first_error = if s.rec.first_error == 0 {
+                libc::EIO
+            } else {
+                s.rec.first_error
+            };
+        }
         s.finished_ns = t_seen;
         let op = slot.op.unwrap_or(Op::Read);
         if op == Op::Write {

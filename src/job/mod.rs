@@ -13,6 +13,7 @@ pub mod ini;
 pub mod options;
 mod parse;
 pub mod plan;
+pub(crate) mod random;
 pub mod spec;
 pub mod table;
 pub mod units;

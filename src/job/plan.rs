@@ -107,6 +107,9 @@ impl RunCaps {
             // An offset beyond the capped size would leave no region.
             job.offset = job.offset.min(cap);
             job.offset_percent = None;
+            // Clones a capped size apart, and no more I/O than one capped region.
+            job.offset_increment = job.offset_increment.min(cap);
+            job.io_size = job.io_size.map(|s| s.min(cap));
         }
         if let Some(dir) = &self.scratch_dir
             && job.ioengine != super::spec::Engine::Null

@@ -58,6 +58,28 @@ impl RwMode {
     }
 }
 
+/// How random offsets are spread over the region (fio's `random_distribution`).
+/// `center` is fio's optional second number: where in the region (0 to 1) the
+/// hottest block lies.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RandomDist {
+    /// Uniform (fio's `random`, the default).
+    #[default]
+    Random,
+    /// Block of rank k drawn with probability proportional to k^-theta.
+    Zipf { theta: f64, center: Option<f64> },
+    /// A share `h` of the blocks takes `1 - h` of the accesses.
+    Pareto { h: f64, center: Option<f64> },
+    /// Gaussian around `center` (default 0.5); `dev` is fio's deviation in
+    /// percent of the region (0 to <100).
+    Normal { dev: f64, center: Option<f64> },
+    /// Per direction [read, write]: (access %, region %) zones from the start.
+    Zoned([Vec<(u32, u32)>; 2]),
+    /// Per direction: (access %, bytes) zones from the start of the region.
+    ZonedAbs([Vec<(u32, u64)>; 2]),
+}
+
 /// Block sizes for one direction: `bs`, `bsrange` or `bssplit`.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub enum BlockSizes {
@@ -658,6 +680,16 @@ pub struct JobSpec {
     pub number_ios: Option<u64>,
     /// IOPS cap per direction [read, write]; 0 = none.
     pub rate_iops: [u64; 2],
+    /// Bandwidth cap per direction in bytes/s (fio's `rate`); 0 = none.
+    pub rate: [u64; 2],
+    /// Minimum bandwidth (bytes/s) and IOPS per direction over each
+    /// `rate_cycle`; falling below ends the job with an error. 0 = none.
+    pub rate_min: [u64; 2],
+    pub rate_iops_min: [u64; 2],
+    /// fio's `rate_cycle`: the window `rate_min` is averaged over.
+    pub rate_cycle: Duration,
+    /// fio's `rate_process=poisson`: exponential gaps between paced I/Os.
+    pub rate_poisson: bool,
     pub thinktime: Duration,
     pub thinktime_blocks: u32,
     pub randrepeat: bool,
@@ -667,6 +699,18 @@ pub struct JobSpec {
     /// fio's `norandommap`: random offsets drawn with replacement, even with
     /// one block size.
     pub norandommap: bool,
+    /// fio's `random_distribution`.
+    pub random_distribution: RandomDist,
+    /// fio's `percentage_random` per direction: the share of a random job's
+    /// I/Os at a random offset (the rest continue sequentially), 0-100.
+    pub percentage_random: [u32; 2],
+    /// fio's `blockalign` per direction; 0 = the smallest block size.
+    pub blockalign: [u32; 2],
+    /// fio's `io_size`: bytes of I/O to do, independent of the region's size
+    /// (passes wrap over the region until it is done); `None` = the region.
+    pub io_size: Option<u64>,
+    /// fio's `offset_increment`: clone N starts at `offset + N * this`.
+    pub offset_increment: u64,
     pub ioengine: Engine,
     pub hipri: bool,
     pub sqthread_poll: bool,
@@ -776,6 +820,14 @@ impl LogSpec {
     }
 }
 
+impl JobSpec {
+    /// Where clone `jobnum` of this job starts (fio's `offset_increment`).
+    pub fn clone_offset(&self, jobnum: u32) -> u64 {
+        self.offset
+            .saturating_add(self.offset_increment.saturating_mul(u64::from(jobnum)))
+    }
+}
+
 impl Default for JobSpec {
     fn default() -> Self {
         JobSpec {
@@ -802,6 +854,11 @@ impl Default for JobSpec {
             loops: 1,
             number_ios: None,
             rate_iops: [0, 0],
+            rate: [0, 0],
+            rate_min: [0, 0],
+            rate_iops_min: [0, 0],
+            rate_cycle: Duration::from_millis(1000),
+            rate_poisson: false,
             thinktime: Duration::ZERO,
             thinktime_blocks: 1,
             randrepeat: true,
@@ -809,6 +866,11 @@ impl Default for JobSpec {
             logs: LogSpec::default(),
             rw_suffix: RwSuffix::None,
             norandommap: false,
+            random_distribution: RandomDist::Random,
+            percentage_random: [100, 100],
+            blockalign: [0, 0],
+            io_size: None,
+            offset_increment: 0,
             ioengine: Engine::Psync,
             hipri: false,
             sqthread_poll: false,

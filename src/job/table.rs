@@ -208,7 +208,6 @@ const ZONED: &str = "zoned block devices are out of scope";
 const NUMA: &str = "iolab does not bind memory or NUMA nodes; use cpus_allowed= or placement=";
 const BATCH_EXPECTED: &str = "a count, 0-65535";
 const LAT_TARGET: &str = "latency-target depth search is not implemented";
-const MIN_RATE: &str = "minimum-rate enforcement is not implemented";
 const ONE_FILE: &str = "one file per job";
 const LOG_PREFIX: &str = "a log needs a file-name prefix (write_lat_log=NAME); fio 3.33 fails to open \
                           a log given none";
@@ -314,11 +313,20 @@ Ok(())
 d.spec.directory = Some(c.nonempty()?);
 Ok(())
 }),
-    refused(
+    OptionDef::new(
         "offset_increment",
         S::Target,
-        "per-clone offsets are not implemented; give each job its own offset=",
-    ),
+        "clone N of a numjobs=N job starts at offset + N * offset_increment",
+    )
+    .stricter("a percentage is refused; give bytes")
+    .expects(SIZE)
+    .set(|d, c| {
+        if c.value.contains('%') {
+            return Err(c.bad("a size in bytes such as 1g (iolab takes no percentage here)"));
+        }
+        d.spec.offset_increment = c.size()?;
+        Ok(())
+    }),
     refused(
         "allow_file_create",
         S::Target,
@@ -399,13 +407,17 @@ Ok(())
 d.spec.direct = !c.boolean()?;
 Ok(())
 }),
-    OptionDef::new("randrepeat", S::IoType, "the same random sequence on every run")
+    OptionDef::new(
+        "randrepeat",
+        S::IoType,
+        "the same random sequence on every run (default 1); randrepeat=0 seeds from the clock unless randseed is given",
+    )
         .flag()
         .set(|d, c| {
 d.spec.randrepeat = c.boolean()?;
 Ok(())
 }),
-    OptionDef::new("randseed", S::IoType, "seed of the random offsets")
+    OptionDef::new("randseed", S::IoType, "seed of the random offsets, sizes and mix; set, it wins over randrepeat=0")
         .expects("an integer")
         .set(|d, c| {
 d.spec.randseed = c.int(0, u64::MAX)?;
@@ -435,7 +447,20 @@ Ok(())
         d.spec.norandommap = c.boolean()?;
         Ok(())
     }),
-    refused("random_distribution", S::IoType, "only uniform random offsets are implemented"),
+    OptionDef::new(
+        "random_distribution",
+        S::IoType,
+        "random zipf:THETA[:CENTER] pareto:H[:CENTER] normal:DEV[:CENTER] zoned:A/R:... zoned_abs:A/SIZE:... ('READ,WRITE' zone sets); a non-uniform one turns the random map off, as in fio",
+    )
+    .stricter(
+        "zipf theta <= 0 and a parameter after 'random' are refused; normal's shape is iolab's \
+         (docs/fio-compat.md)",
+    )
+    .expects(super::random::DIST_VALID)
+    .set(|d, c| {
+        d.spec.random_distribution = super::random::distribution(c)?;
+        Ok(())
+    }),
     OptionDef::new(
         "random_generator",
         S::IoType,
@@ -451,11 +476,20 @@ Ok(())
         "tausworthe" | "lfsr" | "tausworthe64" => Ok(()),
         _ => Err(c.bad("tausworthe, lfsr or tausworthe64")),
     }),
-    refused(
+    OptionDef::new(
         "percentage_random",
         S::IoType,
-        "mixing sequential and random I/O in one job is not implemented",
-    ),
+        "share of a random job's I/Os at random offsets, 0-100 per direction ('read,write'); the rest continue sequentially",
+    )
+    .expects("a percentage 0-100, or 'read,write' such as 80,20")
+    .set(|d, c| {
+        let kb = c.kb;
+        d.spec.percentage_random =
+            parse::per_dir(c, d.spec.percentage_random, |p| {
+                units::parse_int(p, kb, 0, 100).map(|v| v as u32)
+            })?;
+        Ok(())
+    }),
     OptionDef::new("fdatasync", S::IoType, "fdatasync every N writes (0: never); not with fsync=N")
         .stricter("fsync=N and fdatasync=N together are refused (iolab issues one kind of periodic sync per job)")
         .expects("a count of writes, 0 = never")
@@ -539,13 +573,40 @@ Ok(())
             d.spec.number_ios = (n != 0).then_some(n);
 Ok(())
 }),
-    refused(
+    OptionDef::new(
         "blockalign",
         S::BlockSize,
-        "offsets are aligned to the block size (fio's default); another alignment is not implemented",
-    ),
-    refused("io_size", S::IoSize, "use size, loops or number_ios"),
-    refused("io_limit", S::IoSize, "use size, loops or number_ios"),
+        "alignment of random offsets per direction ('read,write'); default the smallest block size; turns the random map off, as in fio",
+    )
+    .alias(&["ba"])
+    .expects("a size such as 4k, or 'read,write'")
+    .set(|d, c| {
+        let kb = c.kb;
+        d.spec.blockalign = parse::per_dir(c, d.spec.blockalign, |p| {
+            match units::parse_bytes(p, kb) {
+                Ok(b) if b > 0 && b <= u64::from(u32::MAX) => Ok(b as u32),
+                Ok(_) => Err("an alignment from 1 byte to 4g-1".to_string()),
+                Err(e) => Err(e.to_string()),
+            }
+        })?;
+        Ok(())
+    }),
+    OptionDef::new(
+        "io_size",
+        S::IoSize,
+        "bytes of I/O per loop, independent of size= (more than the region wraps over it); time_based runs by time instead",
+    )
+    .alias(&["io_limit"])
+    .stricter("a percentage is refused; with loops=N iolab does N times io_size (fio 3.33 counts loops differently when io_size exceeds size)")
+    .expects(SIZE)
+    .set(|d, c| {
+        if c.value.contains('%') {
+            return Err(c.bad("a size in bytes such as 1g (iolab takes no percentage here)"));
+        }
+        let b = c.size()?;
+        d.spec.io_size = Some(parse::positive(c, b)?);
+        Ok(())
+    }),
     // I/O engine.
     OptionDef::new("ioengine", S::Engine, "null sync psync vsync pvsync pvsync2 libaio io_uring (null is iolab's emulated device)")
         .stricter("other fio engines are refused")
@@ -681,11 +742,67 @@ Ok(())
 d.spec.thinktime_blocks = c.int(1, u64::from(u32::MAX))? as u32;
 Ok(())
 }),
-    refused("rate", S::Rate, "bandwidth caps are not implemented; use rate_iops"),
-    refused("rate_min", S::Rate, MIN_RATE),
-    refused("rate_iops_min", S::Rate, MIN_RATE),
-    refused("rate_process", S::Rate, "only the linear rate process is implemented (it is the default)"),
-    refused("rate_cycle", S::Rate, MIN_RATE),
+    OptionDef::new(
+        "rate",
+        S::Rate,
+        "bandwidth cap in bytes/s: 'A' reads and writes, 'A,' reads only, ',B' writes only, 'A,B' each",
+    )
+    .stricter("a cap below one I/O of the smallest block size per second is refused, and rate with rate_iops on one direction")
+    .expects("a rate in bytes/s such as 1m, or 'read,write'")
+    .set(|d, c| {
+        let kb = c.kb;
+        d.spec.rate = super::random::rate_dirs(c, d.spec.rate, |p| units::parse_bytes(p, kb))?;
+        Ok(())
+    }),
+    OptionDef::new(
+        "rate_min",
+        S::Rate,
+        "minimum bandwidth in bytes/s per direction, averaged over rate_cycle; a job below it ends with an error",
+    )
+    .alias(&["ratemin"])
+    .expects("a rate in bytes/s such as 1m, or 'read,write'")
+    .set(|d, c| {
+        let kb = c.kb;
+        d.spec.rate_min = super::random::rate_dirs(c, d.spec.rate_min, |p| units::parse_bytes(p, kb))?;
+        Ok(())
+    }),
+    OptionDef::new(
+        "rate_iops_min",
+        S::Rate,
+        "minimum IOPS per direction, averaged over rate_cycle; a job below it ends with an error",
+    )
+    .expects("an IOPS count, or 'read,write'")
+    .set(|d, c| {
+        let kb = c.kb;
+        d.spec.rate_iops_min =
+            super::random::rate_dirs(c, d.spec.rate_iops_min, |p| units::parse_int(p, kb, 0, u64::MAX))?;
+        Ok(())
+    }),
+    OptionDef::new(
+        "rate_process",
+        S::Rate,
+        "linear (fixed gaps, the default) or poisson (exponential gaps with the same mean)",
+    )
+    .expects("linear or poisson")
+    .set(|d, c| {
+        d.spec.rate_poisson = match c.value {
+            "linear" => false,
+            "poisson" => true,
+            _ => return Err(c.bad("linear or poisson")),
+        };
+        Ok(())
+    }),
+    OptionDef::new(
+        "rate_cycle",
+        S::Rate,
+        "window in milliseconds over which rate_min and rate_iops_min are averaged (default 1000)",
+    )
+    .alias(&["ratecycle"])
+    .expects("milliseconds, 1 or more")
+    .set(|d, c| {
+        d.spec.rate_cycle = std::time::Duration::from_millis(c.int(1, 3_600_000)?);
+        Ok(())
+    }),
     refused("flow", S::Rate, "flow control between jobs is not implemented"),
     refused("flow_id", S::Rate, "flow control between jobs is not implemented"),
     refused("flow_sleep", S::Rate, "flow control between jobs is not implemented"),
@@ -854,6 +971,11 @@ Ok(())
          checks every block's header and data",
     ),
     refused("verify_state_save", S::Verify, "what was written is kept in memory for the run only"),
+    refused(
+        "verify_dump",
+        S::Verify,
+        "iolab writes no dump files of failed blocks; the job's error names the first mismatch (offset and what differed)",
+    ),
     // Steady state.
     refused("steadystate", S::SteadyState, SS).alias(&["ss"]),
     refused("steadystate_duration", S::SteadyState, SS).alias(&["ss_dur"]),

@@ -4,12 +4,14 @@
 //! A [`Generator`] is built once per worker from a [`JobSpec`] and then called per
 //! request without allocating.
 
+pub mod distribution;
 pub mod verify;
 
 use std::time::Duration;
 
-use crate::job::{BlockSizes, Direction, JobSpec, Pattern, RwSuffix};
+use crate::job::{BlockSizes, Direction, JobSpec, Pattern, RandomDist, RwSuffix};
 use crate::request::{Class, Op};
+use distribution::Picker;
 
 /// The next I/O a job wants to issue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,8 +141,20 @@ pub struct Generator {
     /// Addressable region [start, start + len) of the target.
     start: u64,
     len: u64,
-    /// Random offsets are aligned to this (fio's blockalign = smallest bs).
-    align: u64,
+    /// Random offsets are aligned to this per direction (fio's blockalign;
+    /// by default the smallest block size).
+    align: [u64; 2],
+    /// `random_distribution` other than uniform, per direction, over blocks of
+    /// `align` bytes.
+    pick: [Option<Picker>; 2],
+    /// `percentage_random` per direction; the rest continue sequentially
+    /// from where the direction's last I/O ended (`last_end`).
+    pct_random: [u32; 2],
+    last_end: [u64; 2],
+    /// `io_size`: bytes per loop, independent of the region (None: the region
+    /// decides), and what is left of them in this loop.
+    io_per_loop: Option<u64>,
+    io_left: u64,
     /// Next sequential offset, relative to `start`, per direction (fio keeps one
     /// position per direction too).
     seq_pos: [u64; 2],
@@ -171,6 +185,26 @@ pub struct Generator {
     class_override: Option<Class>,
     sync_writes: bool,
     readahead: bool,
+    /// State before the last request, so [`Generator::redo_as`] can take it back.
+    undo: Option<Undo>,
+}
+
+/// The generator's position before its last request (plain copies: taking a
+/// snapshot per request allocates nothing).
+#[derive(Clone, Copy, Debug)]
+struct Undo {
+    seq_pos: [u64; 2],
+    last_end: [u64; 2],
+    rand_run_left: u32,
+    rand_run_pos: u64,
+    bytes_left: u64,
+    io_left: u64,
+    ios_left: u64,
+    loops_left: u32,
+    new_pass: bool,
+    writes_since_fsync: u32,
+    pending_fsync: bool,
+    coverage_x: Option<u64>,
 }
 
 impl Generator {
@@ -178,19 +212,38 @@ impl Generator {
     /// resolved by the engine against the real target.
     pub fn new(job: &JobSpec, region_start: u64, region_len: u64, seed: u64) -> Generator {
         let bs = [BsPicker::new(&job.bs[0]), BsPicker::new(&job.bs[1])];
-        let align = job.bs[0].min().min(job.bs[1].min()).max(1) as u64;
+        let min_bs = job.bs[0].min().min(job.bs[1].min()).max(1) as u64;
+        let align = [0, 1].map(|d| match job.blockalign[d] {
+            0 => min_bs,
+            a => a as u64,
+        });
         let time_based = job.time_based;
         let mut rng = fastrand::Rng::with_seed(seed);
         let fixed = match (&job.bs[0], &job.bs[1]) {
             (BlockSizes::Fixed(r), BlockSizes::Fixed(w)) if r == w => Some(*r as u64),
             _ => None,
         };
+        // fio turns its random map off for a non-uniform distribution and for
+        // blockalign (offsets then need not be whole blocks).
+        let uniform = job.random_distribution == RandomDist::Random;
         let coverage = match (job.rw.pattern, fixed) {
-            (Pattern::Rand, Some(bs)) if region_len >= bs && !job.norandommap => {
+            (Pattern::Rand, Some(bs))
+                if region_len >= bs && !job.norandommap && uniform && job.blockalign == [0, 0] =>
+            {
                 Some(Coverage::new(region_len / bs, &mut rng))
             }
             _ => None,
         };
+        let pick = [0, 1].map(|d| {
+            Picker::new(
+                &job.random_distribution,
+                d,
+                region_len / align[d],
+                align[d],
+                &mut rng,
+            )
+        });
+        let io_per_loop = if time_based { None } else { job.io_size };
         Generator {
             pattern: job.rw.pattern,
             dir: job.rw.dir,
@@ -199,6 +252,11 @@ impl Generator {
             start: region_start,
             len: region_len,
             align,
+            pick,
+            pct_random: job.percentage_random,
+            last_end: [0, 0],
+            io_per_loop,
+            io_left: io_per_loop.unwrap_or(u64::MAX),
             seq_pos: [0, 0],
             rng,
             coverage,
@@ -225,13 +283,57 @@ impl Generator {
             readahead: job.readahead > 0
                 && job.rw.pattern == Pattern::Seq
                 && job.rw.dir == Direction::Read,
+            undo: None,
         }
     }
 
     /// The next request, or `None` when the job has issued all it should.
     #[inline]
     pub fn next_io(&mut self) -> Option<NextIo> {
+        self.next_io_as(None)
+    }
+
+    /// Take back the request just generated and make one in direction `op`
+    /// instead (a mixed job whose next direction must wait for its rate while
+    /// the other may go now: fio switches direction then). `None` if the last
+    /// request cannot be taken back.
+    pub fn redo_as(&mut self, op: Op) -> Option<NextIo> {
+        let snap = self.undo.take()?;
+        self.seq_pos = snap.seq_pos;
+        self.last_end = snap.last_end;
+        self.rand_run_left = snap.rand_run_left;
+        self.rand_run_pos = snap.rand_run_pos;
+        self.bytes_left = snap.bytes_left;
+        self.io_left = snap.io_left;
+        self.ios_left = snap.ios_left;
+        self.loops_left = snap.loops_left;
+        self.new_pass = snap.new_pass;
+        self.writes_since_fsync = snap.writes_since_fsync;
+        self.pending_fsync = snap.pending_fsync;
+        if let (Some(c), Some(x)) = (self.coverage.as_mut(), snap.coverage_x) {
+            c.x = x;
+        }
+        self.next_io_as(Some(op))
+    }
+
+    #[inline]
+    fn next_io_as(&mut self, force: Option<Op>) -> Option<NextIo> {
+        self.undo = Some(Undo {
+            seq_pos: self.seq_pos,
+            last_end: self.last_end,
+            rand_run_left: self.rand_run_left,
+            rand_run_pos: self.rand_run_pos,
+            bytes_left: self.bytes_left,
+            io_left: self.io_left,
+            ios_left: self.ios_left,
+            loops_left: self.loops_left,
+            new_pass: self.new_pass,
+            writes_since_fsync: self.writes_since_fsync,
+            pending_fsync: self.pending_fsync,
+            coverage_x: self.coverage.as_ref().map(|c| c.x),
+        });
         if self.pending_fsync {
+            self.undo = None;
             self.pending_fsync = false;
             return Some(NextIo {
                 op: Op::Fsync,
@@ -242,6 +344,23 @@ impl Generator {
         }
         if self.ios_left == 0 {
             return None;
+        }
+        if self.io_left == 0 {
+            // io_size: this loop's bytes are done, wherever it stands in the region.
+            if self.loops_left == 0 {
+                return None;
+            }
+            self.loops_left -= 1;
+            self.io_left = self.io_per_loop.unwrap_or(u64::MAX);
+            self.bytes_left = self.len;
+            self.seq_pos = [0, 0];
+            self.new_pass = true;
+        }
+        if self.bytes_left == 0 && self.io_per_loop.is_some() {
+            // io_size beyond the region: wrap and go on (fio's "40GiB of I/O
+            // within the 0..20GiB region").
+            self.bytes_left = self.len;
+            self.new_pass = true;
         }
         if self.bytes_left == 0 {
             if self.time_based {
@@ -256,6 +375,7 @@ impl Generator {
             self.new_pass = true;
         }
         let op = match self.dir {
+            _ if force.is_some() => force.unwrap_or(Op::Read),
             Direction::Read => Op::Read,
             Direction::Write => Op::Write,
             Direction::Mixed => {
@@ -275,7 +395,7 @@ impl Generator {
                     // Wrap like fio does when a sequential job runs past the end
                     // (a backwards job wraps to the last whole block).
                     self.seq_pos[d] = if self.seq_add < 0 {
-                        (self.len - len) / self.align * self.align
+                        (self.len - len) / self.align[d] * self.align[d]
                     } else {
                         0
                     };
@@ -293,12 +413,29 @@ impl Generator {
                 self.rand_run_pos += len;
                 o
             }
+            Pattern::Rand
+                if self.pct_random[d] < 100 && self.rng.u32(0..100) >= self.pct_random[d] =>
+            {
+                // percentage_random: this one continues where the last I/O of
+                // its direction ended, wrapping at the end of the region.
+                if self.last_end[d] + len > self.len {
+                    0
+                } else {
+                    self.last_end[d]
+                }
+            }
             Pattern::Rand => {
-                let o = match &mut self.coverage {
-                    Some(c) => c.next() * len,
-                    None => {
-                        let slots = (self.len - len) / self.align + 1;
-                        self.rng.u64(0..slots) * self.align
+                let a = self.align[d];
+                let o = match (&mut self.coverage, &self.pick[d]) {
+                    (Some(c), _) => c.next() * len,
+                    (None, Some(p)) => {
+                        let o = p.block(self.len / a, &mut self.rng) * a;
+                        // A block near the end may not fit a whole I/O.
+                        o.min((self.len - len) / a * a)
+                    }
+                    (None, None) => {
+                        let slots = (self.len - len) / a + 1;
+                        self.rng.u64(0..slots) * a
                     }
                 };
                 self.rand_run_left = self.rand_every - 1;
@@ -306,6 +443,7 @@ impl Generator {
                 o
             }
         };
+        self.last_end[d] = rel + len;
         // A hole (`rw=read:8k`) uses up the region as an I/O does: a pass ends
         // when the offsets reach the end, as in fio (1m at bs=4k with 8k holes is
         // 86 reads, not 256).
@@ -315,6 +453,7 @@ impl Generator {
             0
         };
         self.bytes_left = self.bytes_left.saturating_sub(len + hole);
+        self.io_left = self.io_left.saturating_sub(len);
         self.ios_left -= 1;
         if op == Op::Write && self.fsync_every > 0 {
             self.writes_since_fsync += 1;
@@ -351,29 +490,82 @@ impl Generator {
     }
 }
 
-/// When a job may issue its next request: `rate_iops` and `thinktime`.
+/// When a job may issue its next request: `rate`, `rate_iops` (with
+/// `rate_process`) and `thinktime`; and whether it keeps up with `rate_min` /
+/// `rate_iops_min`.
 #[derive(Debug, Clone)]
 pub struct Pacer {
-    /// Minimum spacing between issues per direction (ns); 0 = unpaced.
+    /// `rate` per direction in bytes/s (0: none): an I/O of `len` bytes takes
+    /// `len * 1e9 / rate` ns of the schedule.
+    bps: [u64; 2],
+    /// `rate_iops`: fixed spacing per direction (ns); 0 = unpaced.
     interval_ns: [u64; 2],
     next_ns: [u64; 2],
+    /// `rate_process=poisson`: gaps drawn from an exponential distribution with
+    /// the paced mean, from this generator (seeded: reproducible).
+    poisson: Option<fastrand::Rng>,
     think_ns: u64,
     think_blocks: u32,
     since_think: u32,
     /// Earliest time the next request may go after think time.
     think_until: u64,
+    /// `rate_min` (bytes/s) and `rate_iops_min` per direction, 0 = none,
+    /// checked over windows of `cycle_ns` from `check_from` on, for the
+    /// directions the job issues.
+    min_bps: [u64; 2],
+    min_iops: [u64; 2],
+    dirs: [bool; 2],
+    cycle_ns: u64,
+    ramp_ns: u64,
+    check_from: u64,
+    cycle_bytes: [u64; 2],
+    cycle_ios: [u64; 2],
+    /// The first window that fell short.
+    missed: Option<MinRateMiss>,
+}
+
+/// A `rate_min`/`rate_iops_min` window that fell short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MinRateMiss {
+    /// 0 = reads, 1 = writes.
+    pub dir: usize,
+    /// Bytes/s (or IOPS when `iops`) reached in the window, and the minimum.
+    pub got: u64,
+    pub want: u64,
+    pub iops: bool,
+    pub cycle_ms: u64,
 }
 
 impl Pacer {
     pub fn new(job: &JobSpec, start_ns: u64) -> Pacer {
         let iv = |r: u64| 1_000_000_000u64.checked_div(r).unwrap_or(0);
+        let paced = job.rate != [0, 0] || job.rate_iops != [0, 0];
+        let dirs = match job.rw.dir {
+            Direction::Read => [true, false],
+            Direction::Write => [false, true],
+            Direction::Mixed => [true, true],
+        };
+        let ramp_ns = dur_ns(job.ramp_time);
+        let cycle_ns = dur_ns(job.rate_cycle).max(1);
         Pacer {
+            bps: job.rate,
             interval_ns: [iv(job.rate_iops[0]), iv(job.rate_iops[1])],
             next_ns: [start_ns, start_ns],
+            poisson: (job.rate_poisson && paced)
+                .then(|| fastrand::Rng::with_seed(job.randseed ^ 0x9e37_79b9_7f4a_7c15)),
             think_ns: dur_ns(job.thinktime),
             think_blocks: job.thinktime_blocks.max(1),
             since_think: 0,
             think_until: 0,
+            min_bps: job.rate_min,
+            min_iops: job.rate_iops_min,
+            dirs,
+            cycle_ns,
+            ramp_ns,
+            check_from: start_ns + ramp_ns,
+            cycle_bytes: [0, 0],
+            cycle_ios: [0, 0],
+            missed: None,
         }
     }
 
@@ -382,11 +574,14 @@ impl Pacer {
         self.next_ns = [start_ns, start_ns];
         self.since_think = 0;
         self.think_until = 0;
+        self.check_from = start_ns + self.ramp_ns;
+        self.cycle_bytes = [0, 0];
+        self.cycle_ios = [0, 0];
     }
 
     /// Is pacing in effect at all? (Lets the engine skip the clock checks.)
     pub fn active(&self) -> bool {
-        self.interval_ns != [0, 0] || self.think_ns != 0
+        self.interval_ns != [0, 0] || self.bps != [0, 0] || self.think_ns != 0
     }
 
     /// Earliest time a request in direction `d` may be issued.
@@ -396,28 +591,133 @@ impl Pacer {
         rate.max(self.think_until)
     }
 
-    /// Record that a request in direction `d` was issued at `now`.
+    /// Record that a request of `len` bytes in direction `d` was issued at `now`.
     #[inline]
-    pub fn issued(&mut self, d: usize, now: u64) {
-        if d < 2 && self.interval_ns[d] != 0 {
-            // Keep a fixed cadence (like fio's rate), but never bank more than one
-            // interval of credit after a stall.
-            let next = self.next_ns[d] + self.interval_ns[d];
-            self.next_ns[d] = next.max(now.saturating_sub(self.interval_ns[d]));
-        }
-    }
-
-    /// Record a completion at `now`: fio's think time starts when an I/O completes.
-    #[inline]
-    pub fn completed(&mut self, now: u64) {
-        if self.think_ns == 0 {
+    pub fn issued(&mut self, d: usize, len: u32, now: u64) {
+        if d >= 2 {
             return;
         }
-        self.since_think += 1;
-        if self.since_think >= self.think_blocks {
-            self.since_think = 0;
-            self.think_until = now + self.think_ns;
+        let mean = (u64::from(len) * 1_000_000_000)
+            .checked_div(self.bps[d])
+            .unwrap_or(self.interval_ns[d]);
+        if mean == 0 {
+            return;
         }
+        let gap = match &mut self.poisson {
+            // Inverse transform: -ln(U) * mean is exponential with that mean.
+            Some(rng) => (-(1.0 - rng.f64()).ln() * mean as f64) as u64,
+            None => mean,
+        };
+        // Keep a fixed cadence (like fio's rate), but never bank more than one
+        // mean gap of credit after a stall.
+        let next = self.next_ns[d] + gap;
+        self.next_ns[d] = next.max(now.saturating_sub(mean));
+    }
+
+    /// Record a completion of `bytes` in direction `d` at `now`: fio's think
+    /// time starts when an I/O completes. Returns true once, when a
+    /// `rate_min`/`rate_iops_min` window ends short (the job must end).
+    #[inline]
+    pub fn completed(&mut self, now: u64, d: usize, bytes: u64) -> bool {
+        if self.think_ns != 0 {
+            self.since_think += 1;
+            if self.since_think >= self.think_blocks {
+                self.since_think = 0;
+                self.think_until = now + self.think_ns;
+            }
+        }
+        if self.min_bps == [0, 0] && self.min_iops == [0, 0] {
+            return false;
+        }
+        if now < self.check_from {
+            // Ramp time: not held to the minimum, not counted.
+            return false;
+        }
+        if d < 2 {
+            self.cycle_bytes[d] += bytes;
+            self.cycle_ios[d] += 1;
+        }
+        let spent = now - self.check_from;
+        if spent < self.cycle_ns || self.missed.is_some() {
+            return false;
+        }
+        let per_s = |n: u64| (n as u128 * 1_000_000_000 / spent as u128) as u64;
+        for d in 0..2 {
+            if !self.dirs[d] {
+                continue;
+            }
+            let checks = [
+                (per_s(self.cycle_bytes[d]), self.min_bps[d], false),
+                (per_s(self.cycle_ios[d]), self.min_iops[d], true),
+            ];
+            for (got, want, iops) in checks {
+                if want > 0 && got < want {
+                    self.missed = Some(MinRateMiss {
+                        dir: d,
+                        got,
+                        want,
+                        iops,
+                        cycle_ms: self.cycle_ns / 1_000_000,
+                    });
+                    return true;
+                }
+            }
+        }
+        self.check_from = now;
+        self.cycle_bytes = [0, 0];
+        self.cycle_ios = [0, 0];
+        false
+    }
+
+    /// The window that fell short, if one did.
+    pub fn min_rate_missed(&self) -> Option<MinRateMiss> {
+        self.missed
+    }
+
+    /// The job's error when it fell below its minimum rate, as fio words it.
+    pub fn min_rate_message(&self, label: &str) -> Option<String> {
+        let m = self.missed?;
+        let dir = ["read", "write"][m.dir];
+        Some(if m.iops {
+            format!(
+                "{label}: min rate not met: {dir} IOPS {} is below rate_iops_min={} over {} ms",
+                m.got, m.want, m.cycle_ms
+            )
+        } else {
+            format!(
+                "{label}: min rate not met: {dir} bandwidth {} bytes/s is below rate_min={} over {} ms",
+                m.got, m.want, m.cycle_ms
+            )
+        })
+    }
+}
+
+/// When `io` may be issued under the job's rate. A mixed job whose `io` must
+/// wait while the other direction may go now gets an I/O of that direction
+/// instead, as fio's rate_ddir does: a cap on one direction does not slow the
+/// other.
+#[inline]
+pub fn due_or_switch(pacer: &Pacer, generator: &mut Generator, io: &mut NextIo, now: u64) -> u64 {
+    let d = io.op.dir();
+    let due = pacer.due_at(d);
+    if due <= now || d >= 2 || generator.dir != Direction::Mixed {
+        return due;
+    }
+    let (other, op) = if d == 0 {
+        (1, Op::Write)
+    } else {
+        (0, Op::Read)
+    };
+    let other_due = pacer.due_at(other);
+    if other_due > now {
+        return due;
+    }
+    match generator.redo_as(op) {
+        Some(n) => {
+            *io = n;
+            other_due
+        }
+        None => due,
     }
 }
 
@@ -654,17 +954,220 @@ mod tests {
     }
 
     #[test]
+    fn distributions_keep_offsets_inside_and_aligned() {
+        use crate::job::RandomDist;
+        let dists = [
+            RandomDist::Zipf {
+                theta: 1.2,
+                center: None,
+            },
+            RandomDist::Zipf {
+                theta: 0.5,
+                center: Some(1.0),
+            },
+            RandomDist::Pareto {
+                h: 0.2,
+                center: Some(0.9),
+            },
+            RandomDist::Normal {
+                dev: 50.0,
+                center: Some(0.0),
+            },
+            RandomDist::Zoned([vec![(50, 5), (30, 15), (20, 80)], vec![(100, 100)]]),
+            RandomDist::ZonedAbs([vec![(90, 4096), (10, 60 << 10)], vec![(100, 64 << 10)]]),
+        ];
+        for dist in dists {
+            let mut j = job(Pattern::Rand, Direction::Mixed);
+            j.random_distribution = dist.clone();
+            j.bs = [
+                BlockSizes::Range {
+                    min: 4096,
+                    max: 16384,
+                },
+                BlockSizes::Fixed(8192),
+            ];
+            j.blockalign = [2048, 8192];
+            j.number_ios = Some(5000);
+            j.time_based = true;
+            let mut g = Generator::new(&j, 1 << 20, 64 << 10, 9);
+            let mut n = 0;
+            while let Some(io) = g.next_io() {
+                let rel = io.offset - (1 << 20);
+                let a = if io.op == Op::Read { 2048 } else { 8192 };
+                assert_eq!(rel % a, 0, "{dist:?}: {io:?} not aligned to {a}");
+                assert!(
+                    rel + io.len as u64 <= 64 << 10,
+                    "{dist:?}: {io:?} leaves the region"
+                );
+                n += 1;
+            }
+            assert_eq!(n, 5000);
+        }
+    }
+
+    #[test]
+    fn zipf_job_hits_its_hot_set() {
+        // 256 blocks, theta 1.2: the hottest 10% of the blocks take the share
+        // the zipf law gives (fixed seed: the count is the same every run).
+        let mut j = job(Pattern::Rand, Direction::Read);
+        j.random_distribution = crate::job::RandomDist::Zipf {
+            theta: 1.2,
+            center: None,
+        };
+        j.number_ios = Some(100_000);
+        j.time_based = true;
+        let mut g = Generator::new(&j, 0, 1 << 20, 4);
+        let mut hits = vec![0u64; 256];
+        while let Some(io) = g.next_io() {
+            hits[(io.offset / 4096) as usize] += 1;
+        }
+        hits.sort_unstable_by(|a, b| b.cmp(a));
+        let got = hits[..25].iter().sum::<u64>() as f64 / 1e5;
+        let norm: f64 = (1..=256).map(|i| (i as f64).powf(-1.2)).sum();
+        let want = (1..=25).map(|i| (i as f64).powf(-1.2)).sum::<f64>() / norm;
+        assert!(
+            (got - want).abs() < 0.01,
+            "hot 10%: {got:.4}, zipf says {want:.4}"
+        );
+    }
+
+    #[test]
+    fn percentage_random_mixes_sequential_runs() {
+        let mut j = job(Pattern::Rand, Direction::Read);
+        j.percentage_random = [25, 100];
+        j.number_ios = Some(20_000);
+        j.time_based = true;
+        let o = offsets(&j, 0, 64 << 20);
+        let seq = o.windows(2).filter(|w| w[1] == w[0] + 4096).count();
+        // 75% continue from the last I/O (a few wrap at the end).
+        let share = seq as f64 / (o.len() - 1) as f64;
+        assert!((0.73..0.77).contains(&share), "sequential share {share}");
+        j.percentage_random = [0, 100];
+        let o = offsets(&j, 0, 1 << 20);
+        assert!(o.windows(2).all(|w| w[1] == (w[0] + 4096) % (1 << 20)));
+    }
+
+    #[test]
+    fn io_size_counts_bytes_not_the_region() {
+        let count = |io_size: u64, loops: u32, pattern: Pattern| {
+            let mut j = job(pattern, Direction::Read);
+            j.io_size = Some(io_size);
+            j.loops = loops;
+            let mut g = Generator::new(&j, 0, 1 << 20, 1);
+            std::iter::from_fn(|| g.next_io())
+                .map(|n| n.len as u64)
+                .sum::<u64>()
+        };
+        // fio 3.33 over size=1m at bs=4k: io_size=2m does 2m, 512k does 512k,
+        // 6k rounds up to two whole I/Os.
+        assert_eq!(count(2 << 20, 1, Pattern::Seq), 2 << 20);
+        assert_eq!(count(2 << 20, 1, Pattern::Rand), 2 << 20);
+        assert_eq!(count(512 << 10, 1, Pattern::Seq), 512 << 10);
+        assert_eq!(count(6 << 10, 1, Pattern::Seq), 8 << 10);
+        assert_eq!(count(512 << 10, 2, Pattern::Seq), 1 << 20);
+    }
+
+    #[test]
+    fn redo_as_takes_back_the_last_request() {
+        let mut j = job(Pattern::Seq, Direction::Mixed);
+        j.size = Some(1 << 20);
+        let mut g = Generator::new(&j, 0, 1 << 20, 1);
+        let mut a = Generator::new(&j, 0, 1 << 20, 1);
+        let first = g.next_io().unwrap();
+        let other = if first.op == Op::Read {
+            Op::Write
+        } else {
+            Op::Read
+        };
+        let redone = g.redo_as(other).unwrap();
+        assert_eq!(redone.op, other);
+        assert_eq!(redone.offset, 0, "the other direction starts at its own 0");
+        assert!(
+            g.redo_as(other).is_some(),
+            "the redone one can be taken back too"
+        );
+        // Taking back leaves no hole: the first direction starts at 0 again.
+        let _ = a.next_io();
+        let mut seen = 0;
+        while let Some(io) = g.next_io() {
+            if io.op == first.op {
+                assert_eq!(io.offset, 0);
+                seen += 1;
+                break;
+            }
+        }
+        assert_eq!(seen, 1);
+    }
+
+    #[test]
+    fn rate_paces_bytes_and_poisson_keeps_the_mean() {
+        let mut j = job(Pattern::Rand, Direction::Read);
+        j.rate = [1 << 20, 0];
+        let mut p = Pacer::new(&j, 0);
+        p.issued(0, 4096, 0);
+        // 4 KiB at 1 MiB/s: 3.90625 ms.
+        assert_eq!(p.due_at(0), 3_906_250);
+        p.issued(0, 8192, 3_906_250);
+        assert_eq!(p.due_at(0), 3_906_250 * 3);
+        assert_eq!(p.due_at(1), 0, "writes are not capped");
+        j.rate_poisson = true;
+        let mut p = Pacer::new(&j, 0);
+        let mut t = 0;
+        let mut gaps = Vec::new();
+        for _ in 0..20_000 {
+            p.issued(0, 4096, t);
+            gaps.push(p.due_at(0) - t);
+            t = p.due_at(0);
+        }
+        let mean = gaps.iter().sum::<u64>() as f64 / gaps.len() as f64;
+        assert!((mean / 3_906_250.0 - 1.0).abs() < 0.03, "mean gap {mean}");
+        // Exponential: the standard deviation equals the mean.
+        let sd = (gaps.iter().map(|g| (*g as f64 - mean).powi(2)).sum::<f64>() / gaps.len() as f64)
+            .sqrt();
+        assert!((sd / mean - 1.0).abs() < 0.05, "sd/mean {}", sd / mean);
+    }
+
+    #[test]
+    fn rate_min_ends_a_slow_window() {
+        let mut j = job(Pattern::Rand, Direction::Read);
+        j.rate_min = [1 << 20, 0];
+        j.rate_cycle = Duration::from_millis(100);
+        let mut p = Pacer::new(&j, 0);
+        // 4 KiB per ms is 4 MB/s: above the minimum for the first window.
+        let mut t = 0;
+        for _ in 0..150 {
+            t += 1_000_000;
+            assert!(!p.completed(t, 0, 4096));
+        }
+        // Then one per 10 ms: 400 KB/s, below 1 MiB/s at the window's end.
+        let mut missed = false;
+        for _ in 0..20 {
+            t += 10_000_000;
+            missed |= p.completed(t, 0, 4096);
+        }
+        assert!(missed);
+        let m = p.min_rate_missed().unwrap();
+        assert_eq!((m.dir, m.want, m.iops), (0, 1 << 20, false));
+        assert!(m.got < 1 << 20);
+        assert!(
+            p.min_rate_message("job 'x'")
+                .unwrap()
+                .contains("rate_min=1048576")
+        );
+    }
+
+    #[test]
     fn pacer_spaces_issues_and_think_time() {
         let mut j = job(Pattern::Rand, Direction::Read);
         j.rate_iops = [1000, 0];
         let mut p = Pacer::new(&j, 0);
         assert_eq!(p.due_at(0), 0);
-        p.issued(0, 0);
+        p.issued(0, 4096, 0);
         assert_eq!(p.due_at(0), 1_000_000);
         j.rate_iops = [0, 0];
         j.thinktime = Duration::from_micros(50);
         let mut p = Pacer::new(&j, 0);
-        p.completed(10);
+        p.completed(10, 0, 4096);
         assert_eq!(p.due_at(0), 50_010);
     }
 }

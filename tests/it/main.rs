@@ -48,6 +48,7 @@ mod placement_topology;
 mod probe_cli;
 mod queue_full;
 mod report_formats;
+mod random_rate;
 mod report_golden;
 mod report_html;
 mod report_readback;
