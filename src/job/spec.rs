@@ -648,6 +648,8 @@ pub struct JobSpec {
     pub norandommap: bool,
     pub ioengine: Engine,
     pub hipri: bool,
+    /// io_uring IORING_SETUP_HYBRID_IOPOLL (Linux 6.13); implies `hipri`.
+    pub hybrid_iopoll: bool,
     pub sqthread_poll: bool,
     pub fixedbufs: bool,
     pub registerfiles: bool,
@@ -730,6 +732,7 @@ impl Default for JobSpec {
             norandommap: false,
             ioengine: Engine::Psync,
             hipri: false,
+            hybrid_iopoll: false,
             sqthread_poll: false,
             fixedbufs: false,
             registerfiles: false,

@@ -30,6 +30,7 @@ mod completion_policies;
 mod faults_conservation;
 mod fio_examples;
 mod fuzz_corpus_replay;
+mod hybrid_iopoll;
 mod job_parse;
 mod null_conservation;
 mod null_device;
