@@ -19,8 +19,9 @@
 //! ([`super::contention`]), judged per window of requests from the thread's
 //! schedstat. When the thread waits for a CPU and spins far longer per I/O than
 //! the device takes, its spinning holds the CPU the completions need (more
-//! polling threads than CPUs): it sleeps (interrupt) instead, looking again
-//! after a back-off.
+//! polling threads than CPUs): it sleeps through the device's p50 on its own
+//! timer and then polls (hybrid with a nap of the whole p50) instead, looking
+//! again after a back-off.
 //!
 //! Where the backend can also perform a request synchronously in the caller's
 //! context (io_uring: pread on the ring's descriptor) and the worker runs one
@@ -378,17 +379,26 @@ impl Adaptive {
     /// The model for a request of `len` bytes (a cached decision: no work here).
     #[inline]
     pub fn choose(&self, len: u32) -> CompletionModel {
-        if self.contention.contended() {
-            // Spinning would take the CPU the completions need: sleep.
-            return CompletionModel::Interrupt;
+        let m = self.classes[class_of(len)].model;
+        if self.contention.contended() && m == CompletionModel::Poll {
+            // Spinning would take the CPU the completions need: sleep through
+            // the device time on our own timer (one wakeup, and no CPU needed
+            // on the completion side to wake us), then poll what is left.
+            return CompletionModel::Hybrid;
         }
-        self.classes[class_of(len)].model
+        m
     }
 
-    /// How long hybrid sleeps after submit for a request of `len` bytes.
+    /// How long hybrid sleeps after submit for a request of `len` bytes: while
+    /// the CPU is contended, the whole p50, so the wakeup (late by about the
+    /// wakeup cost) nearly always finds the completion and hardly spins.
     #[inline]
     pub fn nap_ns(&self, len: u32) -> u64 {
-        self.classes[class_of(len)].nap
+        let c = &self.classes[class_of(len)];
+        if self.contention.contended() {
+            return c.p[1] as u64;
+        }
+        c.nap
     }
 
     fn redecide(c: &mut ClassStats, wakeup_ns: u64) {
@@ -625,7 +635,9 @@ mod tests {
             device_ns: ios * 20_000,
         };
         a.contention.judge(&overloaded);
-        assert_eq!(a.choose(4096), CompletionModel::Interrupt);
+        assert_eq!(a.choose(4096), CompletionModel::Hybrid);
+        let nap = a.nap_ns(4096) as f64;
+        assert!((nap - 20_000.0).abs() < 2_000.0, "nap {nap}: the whole p50");
         // The per-class decision is kept, and the report says why it is overridden.
         assert_eq!(a.classes[class_of(4096)].model, CompletionModel::Poll);
         let d = &a.decisions()[0];
@@ -643,6 +655,7 @@ mod tests {
         }
         a.contention.judge(&quiet);
         assert_eq!(a.choose(4096), CompletionModel::Poll);
+        assert_eq!(a.nap_ns(4096), 0);
     }
 
     #[test]

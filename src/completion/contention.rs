@@ -21,7 +21,7 @@
 //! need no CPU) wait for a CPU too, yet each I/O still takes less than a sleep
 //! would, and there polling remains the fastest model; a slow window without a
 //! CPU shortage is the device's doing, which sleeping would not cure. While
-//! contended, adaptive sleeps (interrupt) for `backoff` windows, then spins
+//! contended, adaptive sleeps (through the p50, then polls) for `backoff` windows, then spins
 //! again for one window to look; each look that finds contention again doubles
 //! `backoff` (8 to 512 windows), so a lasting overload costs at most one
 //! spinning window in 512.
@@ -228,7 +228,7 @@ impl Contention {
         Some(format!(
             "CPU contention in {} of {} windows of {WINDOW}+ requests (last: {:.1} us per I/O \
              spinning, {:.1} us of it on a CPU, against a {:.1} us device, {:.0}% of the time \
-             waiting for a CPU): slept (interrupt) instead of spinning, looking again after {} \
+             waiting for a CPU): slept through the p50 instead of spinning, looking again after {} \
              windows",
             self.detections,
             self.judged,
