@@ -37,7 +37,7 @@ def devices(lats, quick):
     out = [(f"{l} us", [f"--null_lat={l}us", "--bs=4k"]) for l in lats]
     out.append(("50 us, 2% spikes +500 us",
                 ["--null_lat=50us", "--bs=4k", "--null_spike_rate=0.02", "--null_spike_lat=500us"]))
-    if not quick:
+    if not quick and lats:
         # 128 KiB adds 3x the fixed latency through the channel's bandwidth.
         bw = 128 * 1024 * 1_000_000 // (3 * 50)
         out.append(("50 us + size, 4K/128K 50/50",
@@ -90,12 +90,15 @@ def run_point(dev_args, load, policy, runtime):
 
 
 def main():
+    global POLICIES
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--runtime", default="1", help="seconds per run (fio time)")
     ap.add_argument("--quick", action="store_true", help="latencies 10,100 us, 3 rounds, 200 ms runs")
     ap.add_argument("--lat", help="comma-separated device latencies in us")
     ap.add_argument("--load", help="comma-separated loads: " + ",".join(LOADS))
+    ap.add_argument("--policies", help="comma-separated subset (adaptive always runs): "
+                    + ",".join(POLICIES))
     a = ap.parse_args()
     if not os.path.exists(IOLAB):
         sys.exit(f"{IOLAB} not found: run `cargo build --release` first")
@@ -114,6 +117,12 @@ def main():
         bad = [l for l in loads if l not in LOADS]
         if bad:
             sys.exit(f"--load: unknown {bad}; valid: {','.join(LOADS)}")
+    if a.policies:
+        want = a.policies.split(",")
+        bad = [p for p in want if p not in POLICIES]
+        if bad:
+            sys.exit(f"--policies: unknown {bad}; valid: {','.join(POLICIES)}")
+        POLICIES = [p for p in POLICIES if p in want or p == "adaptive"]
     print(f"{ncpu()} CPUs, {rounds} alternating rounds of {runtime} s per run; medians")
     for dev, dev_args in devices(lats, a.quick):
         for load in loads:

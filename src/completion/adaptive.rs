@@ -15,6 +15,14 @@
 //!   thread wakes before almost every completion and gives most of the wait
 //!   back to other tasks.
 //!
+//! One more measurement overrides the rule for every class: CPU contention
+//! ([`super::contention`]), judged per window of requests from the thread's
+//! schedstat. When the thread waits for a CPU and spins far longer per I/O than
+//! the device takes, its spinning holds the CPU the completions need (more
+//! polling threads than CPUs): it sleeps through the device's p50 on its own
+//! timer and then polls (hybrid with a nap of the whole p50) instead, looking
+//! again after a back-off.
+//!
 //! Where the backend can also perform a request synchronously in the caller's
 //! context (io_uring: pread on the ring's descriptor) and the worker runs one
 //! request at a time, a third measurement decides the submission path: after the
@@ -30,6 +38,7 @@
 
 use std::sync::OnceLock;
 
+use super::contention::Contention;
 use crate::job::CompletionModel;
 use crate::measure::clock;
 
@@ -210,6 +219,8 @@ pub struct Adaptive {
     inline_ok: bool,
     /// One entry per size class, allocated once.
     classes: Vec<ClassStats>,
+    /// Whether spinning takes the CPU the completions need (checked per window).
+    contention: Contention,
 }
 
 /// This machine's wakeup cost (ns): median lateness of a 20 us hrtimer sleep,
@@ -258,6 +269,7 @@ impl Adaptive {
             wakeup_ns,
             inline_ok: false,
             classes: vec![ClassStats::default(); CLASSES],
+            contention: Contention::new(wakeup_ns),
         }
     }
 
@@ -332,6 +344,7 @@ impl Adaptive {
             if c.queued.n.is_multiple_of(REDECIDE) {
                 Self::redecide(c, w);
             }
+            self.contention.tick(c.p[1] as u64);
             if inline_ok && c.queued.n == CALIBRATION_SAMPLES && c.compared.is_none() {
                 // The queued path is calibrated (polled: its best case); now
                 // measure the inline one.
@@ -366,13 +379,26 @@ impl Adaptive {
     /// The model for a request of `len` bytes (a cached decision: no work here).
     #[inline]
     pub fn choose(&self, len: u32) -> CompletionModel {
-        self.classes[class_of(len)].model
+        let m = self.classes[class_of(len)].model;
+        if self.contention.contended() && m == CompletionModel::Poll {
+            // Spinning would take the CPU the completions need: sleep through
+            // the device time on our own timer (one wakeup, and no CPU needed
+            // on the completion side to wake us), then poll what is left.
+            return CompletionModel::Hybrid;
+        }
+        m
     }
 
-    /// How long hybrid sleeps after submit for a request of `len` bytes.
+    /// How long hybrid sleeps after submit for a request of `len` bytes: while
+    /// the CPU is contended, the whole p50, so the wakeup (late by about the
+    /// wakeup cost) nearly always finds the completion and hardly spins.
     #[inline]
     pub fn nap_ns(&self, len: u32) -> u64 {
-        self.classes[class_of(len)].nap
+        let c = &self.classes[class_of(len)];
+        if self.contention.contended() {
+            return c.p[1] as u64;
+        }
+        c.nap
     }
 
     fn redecide(c: &mut ClassStats, wakeup_ns: u64) {
@@ -444,6 +470,10 @@ impl Adaptive {
                 };
                 let why = match (&path, c.go_inline) {
                     (Some(p), false) => format!("{p}{why}"),
+                    _ => why,
+                };
+                let why = match self.contention.note() {
+                    Some(n) if !c.go_inline => format!("{why}; {n}"),
                     _ => why,
                 };
                 Decision {
@@ -587,6 +617,45 @@ mod tests {
     fn inline_never_chosen_unless_allowed() {
         let mut a = Adaptive::new(15_000);
         assert_eq!(drive(&mut a, 5000, 12_000, 3_000), 0);
+    }
+
+    #[test]
+    fn contention_turns_spinning_classes_to_interrupt_and_back() {
+        use crate::completion::contention::{WINDOW, Window};
+        let mut a = Adaptive::new(15_000);
+        a.calibrate(4096, 20_000, 1_000, 100);
+        assert_eq!(a.choose(4096), CompletionModel::Poll);
+        let ios = WINDOW as u64;
+        // 122 us per 20 us I/O, half the time waiting for a CPU.
+        let overloaded = Window {
+            ios,
+            cpu_ns: ios * 61_000,
+            delay_ns: ios * 61_000,
+            wall_ns: ios * 122_000,
+            device_ns: ios * 20_000,
+        };
+        a.contention.judge(&overloaded);
+        assert_eq!(a.choose(4096), CompletionModel::Hybrid);
+        let nap = a.nap_ns(4096) as f64;
+        assert!((nap - 20_000.0).abs() < 2_000.0, "nap {nap}: the whole p50");
+        // The per-class decision is kept, and the report says why it is overridden.
+        assert_eq!(a.classes[class_of(4096)].model, CompletionModel::Poll);
+        let d = &a.decisions()[0];
+        assert!(d.why.contains("CPU contention in 1 of 1 windows"), "{d:?}");
+        assert!(d.why.contains("122.0 us per I/O"), "{d:?}");
+        // Once the back-off has run out and a look finds no contention: poll again.
+        let quiet = Window {
+            delay_ns: 0,
+            cpu_ns: ios * 21_000,
+            wall_ns: ios * 21_000,
+            ..overloaded
+        };
+        while a.contention.contended() {
+            a.contention.judge(&quiet);
+        }
+        a.contention.judge(&quiet);
+        assert_eq!(a.choose(4096), CompletionModel::Poll);
+        assert_eq!(a.nap_ns(4096), 0);
     }
 
     #[test]

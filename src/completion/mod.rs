@@ -16,6 +16,7 @@
 //! observed, so a run that asked for polling and slept is visible in the report.
 
 pub mod adaptive;
+pub mod contention;
 pub mod dpas;
 pub mod hybrid_uring;
 pub mod pas;

@@ -271,6 +271,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                     let opts = UringOpts {
                         entries: nslots,
                         iopoll: first.hipri,
+                        hybrid_iopoll: first.hybrid_iopoll,
                         sqpoll: first.sqthread_poll,
                         fixed_files: first.registerfiles,
                         fixed_bufs: if first.fixedbufs { Some(&iov) } else { None },

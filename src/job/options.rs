@@ -153,6 +153,7 @@ impl Draft {
         let s = &self.spec;
 
         let uring_only = [
+            ("hybrid_iopoll", s.hybrid_iopoll),
             ("sqthread_poll", s.sqthread_poll),
             ("fixedbufs", s.fixedbufs),
             ("registerfiles", s.registerfiles),
@@ -169,6 +170,12 @@ impl Draft {
                 ));
             }
         }
+        // Hybrid IOPOLL is IOPOLL with a kernel sleep first: everything hipri
+        // means (O_DIRECT, poll queues, completion=poll) applies to it.
+        if s.hybrid_iopoll {
+            self.spec.hipri = true;
+        }
+        let s = &self.spec;
         if s.hipri && !matches!(s.ioengine, Engine::IoUring | Engine::Pvsync2) {
             return Err(conflict(
                 self.set_at("hipri"),

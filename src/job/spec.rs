@@ -713,6 +713,8 @@ pub struct JobSpec {
     pub offset_increment: u64,
     pub ioengine: Engine,
     pub hipri: bool,
+    /// io_uring IORING_SETUP_HYBRID_IOPOLL (Linux 6.13); implies `hipri`.
+    pub hybrid_iopoll: bool,
     pub sqthread_poll: bool,
     pub fixedbufs: bool,
     pub registerfiles: bool,
@@ -873,6 +875,7 @@ impl Default for JobSpec {
             offset_increment: 0,
             ioengine: Engine::Psync,
             hipri: false,
+            hybrid_iopoll: false,
             sqthread_poll: false,
             fixedbufs: false,
             registerfiles: false,

@@ -621,6 +621,13 @@ Ok(())
 d.spec.hipri = c.boolean()?;
 Ok(())
 }),
+    OptionDef::new("hybrid_iopoll", S::Engine, "io_uring hybrid IOPOLL (IORING_SETUP_HYBRID_IOPOLL, Linux 6.13): the kernel sleeps, then polls the device; implies hipri; needs io_uring")
+        .ours()
+        .flag()
+        .set(|d, c| {
+d.spec.hybrid_iopoll = c.boolean()?;
+Ok(())
+}),
     OptionDef::new("sqthread_poll", S::Engine, "io_uring submission-queue polling thread; needs io_uring")
         .flag()
         .set(|d, c| {

@@ -360,6 +360,15 @@ pub fn consequences(caps: &TargetCaps, fs_type: Option<&str>, read: &OpResult) -
                      is the only user-space polling"
                 .into(),
         });
+        out.push(match &caps.hybrid_iopoll {
+            Outcome::Yes => "hybrid IOPOLL (hybrid_iopoll=1, Linux 6.13) available: the kernel \
+                             sleeps about half the fastest completion before polling"
+                .into(),
+            Outcome::No(why) | Outcome::Unknown(why) => format!(
+                "hybrid IOPOLL (hybrid_iopoll=1) unavailable: {why}; completion=hybrid-uring \
+                 runs the same rule in user space"
+            ),
+        });
     }
     let measured = read
         .rows
@@ -519,23 +528,25 @@ mod tests {
     }
 
     fn caps(block: bool, punted: Outcome) -> TargetCaps {
-        use crate::probe::caps::{NodeKind, NowaitCaps};
+        use crate::probe::caps::{NodeKind, NowaitCaps, hybrid_iopoll_outcome};
         use crate::sys::blockdev::BlockQueue;
+        let block_device = if block {
+            Ok(BlockQueue {
+                disk: "zram9".into(),
+                partition: None,
+                sysfs: "/sys/block/zram9".into(),
+            })
+        } else {
+            Err(crate::probe::caps::NoBlockDevice(
+                "device 0:27 is an anonymous device".into(),
+            ))
+        };
         TargetCaps {
             path: "/x".into(),
             kind: NodeKind::RegularFile,
             size: 1 << 20,
-            block_device: if block {
-                Ok(BlockQueue {
-                    disk: "zram9".into(),
-                    partition: None,
-                    sysfs: "/sys/block/zram9".into(),
-                })
-            } else {
-                Err(crate::probe::caps::NoBlockDevice(
-                    "device 0:27 is an anonymous device".into(),
-                ))
-            },
+            hybrid_iopoll: hybrid_iopoll_outcome(&block_device, None, Ok(())),
+            block_device,
             logical_block_size: block.then_some(4096),
             physical_block_size: block.then_some(4096),
             dio_offset_align: block.then_some(4096),
@@ -572,6 +583,12 @@ mod tests {
         let all = c.join("\n");
         assert!(all.contains("no NOWAIT: io_uring punts every request to io-wq workers (1000 of 1000 punted in the probe)"), "{all}");
         assert!(all.contains("no io_poll attribute"), "{all}");
+        assert!(
+            all.contains(
+                "hybrid IOPOLL (hybrid_iopoll=1) unavailable: zram9 has no io_poll attribute"
+            ),
+            "{all}"
+        );
         assert!(all.contains("no scheduler (bio-based"), "{all}");
         // A 9 us "rotational" disk is not spinning.
         assert!(all.contains("far below a seek"), "{all}");
@@ -589,6 +606,35 @@ mod tests {
         );
         assert!(all.contains("NOWAIT issue works"), "{all}");
         assert!(!all.contains("scheduler"), "{all}");
+    }
+
+    #[test]
+    fn hybrid_iopoll_says_why_not() {
+        use crate::probe::caps::{NoBlockDevice, hybrid_iopoll_outcome};
+        use crate::sys::blockdev::BlockQueue;
+        let vda = Ok(BlockQueue {
+            disk: "vda".into(),
+            partition: None,
+            sysfs: "/sys/block/vda".into(),
+        });
+        let no = |o: Outcome| match o {
+            Outcome::No(why) => why,
+            o => panic!("expected No, got {o:?}"),
+        };
+        let why = no(hybrid_iopoll_outcome(&vda, Some(false), Ok(())));
+        assert!(why.contains("vda has no poll queues (io_poll=0)"), "{why}");
+        assert!(why.contains("nvme.poll_queues=N"), "{why}");
+        let old = Err("kernel 6.6 is older than 6.13".to_string());
+        let why = no(hybrid_iopoll_outcome(&vda, Some(true), old.clone()));
+        assert!(why.starts_with("kernel 6.6"), "{why}");
+        let why = no(hybrid_iopoll_outcome(&vda, Some(false), old));
+        assert!(why.contains("poll queues") && why.contains("6.13"), "{why}");
+        let none = Err(NoBlockDevice("tmpfs".into()));
+        assert!(no(hybrid_iopoll_outcome(&none, None, Ok(()))).contains("no block device"));
+        assert_eq!(
+            hybrid_iopoll_outcome(&vda, Some(true), Ok(())),
+            Outcome::Yes
+        );
     }
 
     #[test]

@@ -88,6 +88,8 @@ pub struct TargetCaps {
     pub o_direct_ok: Outcome,
     /// sysfs `queue/io_poll`: the driver has poll queues (IOPOLL / hipri possible).
     pub io_poll: Option<bool>,
+    /// io_uring hybrid IOPOLL (`hybrid_iopoll=1`, Linux 6.13) can run here, or why not.
+    pub hybrid_iopoll: Outcome,
     pub nowait: NowaitCaps,
     /// `queue/scheduler`; `None` where the attribute is absent: bio-based devices
     /// (zram, brd) have no request queue and so no scheduler or `nr_requests`.
@@ -213,6 +215,34 @@ fn probe_uring_punt(fd: RawFd, len: u32) -> Outcome {
     }
 }
 
+/// Whether `hybrid_iopoll=1` can work on a target: IOPOLL needs poll queues
+/// (`io_poll=1`, a block device under the target) and the flag needs Linux 6.13.
+pub fn hybrid_iopoll_outcome(
+    block_device: &Result<BlockQueue, NoBlockDevice>,
+    io_poll: Option<bool>,
+    kernel: Result<(), String>,
+) -> Outcome {
+    let queue = match (block_device, io_poll) {
+        (Err(why), _) => Err(format!("no block device under the target ({why})")),
+        (Ok(q), Some(false)) => Err(format!(
+            "{} has no poll queues (io_poll=0); for NVMe load the driver with \
+             nvme.poll_queues=N",
+            q.disk
+        )),
+        (Ok(q), None) => Err(format!(
+            "{} has no io_poll attribute (bio-based driver): no poll queues",
+            q.disk
+        )),
+        (Ok(_), Some(true)) => Ok(()),
+    };
+    match (queue, kernel) {
+        (Ok(()), Ok(())) => Outcome::Yes,
+        (Err(q), Ok(())) => Outcome::No(q),
+        (Ok(()), Err(k)) => Outcome::No(k),
+        (Err(q), Err(k)) => Outcome::No(format!("{q}; and {k}")),
+    }
+}
+
 /// Probe `path`: kind, sizes, the block device under it and its queue attributes,
 /// whether O_DIRECT and non-blocking issue work. Only reads (one block at offset 0).
 pub fn probe_target(path: impl AsRef<Path>) -> DevResult<TargetCaps> {
@@ -274,6 +304,11 @@ pub fn probe_target(path: impl AsRef<Path>) -> DevResult<TargetCaps> {
         dio_mem_align,
         o_direct_ok,
         io_poll: bq.and_then(|q| q.io_poll()),
+        hybrid_iopoll: hybrid_iopoll_outcome(
+            &block_device,
+            bq.and_then(|q| q.io_poll()),
+            crate::device::uring::hybrid_iopoll_kernel(),
+        ),
         nowait,
         scheduler: bq.and_then(|q| q.scheduler()),
         rotational: bq.and_then(|q| q.queue_num("rotational")).map(|v| v != 0),

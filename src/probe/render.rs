@@ -73,6 +73,7 @@ pub fn text(r: &ProbeReport) -> String {
         "  io_poll          {}",
         c.io_poll.map_or("-".into(), |p| (p as u8).to_string())
     );
+    let _ = writeln!(s, "  hybrid IOPOLL    {}", outcome(&c.hybrid_iopoll));
     let _ = writeln!(
         s,
         "  scheduler        {}",

@@ -34,6 +34,7 @@ mod fio_examples;
 mod fleet_ansible;
 mod fuzz_corpus_replay;
 mod job_control;
+mod hybrid_iopoll;
 mod job_parse;
 mod null_conservation;
 mod null_device;

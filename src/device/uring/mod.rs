@@ -8,6 +8,7 @@
 //! device on our behalf. `reap(Sleep)` enters the kernel and sleeps for completions.
 
 mod punt;
+mod setup;
 
 use std::os::fd::{AsRawFd, RawFd};
 
@@ -15,6 +16,7 @@ use io_uring::{IoUring, opcode, squeue, types};
 
 pub use punt::PuntCount;
 use punt::{PuntError, PuntTrace};
+pub use setup::hybrid_iopoll_kernel;
 
 use super::polled::check_polled_io;
 use super::psync;
@@ -35,6 +37,9 @@ pub struct UringOpts<'a> {
     pub entries: u32,
     /// IORING_SETUP_IOPOLL (fio `hipri`): completions found by polling the device.
     pub iopoll: bool,
+    /// IORING_SETUP_HYBRID_IOPOLL (Linux 6.13, job option `hybrid_iopoll`): with
+    /// IOPOLL, the kernel sleeps before polling each request. Implies `iopoll`.
+    pub hybrid_iopoll: bool,
     /// IORING_SETUP_SQPOLL (fio `sqthread_poll`): a kernel thread consumes the SQ.
     pub sqpoll: bool,
     /// How long the SQ thread spins without work before it sleeps (ms).
@@ -58,6 +63,7 @@ impl Default for UringOpts<'_> {
         UringOpts {
             entries: 1,
             iopoll: false,
+            hybrid_iopoll: false,
             sqpoll: false,
             sq_thread_idle_ms: 1000,
             sqpoll_cpu: None,
@@ -118,6 +124,50 @@ fn setup_error(what: &str, e: std::io::Error) -> DeviceError {
     DeviceError::Unsupported(format!("io_uring {what}: {e}{hint}"))
 }
 
+/// Name hybrid IOPOLL in a refusal of polled I/O, and the remedy.
+fn hybrid_refused(opts: &UringOpts<'_>, e: DeviceError) -> DeviceError {
+    match e {
+        DeviceError::Unsupported(why) if opts.hybrid_iopoll => {
+            let remedy = if why.contains("poll_queues") {
+                "; for NVMe load the driver with nvme.poll_queues=N (kernel command line, or \
+                 `modprobe nvme poll_queues=N`); on a device without poll queues \
+                 completion=hybrid-uring runs the same rule in user space"
+            } else {
+                ""
+            };
+            DeviceError::Unsupported(format!(
+                "hybrid_iopoll=1 (IORING_SETUP_HYBRID_IOPOLL) polls the device and so needs \
+                 polled I/O: {why}{remedy}"
+            ))
+        }
+        e => e,
+    }
+}
+
+/// A ring with IORING_SETUP_HYBRID_IOPOLL, which the crate's builder cannot set.
+fn hybrid_iopoll_ring(opts: &UringOpts<'_>) -> DevResult<IoUring> {
+    let mut flags = setup::SETUP_IOPOLL | setup::SETUP_HYBRID_IOPOLL;
+    if opts.sqpoll {
+        flags |= setup::SETUP_SQPOLL;
+    }
+    let raw = setup::RawSetup {
+        entries: opts.entries,
+        cq_entries: opts.entries.saturating_mul(2),
+        flags,
+        sq_thread_idle_ms: opts.sq_thread_idle_ms,
+        sq_thread_cpu: if opts.sqpoll { opts.sqpoll_cpu } else { None },
+    };
+    setup::build(&raw).map_err(|e| match e.raw_os_error() {
+        // An unknown setup flag is EINVAL: say which kernel it needs.
+        Some(libc::EINVAL) if hybrid_iopoll_kernel().is_err() => DeviceError::Unsupported(format!(
+            "io_uring setup (hybrid_iopoll=1): {e}: {}; use hipri=1 (plain IOPOLL) or \
+             completion=hybrid-uring (the same rule in user space)",
+            hybrid_iopoll_kernel().unwrap_err()
+        )),
+        _ => setup_error("setup (hybrid IOPOLL)", e),
+    })
+}
+
 impl Uring {
     /// Set up a ring for `fd` (borrowed: it must stay open for the life of the queue).
     pub fn new(fd: RawFd, opts: &UringOpts<'_>) -> DevResult<Self> {
@@ -130,8 +180,9 @@ impl Uring {
         if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
             return Err(DeviceError::last_os(format!("io_uring: fd {fd}")));
         }
-        let polled = if opts.iopoll {
-            check_polled_io(fd)?;
+        let iopoll = opts.iopoll || opts.hybrid_iopoll;
+        let polled = if iopoll {
+            check_polled_io(fd).map_err(|e| hybrid_refused(opts, e))?;
             block_queue_of_fd(fd).ok()
         } else {
             None
@@ -152,7 +203,11 @@ impl Uring {
             (true, None) => "setup (SQPOLL)",
             _ => "setup",
         };
-        let ring = b.build(opts.entries).map_err(|e| setup_error(what, e))?;
+        let ring = if opts.hybrid_iopoll {
+            hybrid_iopoll_ring(opts)?
+        } else {
+            b.build(opts.entries).map_err(|e| setup_error(what, e))?
+        };
         if opts.fixed_files {
             ring.submitter()
                 .register_files(&[fd])
@@ -193,7 +248,7 @@ impl Uring {
             fd,
             fixed_file: opts.fixed_files,
             fixed_bufs: opts.fixed_bufs.is_some(),
-            iopoll: opts.iopoll,
+            iopoll,
             sqpoll: opts.sqpoll,
             datasync: opts.datasync,
             limit: opts.entries,

@@ -1,0 +1,358 @@
+//! CPU contention, as adaptive sees it: is our spinning taking the CPU that the
+//! completion itself needs?
+//!
+//! Adaptive's latency rule (poll below twice the wakeup cost) assumes the
+//! polling thread has a CPU to itself. With more polling threads than CPUs that
+//! fails in a way the latency percentiles hardly show: the thread that spins
+//! holds the CPU that the device's completion (an interrupt thread, a softirq,
+//! the null device's completion thread) or the sibling thread whose request is
+//! already done would need, so each I/O costs far more spinning than the device
+//! takes. Measured per window of at least [`WINDOW`] requests and
+//! [`MIN_WINDOW_NS`], never per request: the thread's CPU clock (exact, where
+//! schedstat's CPU time moves only at ticks), one pread of
+//! `/proc/thread-self/schedstat` (time spent runnable but waiting for a CPU) and
+//! one clock read.
+//!
+//! Rule: a window is contended when the thread spent more than a tenth of it
+//! waiting for a CPU *and* its wall time per I/O exceeds what sleeping would
+//! cost: the device's time (the class p50) plus two wakeups (`2 x` the measured
+//! wakeup cost) plus [`ALLOWANCE_NS`] of submission and bookkeeping. Both are
+//! needed: pollers that merely time-share CPUs (a 5 us device whose completions
+//! need no CPU) wait for a CPU too, yet each I/O still takes less than a sleep
+//! would, and there polling remains the fastest model; a slow window without a
+//! CPU shortage is the device's doing, which sleeping would not cure. While
+//! contended, adaptive sleeps (through the p50, then polls) for `backoff` windows, then spins
+//! again for one window to look; each look that finds contention again doubles
+//! `backoff` (8 to 512 windows), so a lasting overload costs at most one
+//! spinning window in 512.
+
+/// Requests per window, at least.
+pub const WINDOW: u32 = 128;
+/// Shortest window: a few scheduler slices, so one preemption is not a verdict.
+pub const MIN_WINDOW_NS: u64 = 5_000_000;
+/// Per-I/O CPU that is not waiting for the device (submit, reap, accounting).
+pub const ALLOWANCE_NS: u64 = 5_000;
+const BACKOFF_MIN: u32 = 8;
+const BACKOFF_MAX: u32 = 512;
+/// Uncontended windows in a row after which a later detection starts the
+/// back-off afresh.
+const CLEAN_RESET: u32 = 64;
+
+/// One window's account.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Window {
+    pub ios: u64,
+    /// Time on a CPU (ns).
+    pub cpu_ns: u64,
+    /// Time runnable but waiting for a CPU (ns).
+    pub delay_ns: u64,
+    pub wall_ns: u64,
+    /// The device's time for these requests: the sum of their class p50.
+    pub device_ns: u64,
+}
+
+impl Window {
+    /// The rule above, with this machine's wakeup cost (ns).
+    pub fn contended(&self, wakeup_ns: u64) -> bool {
+        let sleeping = self.device_ns + self.ios * (2 * wakeup_ns + ALLOWANCE_NS);
+        self.delay_ns * 10 > self.wall_ns && self.wall_ns > sleeping
+    }
+}
+
+/// The per-thread contention state. Its descriptor belongs to the thread that
+/// opened it, so a clone starts without one and opens its own.
+#[derive(Debug)]
+pub struct Contention {
+    /// `/proc/thread-self/schedstat`: -1 not yet opened, -2 unavailable.
+    fd: i32,
+    /// This machine's wakeup cost (ns): what a sleep adds to each I/O.
+    wakeup_ns: u64,
+    ios: u32,
+    device_ns: u64,
+    /// Counters at the start of the window: CPU, delay, wall (ns).
+    start: Option<(u64, u64, u64)>,
+    contended: bool,
+    /// Windows left before the next look while contended.
+    left: u32,
+    backoff: u32,
+    clean: u32,
+    /// Windows judged, found contended, and the last contended one.
+    pub judged: u64,
+    pub detections: u64,
+    pub last: Option<Window>,
+}
+
+impl Clone for Contention {
+    fn clone(&self) -> Self {
+        Contention {
+            fd: -1,
+            ..Contention::new(self.wakeup_ns)
+        }
+    }
+}
+
+impl Drop for Contention {
+    fn drop(&mut self) {
+        if self.fd >= 0 {
+            // SAFETY: our own descriptor, closed once.
+            unsafe { libc::close(self.fd) };
+        }
+    }
+}
+
+impl Contention {
+    pub const fn new(wakeup_ns: u64) -> Contention {
+        Contention {
+            fd: -1,
+            wakeup_ns,
+            ios: 0,
+            device_ns: 0,
+            start: None,
+            contended: false,
+            left: 0,
+            backoff: BACKOFF_MIN,
+            clean: 0,
+            judged: 0,
+            detections: 0,
+            last: None,
+        }
+    }
+
+    /// Whether adaptive should sleep instead of spinning now.
+    #[inline]
+    pub fn contended(&self) -> bool {
+        self.contended
+    }
+
+    /// Count one completed request and its class's device time (p50); at a
+    /// window's end, read the thread's counters and judge.
+    #[inline]
+    pub fn tick(&mut self, device_ns: u64) {
+        self.ios += 1;
+        self.device_ns += device_ns;
+        if self.ios.is_multiple_of(WINDOW) {
+            self.window_end();
+        }
+    }
+
+    #[cold]
+    fn window_end(&mut self) {
+        let wall = crate::measure::clock::now_ns();
+        if let Some(s) = self.start
+            && wall.saturating_sub(s.2) < MIN_WINDOW_NS
+        {
+            // Too short to judge: count on (checked again WINDOW requests later).
+            return;
+        }
+        let now = self.read().map(|(cpu, delay)| (cpu, delay, wall));
+        if let (Some(s), Some(n)) = (self.start, now) {
+            let w = Window {
+                ios: self.ios as u64,
+                cpu_ns: n.0.saturating_sub(s.0),
+                delay_ns: n.1.saturating_sub(s.1),
+                wall_ns: n.2.saturating_sub(s.2),
+                device_ns: self.device_ns,
+            };
+            self.judge(&w);
+        }
+        self.start = now;
+        self.ios = 0;
+        self.device_ns = 0;
+    }
+
+    /// Decide from one window (public for tests on synthetic windows).
+    pub fn judge(&mut self, w: &Window) {
+        if self.contended {
+            // Asleep: the window says nothing about spinning. Count down to a look.
+            self.left = self.left.saturating_sub(1);
+            if self.left == 0 {
+                self.contended = false;
+            }
+            return;
+        }
+        self.judged += 1;
+        if w.contended(self.wakeup_ns) {
+            self.detections += 1;
+            self.last = Some(*w);
+            if self.clean >= CLEAN_RESET {
+                self.backoff = BACKOFF_MIN;
+            } else if self.detections > 1 {
+                self.backoff = (self.backoff * 2).min(BACKOFF_MAX);
+            }
+            self.clean = 0;
+            self.contended = true;
+            self.left = self.backoff;
+        } else {
+            self.clean = self.clean.saturating_add(1);
+        }
+    }
+
+    /// CPU time and run-queue wait of this thread (ns), or None where the kernel
+    /// has no schedstat (CONFIG_SCHED_INFO off): then nothing is ever judged.
+    fn read(&mut self) -> Option<(u64, u64)> {
+        if self.fd == -1 {
+            // SAFETY: NUL-terminated path; the descriptor is ours (closed in Drop).
+            let fd = unsafe {
+                libc::open(
+                    c"/proc/thread-self/schedstat".as_ptr(),
+                    libc::O_RDONLY | libc::O_CLOEXEC,
+                )
+            };
+            self.fd = if fd < 0 { -2 } else { fd };
+        }
+        if self.fd < 0 {
+            return None;
+        }
+        let mut buf = [0u8; 96];
+        // SAFETY: reads at most buf.len() bytes into our stack buffer.
+        let n = unsafe { libc::pread(self.fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+        if n <= 0 {
+            return None;
+        }
+        let (_, delay) = parse_schedstat(&buf[..n as usize])?;
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime writes one timespec we own.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+            return None;
+        }
+        Some((ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64, delay))
+    }
+
+    /// One line for the decision report, if contention was ever found.
+    pub fn note(&self) -> Option<String> {
+        let w = self.last?;
+        let ios = w.ios.max(1) as f64;
+        Some(format!(
+            "CPU contention in {} of {} windows of {WINDOW}+ requests (last: {:.1} us per I/O \
+             spinning, {:.1} us of it on a CPU, against a {:.1} us device, {:.0}% of the time \
+             waiting for a CPU): slept through the p50 instead of spinning, looking again after {} \
+             windows",
+            self.detections,
+            self.judged,
+            w.wall_ns as f64 / ios / 1e3,
+            w.cpu_ns as f64 / ios / 1e3,
+            w.device_ns as f64 / ios / 1e3,
+            100.0 * w.delay_ns as f64 / w.wall_ns.max(1) as f64,
+            self.backoff
+        ))
+    }
+}
+
+/// "cpu_ns delay_ns timeslices\n".
+fn parse_schedstat(b: &[u8]) -> Option<(u64, u64)> {
+    let s = std::str::from_utf8(b).ok()?;
+    let mut it = s.split_ascii_whitespace();
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const W: u64 = 15_000;
+
+    /// A window of `WINDOW` requests: `wall_us` and `device_us` per I/O, `delay`
+    /// the share of the wall time spent waiting for a CPU.
+    fn w(wall_us: u64, device_us: u64, delay: f64) -> Window {
+        let ios = WINDOW as u64;
+        let wall = ios * wall_us * 1000;
+        Window {
+            ios,
+            cpu_ns: (wall as f64 * (1.0 - delay)) as u64,
+            delay_ns: (wall as f64 * delay) as u64,
+            wall_ns: wall,
+            device_ns: ios * device_us * 1000,
+        }
+    }
+
+    #[test]
+    fn the_rule_needs_both_the_wait_and_the_cost_over_a_sleep() {
+        // Alone, polling a 20 us device.
+        assert!(!w(22, 20, 0.0).contended(W));
+        // Four pollers on two CPUs, a 5 us device whose completions need no
+        // CPU: half the time waiting, but 10 us per I/O beats 5 + 2 x 15 + 5.
+        assert!(!w(10, 5, 0.5).contended(W));
+        // Four pollers, a 20 us device whose completion needs the CPU they hold:
+        // 327 us per I/O, half of it waiting.
+        assert!(w(327, 20, 0.5).contended(W));
+        // Just over a sleep's cost (20 + 30 + 5 = 55 us) with 20% waiting: sleep.
+        assert!(w(60, 20, 0.2).contended(W));
+        assert!(!w(54, 20, 0.2).contended(W));
+        // Slow without a CPU shortage (the device slowed down): not contention.
+        assert!(!w(327, 20, 0.05).contended(W));
+    }
+
+    #[test]
+    fn backs_off_while_overloaded_and_returns_when_it_ends() {
+        let mut c = Contention::new(W);
+        let bad = w(327, 20, 0.5);
+        let good = w(22, 20, 0.0);
+        c.judge(&good);
+        assert!(!c.contended());
+        c.judge(&bad);
+        assert!(c.contended());
+        // Asleep for BACKOFF_MIN windows, whatever they show.
+        for _ in 0..BACKOFF_MIN - 1 {
+            c.judge(&good);
+            assert!(c.contended());
+        }
+        c.judge(&good);
+        assert!(!c.contended(), "looks again after the back-off");
+        // Still overloaded: the back-off doubles each time, up to the cap.
+        let mut expect = BACKOFF_MIN;
+        for _ in 0..10 {
+            c.judge(&bad);
+            expect = (expect * 2).min(BACKOFF_MAX);
+            let mut n = 0;
+            while c.contended() {
+                c.judge(&bad);
+                n += 1;
+            }
+            assert_eq!(n, expect);
+        }
+        // Spinning windows stay rare: one look per BACKOFF_MAX windows.
+        assert_eq!(c.detections, 11);
+        // The overload ends: spinning stays, and after CLEAN_RESET clean windows a
+        // new overload starts the back-off afresh.
+        for _ in 0..CLEAN_RESET {
+            c.judge(&good);
+            assert!(!c.contended());
+        }
+        c.judge(&bad);
+        assert_eq!(c.left, BACKOFF_MIN);
+        assert!(c.note().unwrap().contains("CPU contention in 12 of"));
+    }
+
+    #[test]
+    fn reads_this_threads_schedstat() {
+        let mut c = Contention::new(W);
+        match c.read() {
+            Some((cpu, _delay)) => assert!(cpu > 0, "the thread's CPU clock reads 0"),
+            None => println!("SKIPPED: no /proc/thread-self/schedstat (CONFIG_SCHED_INFO off)"),
+        }
+        assert_eq!(
+            parse_schedstat(b"767156 2312767 2\n"),
+            Some((767156, 2312767))
+        );
+        assert_eq!(parse_schedstat(b"x"), None);
+        if c.fd < 0 {
+            return;
+        }
+        // Real counters: the first window end starts the account; windows
+        // shorter than MIN_WINDOW_NS are not judged, longer ones are. A 1 ms
+        // "device" is far slower than this loop: never contention.
+        for _ in 0..3 * WINDOW {
+            c.tick(1_000_000);
+        }
+        let before = c.judged;
+        std::thread::sleep(std::time::Duration::from_nanos(MIN_WINDOW_NS));
+        for _ in 0..WINDOW {
+            c.tick(1_000_000);
+        }
+        assert_eq!(c.judged, before + 1);
+        assert!(!c.contended());
+    }
+}
