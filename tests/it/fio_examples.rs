@@ -56,6 +56,9 @@ fn run_one(file: &Path, scratch: &Path) -> Outcome {
         .arg("--max-runtime=200ms")
         .arg("--max-size=1m")
         .arg(format!("--scratch-dir={}", scratch.display()))
+        // Logs (write_lat_log=NAME, ...) land in the working directory, as
+        // fio's do: keep them in the scratch directory, not the repository.
+        .current_dir(scratch)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
