@@ -174,3 +174,44 @@ fn verify_and_fault_handling_allocate_nothing_per_request() {
         "2 loops: {small} allocations, 20 loops: {large}"
     );
 }
+
+#[test]
+fn random_distributions_and_rates_allocate_nothing_per_request() {
+    if !counting_alloc::alone(current_test()) {
+        return;
+    }
+    for dist in [
+        "zipf:1.2",
+        "pareto:0.3:0.5",
+        "normal:10",
+        "zoned:60/10:30/20:10/",
+        "zoned_abs:50/1m:50/100m",
+    ] {
+        check(&[
+            "--name=d",
+            "--ioengine=null",
+            "--size=256m",
+            "--rw=randrw",
+            "--bs=4k",
+            "--iodepth=8",
+            &format!("--random_distribution={dist}"),
+            "--percentage_random=50",
+            "--blockalign=512",
+        ]);
+    }
+    // Paced both ways (a mixed job switching direction under its caps),
+    // Poisson gaps and a minimum-rate check on every completion.
+    check(&[
+        "--name=r",
+        "--ioengine=null",
+        "--size=256m",
+        "--rw=randrw",
+        "--bs=4k",
+        "--iodepth=8",
+        "--rate=2g,1g",
+        "--rate_process=poisson",
+        "--rate_min=1k",
+        "--rate_cycle=1",
+        "--io_size=1g",
+    ]);
+}
