@@ -90,6 +90,9 @@ pub struct Stream {
     pub ramp_ns: u64,
     /// Data verification, when the job asks for it.
     pub verify: Option<Verifier>,
+    /// Per-write buffer content (refill, scramble, dedupe); `None` when the
+    /// buffers prepared at setup serve every write as they are.
+    pub fill: Option<crate::workload::buffers::BufferFill>,
     pub continue_on_error: ContinueOnError,
     pub acct: Accounting,
     /// This stream's writes generated and not yet completed.
@@ -126,6 +129,7 @@ impl Stream {
             runtime_ns: None,
             ramp_ns: 0,
             verify: None,
+            fill: None,
             continue_on_error: ContinueOnError::None,
             acct: Accounting::default(),
             writes_in_flight: 0,
@@ -438,6 +442,17 @@ impl Worker {
                 s.outstanding += 1;
                 if io.op == Op::Write {
                     s.writes_in_flight += 1;
+                }
+                if let (Op::Write, Some(f)) = (io.op, s.fill.as_mut()) {
+                    // SAFETY: the slot's buffer holds at least max bs bytes
+                    // and belongs to this request until it completes.
+                    let b = unsafe {
+                        std::slice::from_raw_parts_mut(
+                            self.bufs.ptr(slot as usize),
+                            io.len as usize,
+                        )
+                    };
+                    f.before_write(b, io.offset);
                 }
                 if let Some(v) = s.verify.as_mut() {
                     v.issued(&io);

@@ -26,6 +26,7 @@ mod backend_psync;
 mod backend_sync;
 mod backend_uring;
 mod browser_report;
+mod buffers_run;
 mod completion_policies;
 mod faults_conservation;
 mod fio_examples;
