@@ -5,6 +5,7 @@
 //! exist, block size vs logical block size, size vs device size) are the
 //! engine's.
 
+pub mod buffers;
 mod draft;
 pub mod error;
 pub mod ini;

@@ -692,7 +692,7 @@ pub struct JobSpec {
     pub offset_percent: Option<u32>,
     pub verify: VerifySpec,
     /// fio's buffer-contents options (`zero_buffers`, `buffer_pattern`, ...).
-    pub buffers: crate::workload::buffers::BufferSpec,
+    pub buffers: crate::job::buffers::BufferSpec,
     pub continue_on_error: ContinueOnError,
     /// Complete a request that has not finished after this long as an error
     /// (iolab's `io_timeout`); `None` = wait forever.
@@ -757,7 +757,7 @@ impl Default for JobSpec {
             size_percent: None,
             offset_percent: None,
             verify: VerifySpec::default(),
-            buffers: crate::workload::buffers::BufferSpec::default(),
+            buffers: crate::job::buffers::BufferSpec::default(),
             continue_on_error: ContinueOnError::None,
             io_timeout: None,
         }
