@@ -23,6 +23,7 @@ use crate::measure::clock;
 use crate::measure::iolog::{self, Logger};
 use crate::measure::recorder::{Recorder, RecorderConfig};
 use crate::sched::Scheduler;
+use crate::workload::buffers::BufferFill;
 use crate::workload::verify::Verifier;
 use crate::workload::{Generator, Pacer, dur_ns};
 
@@ -163,7 +164,8 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
             job: label(first),
             err,
         })?;
-    bufs.fill_random(first.randseed);
+    // What writes carry: fio's buffer options (random data by default).
+    BufferFill::new(&first.buffers, first.randseed).prepare(&mut bufs);
 
     let (target, region_len, queue): (Option<Target>, u64, Box<dyn Queue>) = match first.ioengine {
         Engine::Null => {
@@ -377,6 +379,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         stream.continue_on_error = job.continue_on_error;
         stream.ignore_error = job.control.ignore_error.clone();
         stream.cmdprio = crate::engine::control::CmdPrio::new(&job.control.cmdprio, seed);
+        stream.fill = Some(BufferFill::new(&job.buffers, seed)).filter(|f| f.per_write());
         streams.push(stream);
     }
     let mut worker = Worker::new(queue, sched, completer, streams, bufs);

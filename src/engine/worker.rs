@@ -91,6 +91,9 @@ pub struct Stream {
     pub ramp_ns: u64,
     /// Data verification, when the job asks for it.
     pub verify: Option<Verifier>,
+    /// Per-write buffer content (refill, scramble, dedupe); `None` when the
+    /// buffers prepared at setup serve every write as they are.
+    pub fill: Option<crate::workload::buffers::BufferFill>,
     pub continue_on_error: ContinueOnError,
     /// `ignore_error`: the errnos continue_on_error goes on after.
     pub ignore_error: crate::job::control::IgnoreError,
@@ -139,6 +142,7 @@ impl Stream {
             runtime_ns: None,
             ramp_ns: 0,
             verify: None,
+            fill: None,
             continue_on_error: ContinueOnError::None,
             ignore_error: Default::default(),
             cmdprio: Default::default(),
@@ -498,6 +502,17 @@ impl Worker {
                 s.outstanding += 1;
                 if io.op == Op::Write {
                     s.writes_in_flight += 1;
+                }
+                if let (Op::Write, Some(f)) = (io.op, s.fill.as_mut()) {
+                    // SAFETY: the slot's buffer holds at least max bs bytes
+                    // and belongs to this request until it completes.
+                    let b = unsafe {
+                        std::slice::from_raw_parts_mut(
+                            self.bufs.ptr(slot as usize),
+                            io.len as usize,
+                        )
+                    };
+                    f.before_write(b, io.offset);
                 }
                 if let Some(v) = s.verify.as_mut() {
                     v.issued(&io);

@@ -5,6 +5,7 @@
 //! exist, block size vs logical block size, size vs device size) are the
 //! engine's.
 
+pub mod buffers;
 pub mod control;
 mod draft;
 pub mod errno;

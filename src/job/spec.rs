@@ -758,6 +758,8 @@ pub struct JobSpec {
     /// `offset=N%`: start this share into the target instead of `offset` bytes.
     pub offset_percent: Option<u32>,
     pub verify: VerifySpec,
+    /// fio's buffer-contents options (`zero_buffers`, `buffer_pattern`, ...).
+    pub buffers: crate::job::buffers::BufferSpec,
     pub continue_on_error: ContinueOnError,
     /// Complete a request that has not finished after this long as an error
     /// (iolab's `io_timeout`); `None` = wait forever.
@@ -901,6 +903,7 @@ impl Default for JobSpec {
             size_percent: None,
             offset_percent: None,
             verify: VerifySpec::default(),
+            buffers: crate::job::buffers::BufferSpec::default(),
             continue_on_error: ContinueOnError::None,
             io_timeout: None,
             control: Default::default(),

@@ -224,7 +224,7 @@ fn log_prefix(c: &Ctx) -> Result<String, JobError> {
 }
 const NO_EXEC: &str = "iolab runs as root and runs no external commands from job files; run the \
                        command yourself before or after iolab";
-const BUFFERS: &str = "buffer contents are not configurable";
+const BUFFERS: &str = "only dedupe_mode=repeat is supported (fio's default)";
 const ALL_PCT: &str = "iolab reports slat, clat and lat percentiles whatever clat_percentiles, \
                        lat_percentiles and slat_percentiles say";
 const ALWAYS_LAT: &str = "iolab still records every latency (its clock reads cost little; the \
@@ -540,14 +540,61 @@ d.spec.bs = parse::bssplit(c, d.spec.bs.clone())?;
 Ok(())
 }),
     // Buffers and memory.
-    refused("zero_buffers", S::Buffers, BUFFERS),
-    refused("refill_buffers", S::Buffers, BUFFERS),
-    refused("scramble_buffers", S::Buffers, BUFFERS),
-    refused("buffer_pattern", S::Buffers, BUFFERS),
-    refused("buffer_compress_percentage", S::Buffers, BUFFERS),
-    refused("buffer_compress_chunk", S::Buffers, BUFFERS),
-    refused("dedupe_percentage", S::Buffers, BUFFERS),
-    refused("dedupe_mode", S::Buffers, BUFFERS),
+    OptionDef::new("zero_buffers", S::Buffers, "write buffers are all zeros (default: random data)")
+        .flag()
+        .set(|d, c| {
+d.spec.buffers.zero = c.boolean()?;
+Ok(())
+}),
+    OptionDef::new("refill_buffers", S::Buffers, "new buffer content for every write; implied by dedupe_percentage and buffer_compress_percentage below 100")
+        .flag()
+        .set(|d, c| {
+d.spec.buffers.refill = c.boolean()?;
+Ok(())
+}),
+    OptionDef::new("scramble_buffers", S::Buffers, "stamp reused random buffers per write so they are not naive duplicates (default 1)")
+        .stricter("only random buffers are stamped: zeros, buffer_pattern and compressible data stay as asked")
+        .flag()
+        .set(|d, c| {
+d.spec.buffers.scramble = c.boolean()?;
+Ok(())
+}),
+    OptionDef::new("buffer_pattern", S::Buffers, "fill write buffers with this pattern: hex 0x..., decimal, quoted \"text\", or a concatenation")
+        .stricter("fio's 'file' form (pattern read from a file) is refused")
+        .expects("a pattern such as 0xdeadbeef or \"abc\"")
+        .set(|d, c| {
+if c.value.contains('\'') {
+    return Err(c.bad("0x hex, a decimal number or \"text\" (reading the pattern from a 'file' is not supported by iolab)"));
+}
+d.spec.buffers.pattern = parse::verify_pattern(c.value).map_err(|e| c.bad(e))?;
+Ok(())
+}),
+    OptionDef::new("buffer_compress_percentage", S::Buffers, "this percentage of every buffer_compress_chunk is fixed data (zeros or buffer_pattern) that compresses away, the rest random, 0-100")
+        .expects("a percentage, 0-100")
+        .set(|d, c| {
+d.spec.buffers.compress_percentage = Some(c.int(0, 100)? as u32);
+Ok(())
+}),
+    OptionDef::new("buffer_compress_chunk", S::Buffers, "size of buffer_compress_percentage's random/fixed region (default 512; 0 = the block size)")
+        .expects(SIZE)
+        .set(|d, c| {
+d.spec.buffers.compress_chunk = u32::try_from(c.size()?).map_err(|_| c.bad("a size below 4 GiB, e.g. 512 or 4k (0 = the block size)"))?;
+Ok(())
+}),
+    OptionDef::new("dedupe_percentage", S::Buffers, "this percentage of writes repeats the last unique write's data (fio's dedupe_mode=repeat), 0-100")
+        .expects("a percentage, 0-100")
+        .set(|d, c| {
+d.spec.buffers.dedupe_percentage = c.int(0, 100)? as u32;
+Ok(())
+}),
+    OptionDef::new("dedupe_mode", S::Buffers, "how dedupe_percentage's repeats are made: repeat (the last unique write, fio's default)")
+        .stricter("working_set is refused")
+        .expects("repeat")
+        .set(|_, c| match c.value {
+    "repeat" => Ok(()),
+    "working_set" => Err(c.bad("repeat (working_set is not supported by iolab: its repeats copy the last unique write)")),
+    _ => Err(c.bad("repeat")),
+}),
     refused("dedupe_working_set_percentage", S::Buffers, BUFFERS),
     refused("mem", S::Buffers, ALIGNED),
     refused("iomem", S::Buffers, ALIGNED),

@@ -4,6 +4,7 @@
 //! A [`Generator`] is built once per worker from a [`JobSpec`] and then called per
 //! request without allocating.
 
+pub mod buffers;
 pub mod distribution;
 pub mod verify;
 
