@@ -25,7 +25,7 @@ pub struct PsyncFlags {
 /// One psync queue on a file descriptor the engine owns.
 #[derive(Debug)]
 pub struct Psync {
-    fd: RawFd,
+    files: super::files::FileTable,
     vectored: bool,
     rwf: libc::c_int,
     datasync: bool,
@@ -58,7 +58,7 @@ impl Psync {
             rwf |= libc::RWF_NOWAIT;
         }
         Ok(Psync {
-            fd,
+            files: super::files::FileTable::one(fd),
             vectored,
             rwf,
             datasync: flags.datasync,
@@ -66,9 +66,9 @@ impl Psync {
         })
     }
 
-    fn call(&self) -> SyncCall {
+    fn call(&self, file: u16) -> SyncCall {
         SyncCall {
-            fd: self.fd,
+            fd: self.files.fd(file),
             vectored: self.vectored,
             rwf: self.rwf,
             datasync: self.datasync,
@@ -188,7 +188,9 @@ impl Queue for Psync {
     }
 
     fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
-        let result = self.call().perform(cmd, &mut self.stats.submit_calls);
+        let result = self
+            .call(cmd.file)
+            .perform(cmd, &mut self.stats.submit_calls);
         Ok(Queued::Done(Completion {
             slot: cmd.slot,
             result,
@@ -208,5 +210,9 @@ impl Queue for Psync {
 
     fn stats(&self) -> BackendStats {
         self.stats
+    }
+
+    fn set_files(&mut self, fds: &[RawFd]) -> DevResult<()> {
+        self.files.set(fds)
     }
 }

@@ -42,7 +42,9 @@ impl SyncKind {
 /// One sync / vsync / pvsync queue on a file descriptor the engine owns.
 #[derive(Debug)]
 pub struct SyncIo {
-    fd: RawFd,
+    files: super::files::FileTable,
+    /// The file `pos` is about.
+    pos_file: u16,
     kind: SyncKind,
     datasync: bool,
     /// The descriptor's file position as this queue last left it; `None` when
@@ -66,7 +68,8 @@ impl SyncIo {
             )));
         }
         Ok(SyncIo {
-            fd,
+            files: super::files::FileTable::one(fd),
+            pos_file: 0,
             kind,
             datasync,
             pos: None,
@@ -82,7 +85,12 @@ impl SyncIo {
     }
 
     fn perform(&mut self, cmd: &IoCmd) -> i64 {
-        let fd = self.fd;
+        let fd = self.files.fd(cmd.file);
+        if cmd.file != self.pos_file {
+            // Each file has its own position; this queue knows only the last.
+            self.pos_file = cmd.file;
+            self.pos = None;
+        }
         let len = cmd.len as usize;
         let iov = libc::iovec {
             iov_base: cmd.buf.cast(),
@@ -163,5 +171,10 @@ impl Queue for SyncIo {
 
     fn stats(&self) -> BackendStats {
         self.stats
+    }
+
+    fn set_files(&mut self, fds: &[RawFd]) -> DevResult<()> {
+        self.pos = None;
+        self.files.set(fds)
     }
 }

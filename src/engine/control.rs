@@ -7,12 +7,11 @@
 //! What runs per request ([`Halt::fired`], [`goes_on`], [`CmdPrio::pick`]) is a
 //! relaxed load or a few integer operations: no allocation, no system call.
 
-use std::os::fd::AsRawFd;
+use std::os::fd::RawFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::device::target::Target;
 use crate::engine::error::{EngineError, Result};
 use crate::engine::setup::{Placed, label};
 use crate::engine::worker::Stream;
@@ -207,12 +206,12 @@ impl WorkerControl {
 
     /// After the loop: the end syncs, then the stop flags this worker's end
     /// raises. A failed sync is the job's error, as a failed I/O would be.
-    pub fn after_run(&self, target: Option<&Target>, streams: &mut [Stream], flags: &StopFlags) {
-        if let Some(t) = target {
+    pub fn after_run(&self, fds: &[RawFd], streams: &mut [Stream], flags: &StopFlags) {
+        for &fd in fds {
             for _ in 0..self.end_syncs {
-                // SAFETY: fsync on the target's descriptor, open until the
-                // worker's results are collected.
-                if unsafe { libc::fsync(t.file.as_raw_fd()) } != 0 {
+                // SAFETY: fsync on a file's descriptor, open until the worker's
+                // results are collected.
+                if unsafe { libc::fsync(fd) } != 0 {
                     let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
                     for s in streams.iter_mut() {
                         s.errors += 1;

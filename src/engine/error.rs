@@ -57,6 +57,23 @@ pub enum EngineError {
     BlockTooLarge { job: String, bs: u32, region: u64 },
     #[error("{job}: {err}")]
     Verify { job: String, err: VerifyError },
+    #[error(
+        "{group}: its jobs open {need} files at once (nrfiles x numjobs, plus {open} open \
+         already), above this process's open-file limit of {limit}; lower nrfiles or numjobs, \
+         or raise the limit (ulimit -n)"
+    )]
+    TooManyFiles {
+        group: String,
+        need: u64,
+        open: u64,
+        limit: u64,
+    },
+    #[error("{job}: pre_read of {path}: {source}; check that the file can be read")]
+    PreRead {
+        job: String,
+        path: String,
+        source: io::Error,
+    },
 
     // Placing the group's threads (`place`).
     #[error(

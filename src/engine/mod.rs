@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod control;
 pub mod error;
+pub mod files;
 pub mod hooks;
 pub mod place;
 pub mod progress;
@@ -63,7 +64,9 @@ pub fn groups(jobs: &[JobSpec]) -> Vec<Vec<usize>> {
 pub fn run_jobs(jobs: &[JobSpec], opts: &EngineOptions) -> Result<Vec<GroupRun>> {
     let mut results = Vec::new();
     let stops = control::StopFlags::default();
-    for (gid, group) in groups(jobs).into_iter().enumerate() {
+    let groups = groups(jobs);
+    files::check_open_limit(jobs, &groups)?;
+    for (gid, group) in groups.into_iter().enumerate() {
         // exit_what=all or exitall_on_error in an earlier group: no more groups.
         if crate::sys::cleanup::stop_requested() || stops.all_stopped() {
             break;
@@ -144,8 +147,9 @@ fn run_group(
                         (Ok(Default::default()), ThreadUsage::default())
                     };
                     let (outcome, cpu) = outcome;
-                    p.control
-                        .after_run(p.target.as_ref(), &mut p.worker.streams, &stops);
+                    let fds = p.files.fds(p.target.as_ref());
+                    p.control.after_run(&fds, &mut p.worker.streams, &stops);
+                    p.files.finish(p.target.as_ref());
                     (p, outcome, cpu, crate::placement::affinity::current_cpu())
                 })
         })

@@ -20,13 +20,15 @@ use crate::measure::recorder::{Recorder, Sample};
 use crate::request::{Class, Completion, IoCmd, Op};
 use crate::sched::{SchedReq, Scheduler};
 use crate::workload::verify::{Step, Verifier};
-use crate::workload::{Generator, NextIo, Pacer};
+use crate::workload::{NextIo, Pacer};
 
 /// A request slot: everything about one in-flight request that the loop needs
 /// when its completion comes back.
 #[derive(Clone, Copy, Debug, Default)]
 struct Slot {
     stream: u16,
+    /// Which of the stream's files (`nrfiles`), the queue's file index.
+    file: u16,
     op: Option<Op>,
     class: Option<Class>,
     offset: u64,
@@ -59,7 +61,8 @@ enum Next {
 
 /// One job (clone) running on a worker.
 pub struct Stream {
-    pub generator: Generator,
+    /// One generator, or one per file (`nrfiles`; `engine::files`).
+    pub generator: crate::engine::files::Source,
     pub pacer: Pacer,
     pub iodepth: u32,
     pub ioprio: u16,
@@ -104,14 +107,14 @@ pub struct Stream {
 
 impl Stream {
     pub fn new(
-        generator: Generator,
+        generator: impl Into<crate::engine::files::Source>,
         pacer: Pacer,
         iodepth: u32,
         ioprio: u16,
         rec: Recorder,
     ) -> Stream {
         Stream {
-            generator,
+            generator: generator.into(),
             pacer,
             iodepth,
             ioprio,
@@ -420,6 +423,7 @@ impl Worker {
                 s.pacer.issued(io.op.dir(), now);
                 self.slots[slot as usize] = Slot {
                     stream: si as u16,
+                    file: s.generator.file(),
                     op: Some(io.op),
                     class: Some(io.class),
                     offset: io.offset,
@@ -492,6 +496,7 @@ impl Worker {
                 slot: r.slot,
                 buf: self.bufs.ptr(r.slot as usize),
                 buf_index: r.slot as u16,
+                file: slot.file,
                 ioprio: {
                     let s = &mut self.streams[slot.stream as usize];
                     s.cmdprio.pick(slot.op.unwrap_or(Op::Read).dir(), s.ioprio)

@@ -9,6 +9,7 @@ pub mod control;
 mod draft;
 pub mod errno;
 pub mod error;
+pub mod files;
 pub mod ini;
 pub mod options;
 mod parse;

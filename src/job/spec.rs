@@ -699,6 +699,8 @@ pub struct JobSpec {
     pub control: super::control::ControlSpec,
     /// fdatasync, end_fsync, fsync_on_close (`job::control`).
     pub syncs: super::control::SyncSpec,
+    /// nrfiles, filename_format, file_service_type, fallocate, ... (`job::files`).
+    pub files: super::files::FileSpec,
 }
 
 impl Default for JobSpec {
@@ -763,6 +765,7 @@ impl Default for JobSpec {
             io_timeout: None,
             control: Default::default(),
             syncs: Default::default(),
+            files: Default::default(),
         }
     }
 }

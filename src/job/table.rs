@@ -210,7 +210,6 @@ const BATCH_SUBMIT: &str = "the worker submits everything the scheduler releases
 const BATCH_COMPLETE: &str = "the completion model decides how many completions to wait for";
 const LAT_TARGET: &str = "latency-target depth search is not implemented";
 const MIN_RATE: &str = "minimum-rate enforcement is not implemented";
-const ONE_FILE: &str = "one file per job";
 const LOGS: &str = "per-I/O logs are not implemented; see the JSON and HTML reports";
 const NO_EXEC: &str = "iolab runs as root and runs no external commands from job files; run the \
                        command yourself before or after iolab";
@@ -313,14 +312,77 @@ Ok(())
         S::Target,
         "iolab always creates a missing regular file (fio's default allow_file_create=1)",
     ),
-    refused("nrfiles", S::Target, ONE_FILE),
-    refused("openfiles", S::Target, ONE_FILE),
-    refused("file_service_type", S::Target, ONE_FILE),
-    refused("filename_format", S::Target, ONE_FILE),
-    refused("fallocate", S::Target, "files are laid out by writing them"),
+    OptionDef::new("nrfiles", S::Target, "files per job clone, named by filename_format; size is spread over them")
+        .alias(&["nr_files"])
+        .expects("a count of files, 1-65536")
+        .set(|d, c| {
+            d.spec.files.nrfiles = c.int(1, 65536)? as u32;
+            Ok(())
+        }),
+    OptionDef::new("openfiles", S::Target, "files open at once; iolab keeps all of a job's files open")
+        .stricter("openfiles below nrfiles is refused: iolab does not close and reopen files during the run")
+        .expects("a count of files, 1 or more")
+        .set(|d, c| {
+            d.spec.files.openfiles = c.int(1, u64::from(u32::MAX))? as u32;
+            Ok(())
+        }),
+    OptionDef::new(
+        "file_service_type",
+        S::Target,
+        "which file the next request goes to: roundrobin (default), sequential or random, with :N requests per pick",
+    )
+    .stricter("zipf, pareto, normal and gauss file choice are refused")
+    .expects(super::files::SERVICE_VALID)
+    .set(|d, c| {
+        (d.spec.files.service, d.spec.files.service_every) = super::files::service(c)?;
+        Ok(())
+    }),
+    OptionDef::new(
+        "filename_format",
+        S::Target,
+        "file names when filename= is not given: $jobname, $jobnum, $filenum, $clientuid (empty: iolab runs locally); default $jobname.$jobnum.$filenum",
+    )
+    .expects(super::files::FORMAT_VALID)
+    .set(|d, c| {
+        d.spec.files.filename_format = Some(super::files::filename_format(c)?);
+        Ok(())
+    }),
+    OptionDef::new(
+        "fallocate",
+        S::Target,
+        "how a file's space is reserved before it is laid out: none, native, posix, keep, truncate (0 = none, 1 = posix)",
+    )
+    .noted("iolab's default is fallocate=none (fio's is native): the layout writes every block anyway")
+    .expects(super::files::Fallocate::VALID)
+    .set(|d, c| {
+        d.spec.files.fallocate = super::files::fallocate(c)?;
+        Ok(())
+    }),
     refused("fadvise_hint", S::Target, "iolab does not call posix_fadvise"),
-    refused("create_on_open", S::Target, "files are created before the clock starts"),
-    refused("pre_read", S::Target, "page-cache warming is not implemented"),
+    OptionDef::new("create_on_open", S::Target, "create files when the job opens them")
+        .flag()
+        .noted("iolab creates and lays out every file while the job is set up, before its clock starts")
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("pre_read", S::Target, "read the job's files into the page cache before the clock starts (turns invalidate off)")
+        .flag()
+        .set(|d, c| {
+            d.spec.files.pre_read = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("unlink", S::Target, "delete the job's regular files when it is done")
+        .flag()
+        .set(|d, c| {
+            d.spec.files.unlink = c.boolean()?;
+            Ok(())
+        }),
+    refused(
+        "unlink_each_loop",
+        S::Target,
+        "files are laid out once, before the clock starts; deleting and recreating them between loops is not implemented (use unlink=1 at the end)",
+    ),
     refused(
         "invalidate",
         S::Target,

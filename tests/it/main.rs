@@ -31,6 +31,7 @@ mod faults_conservation;
 mod fio_examples;
 mod fuzz_corpus_replay;
 mod job_control;
+mod job_files;
 mod job_parse;
 mod null_conservation;
 mod null_device;

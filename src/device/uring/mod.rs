@@ -72,7 +72,7 @@ impl Default for UringOpts<'_> {
 /// One io_uring queue on a file descriptor the engine owns.
 pub struct Uring {
     ring: IoUring,
-    fd: RawFd,
+    files: crate::device::files::FileTable,
     fixed_file: bool,
     fixed_bufs: bool,
     iopoll: bool,
@@ -190,7 +190,7 @@ impl Uring {
         let ext_arg = ring.params().is_feature_ext_arg();
         Ok(Uring {
             ring,
-            fd,
+            files: crate::device::files::FileTable::one(fd),
             fixed_file: opts.fixed_files,
             fixed_bufs: opts.fixed_bufs.is_some(),
             iopoll: opts.iopoll,
@@ -274,9 +274,9 @@ impl Uring {
             };
         }
         let e = if self.fixed_file {
-            rw!(types::Fixed(0))
+            rw!(types::Fixed(u32::from(cmd.file)))
         } else {
-            rw!(types::Fd(self.fd))
+            rw!(types::Fd(self.files.fd(cmd.file)))
         };
         e.user_data(cmd.slot as u64)
     }
@@ -409,6 +409,19 @@ fn sq_thread_name(owner: i32) -> String {
 }
 
 impl Queue for Uring {
+    fn set_files(&mut self, fds: &[RawFd]) -> DevResult<()> {
+        if self.fixed_file {
+            // registerfiles: the registered table becomes every file's; a
+            // request names its file by index (IOSQE_FIXED_FILE).
+            let s = self.ring.submitter();
+            s.unregister_files()
+                .map_err(|e| setup_error("unregister files", e))?;
+            s.register_files(fds)
+                .map_err(|e| setup_error("register files", e))?;
+        }
+        self.files.set(fds)
+    }
+
     fn name(&self) -> &'static str {
         "uring"
     }
@@ -431,7 +444,7 @@ impl Queue for Uring {
     /// io-wq worker), `adaptive` does the I/O here instead.
     fn perform(&mut self, cmd: &IoCmd) -> DevResult<Completion> {
         Ok(psync::SyncCall::inline(
-            self.fd,
+            self.files.fd(cmd.file),
             self.datasync,
             cmd,
             &mut self.stats.submit_calls,
