@@ -662,6 +662,7 @@ impl Queue for Libaio {
         Ok(psync::SyncCall::inline(
             self.files.fd(cmd.file),
             self.datasync,
+            0,
             cmd,
             &mut self.stats.submit_calls,
         ))

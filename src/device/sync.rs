@@ -47,6 +47,8 @@ pub struct SyncIo {
     pos_file: u16,
     kind: SyncKind,
     datasync: bool,
+    /// Nonzero: `Op::Fsync` runs sync_file_range with these flags.
+    sync_range: u32,
     /// The descriptor's file position as this queue last left it; `None` when
     /// unknown (at start, and after an error), which forces an lseek.
     pos: Option<u64>,
@@ -72,6 +74,7 @@ impl SyncIo {
             pos_file: 0,
             kind,
             datasync,
+            sync_range: 0,
             pos: None,
             seeks: 0,
             stats: BackendStats::default(),
@@ -82,6 +85,13 @@ impl SyncIo {
     /// per request that does not follow its predecessor.
     pub fn seeks(&self) -> u64 {
         self.seeks
+    }
+
+    /// `Op::Fsync` runs sync_file_range(2) over the whole file with `flags`
+    /// (fio `sync_file_range=`; 0 keeps fsync/fdatasync).
+    pub fn with_sync_range(mut self, flags: u32) -> Self {
+        self.sync_range = flags;
+        self
     }
 
     fn perform(&mut self, cmd: &IoCmd) -> i64 {
@@ -98,6 +108,9 @@ impl SyncIo {
         };
         let calls = &mut self.stats.submit_calls;
         if cmd.op == Op::Fsync {
+            if self.sync_range != 0 {
+                return retry_eintr(calls, || super::psync::sync_range(fd, self.sync_range));
+            }
             return retry_eintr(calls, || flush(fd, self.datasync));
         }
         if self.kind == SyncKind::Vectored {

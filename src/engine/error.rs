@@ -21,6 +21,15 @@ use crate::sys::blockdev::BlockDevError;
 use crate::sys::fiemap::FiemapError;
 use crate::workload::verify::VerifyError;
 
+/// Label a job for messages: `job 'name' (file:line)`.
+pub fn label(job: &crate::job::JobSpec) -> String {
+    if job.origin.0.is_empty() {
+        format!("job '{}'", job.name)
+    } else {
+        format!("job '{}' ({})", job.name, job.origin.0)
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     // Building a worker (`setup`).

@@ -13,8 +13,8 @@ use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::PathBuf;
 
 use crate::device::target::{Target, TargetKind, TargetSpec, open_target};
+use crate::engine::error::label;
 use crate::engine::error::{EngineError, Result};
-use crate::engine::setup::label;
 use crate::job::JobSpec;
 use crate::job::files::ServiceKind;
 use crate::workload::{Generator, NextIo};

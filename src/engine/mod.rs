@@ -148,7 +148,15 @@ fn run_group(
                     };
                     let (outcome, cpu) = outcome;
                     let fds = p.files.fds(p.target.as_ref());
-                    p.control.after_run(&fds, &mut p.worker.streams, &stops);
+                    let failed = (p.worker.streams.iter())
+                        .any(|s| s.error.is_some() || s.acct.verify_failures > 0);
+                    if let Some(errno) = p.control.after_run(&fds, failed, &stops) {
+                        // A failed end sync is the job's error.
+                        for s in &mut p.worker.streams {
+                            s.errors += 1;
+                            s.error.get_or_insert((0, errno));
+                        }
+                    }
                     p.files.finish(p.target.as_ref());
                     (p, outcome, cpu, crate::placement::affinity::current_cpu())
                 })

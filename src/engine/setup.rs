@@ -51,14 +51,8 @@ pub struct Prepared {
     pub control: crate::engine::control::WorkerControl,
 }
 
-/// Label a job for messages: `job 'name' (file:line)`.
-pub fn label(job: &JobSpec) -> String {
-    if job.origin.0.is_empty() {
-        format!("job '{}'", job.name)
-    } else {
-        format!("job '{}' ({})", job.name, job.origin.0)
-    }
-}
+// Defined with the errors it starts, so modules setup uses can use it too.
+pub use crate::engine::error::label;
 
 /// Which job clones share one worker thread (one queue pair, one scheduler).
 ///
@@ -118,7 +112,7 @@ fn check_shared(jobs: &[JobSpec], placed: &[Placed]) -> Result<()> {
         } else if j.direct != first.direct {
             Some("direct")
         } else {
-            None
+            crate::engine::control::WorkerControl::disagreement(first, j)
         };
         if let Some(what) = clash {
             return Err(EngineError::SharedDevice {
@@ -135,7 +129,8 @@ fn check_shared(jobs: &[JobSpec], placed: &[Placed]) -> Result<()> {
 /// Build one worker. `planned_runtime_ns` sizes the interval logs.
 pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -> Result<Prepared> {
     check_shared(jobs, &placed)?;
-    let control = crate::engine::control::WorkerControl::new(jobs, &placed)?;
+    let control =
+        crate::engine::control::WorkerControl::new(&jobs[placed[0].job], placed[0].jobnum);
     let first = &jobs[placed[0].job];
     let nslots: u32 = placed.iter().map(|p| jobs[p.job].iodepth).sum();
     if nslots == 0 {
@@ -174,7 +169,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
             (None, size.saturating_sub(first.offset), Box::new(dev))
         }
         engine => {
-            let paths = crate::job::files::paths(first, placed[0].jobnum);
+            let paths = crate::job::files_opts::paths(first, placed[0].jobnum);
             let nfiles = paths.len().max(1) as u64;
             let min_bs = placed
                 .iter()
@@ -241,6 +236,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                         PsyncFlags {
                             hipri: first.hipri,
                             datasync: first.syncs.datasync,
+                            sync_range: first.syncs.range_flags,
                             ..Default::default()
                         },
                     )
@@ -252,7 +248,11 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                         Engine::Vsync => SyncKind::LseekVectored,
                         _ => SyncKind::Vectored,
                     };
-                    Box::new(SyncIo::new(fd, kind, first.syncs.datasync).map_err(backend_err)?)
+                    Box::new(
+                        SyncIo::new(fd, kind, first.syncs.datasync)
+                            .map_err(backend_err)?
+                            .with_sync_range(first.syncs.range_flags),
+                    )
                 }
                 Engine::Libaio => {
                     // Completions are read from the AIO ring in user space
@@ -274,6 +274,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                         fixed_files: first.registerfiles,
                         fixed_bufs: if first.fixedbufs { Some(&iov) } else { None },
                         datasync: first.syncs.datasync,
+                        sync_range: first.syncs.range_flags,
                         ..Default::default()
                     };
                     Box::new(Uring::new(fd, &opts).map_err(backend_err)?)

@@ -231,6 +231,22 @@ impl Draft {
             match (s.size, s.size_percent) {
                 (None, None) => self.spec.size = Some(fs),
                 (Some(b), None) if b == fs => {}
+                // size = every file's bytes (nrfiles files of filesize each).
+                (Some(b), None) if b == fs.saturating_mul(u64::from(s.files.nrfiles)) => {}
+                (Some(b), None) if b > fs.saturating_mul(u64::from(s.files.nrfiles)) => {
+                    let at = self.set_at("size").unwrap_or(section_at);
+                    return Err(JobError::BadValue {
+                        at: at.to_string(),
+                        option: "size".into(),
+                        value: b.to_string(),
+                        expected: format!(
+                            "at most filesize x nrfiles = {} bytes (more I/O than the job's \
+                             files hold, which fio spreads over repeated passes, is not \
+                             implemented by iolab: use loops=)",
+                            fs.saturating_mul(u64::from(s.files.nrfiles))
+                        ),
+                    });
+                }
                 _ => {
                     return Err(conflict(
                         self.set_at("filesize"),

@@ -286,7 +286,7 @@ Ok(())
     )
     .expects("a time such as 10 (seconds) or 500ms, or a range such as 1s-5s")
     .set(|d, c| {
-        d.spec.control.startdelay = super::control::startdelay(c)?;
+        d.spec.control.startdelay = super::control_opts::startdelay(c)?;
         Ok(())
     }),
     // Target.
@@ -332,9 +332,9 @@ Ok(())
         "which file the next request goes to: roundrobin (default), sequential or random, with :N requests per pick",
     )
     .stricter("zipf, pareto, normal and gauss file choice are refused")
-    .expects(super::files::SERVICE_VALID)
+    .expects(super::files_opts::SERVICE_VALID)
     .set(|d, c| {
-        (d.spec.files.service, d.spec.files.service_every) = super::files::service(c)?;
+        (d.spec.files.service, d.spec.files.service_every) = super::files_opts::service(c)?;
         Ok(())
     }),
     OptionDef::new(
@@ -342,9 +342,9 @@ Ok(())
         S::Target,
         "file names when filename= is not given: $jobname, $jobnum, $filenum, $clientuid (empty: iolab runs locally); default $jobname.$jobnum.$filenum",
     )
-    .expects(super::files::FORMAT_VALID)
+    .expects(super::files_opts::FORMAT_VALID)
     .set(|d, c| {
-        d.spec.files.filename_format = Some(super::files::filename_format(c)?);
+        d.spec.files.filename_format = Some(super::files_opts::filename_format(c)?);
         Ok(())
     }),
     OptionDef::new(
@@ -355,7 +355,7 @@ Ok(())
     .noted("iolab's default is fallocate=none (fio's is native): the layout writes every block anyway")
     .expects(super::files::Fallocate::VALID)
     .set(|d, c| {
-        d.spec.files.fallocate = super::files::fallocate(c)?;
+        d.spec.files.fallocate = super::files_opts::fallocate(c)?;
         Ok(())
     }),
     refused("fadvise_hint", S::Target, "iolab does not call posix_fadvise"),
@@ -526,6 +526,17 @@ Ok(())
             d.spec.syncs.fsync_on_close = c.boolean()?;
             Ok(())
         }),
+    OptionDef::new(
+        "sync_file_range",
+        S::IoType,
+        "sync_file_range(2) every N writes with flags wait_before, write, wait_after (FLAGS:N); psync/sync engines and io_uring",
+    )
+    .noted("iolab syncs the whole file (offset 0, length 0) each time, where fio syncs the range written since the last call")
+    .expects(super::control_opts::RANGE_VALID)
+    .set(|d, c| {
+        (d.spec.syncs.range_flags, d.spec.syncs.range_every) = super::control_opts::sync_file_range(c)?;
+        Ok(())
+    }),
     refused("write_barrier", S::IoType, ONLY_FSYNC),
     refused("trim_percentage", S::IoType, "iolab issues no trims (rw=trim and friends are refused too)"),
     refused("trim_backlog", S::IoType, NO_TRIM),
@@ -637,7 +648,7 @@ Ok(())
     .expects("a percentage 0-100, or 'read,write'")
     .set(|d, c| {
         let cur = d.spec.control.cmdprio.percentage;
-        d.spec.control.cmdprio.percentage = super::control::cmdprio_field(c, cur, 0, 100)?;
+        d.spec.control.cmdprio.percentage = super::control_opts::cmdprio_field(c, cur, 0, 100)?;
         Ok(())
     }),
     OptionDef::new(
@@ -648,7 +659,7 @@ Ok(())
     .expects("a class 1-3, or 'read,write'")
     .set(|d, c| {
         let cur = d.spec.control.cmdprio.class;
-        d.spec.control.cmdprio.class = super::control::cmdprio_field(c, cur, 1, 3)?;
+        d.spec.control.cmdprio.class = super::control_opts::cmdprio_field(c, cur, 1, 3)?;
         Ok(())
     }),
     OptionDef::new(
@@ -659,7 +670,7 @@ Ok(())
     .expects("a level 0-7, or 'read,write'")
     .set(|d, c| {
         let cur = d.spec.control.cmdprio.level;
-        d.spec.control.cmdprio.level = super::control::cmdprio_field(c, cur, 0, 7)?;
+        d.spec.control.cmdprio.level = super::control_opts::cmdprio_field(c, cur, 0, 7)?;
         Ok(())
     }),
     // I/O depth.
@@ -795,7 +806,7 @@ Ok(())
     .stricter("group stops the whole stonewall group: iolab has no reporting groups inside one (new_group is accepted and does nothing)")
     .expects(super::control::ExitWhat::VALID)
     .set(|d, c| {
-        d.spec.control.exit_what = super::control::exit_what(c)?;
+        d.spec.control.exit_what = super::control_opts::exit_what(c)?;
         Ok(())
     }),
     OptionDef::new("exitall_on_error", S::Threads, "when this job stops on an error, stop every running job and start no later group")
@@ -972,11 +983,18 @@ Ok(())
         "READ,WRITE lists of errnos (names or numbers, ':'-separated) the job goes on after, where continue_on_error covers the direction; other errnos stop it",
     )
     .stricter("a VERIFY list is refused (use continue_on_error=verify); a list for a direction continue_on_error does not cover is an error, where fio ignores it")
-    .expects(super::control::IGNORE_VALID)
+    .expects(super::control_opts::IGNORE_VALID)
     .set(|d, c| {
-        d.spec.control.ignore_error = super::control::ignore_error(c)?;
+        d.spec.control.ignore_error = super::control_opts::ignore_error(c)?;
         Ok(())
     }),
+    OptionDef::new("error_dump", S::Errors, "print every error, also those a job goes on after")
+        .flag()
+        .noted("iolab reports each job's first error and its error count, not every error")
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
     // iolab's own.
     OptionDef::new("completion", S::Iolab, "sync interrupt poll hybrid hybrid-uring pas dpas adaptive (default: the backend's choice)")
         .ours()

@@ -49,6 +49,9 @@ pub struct UringOpts<'a> {
     pub fixed_bufs: Option<&'a [(*mut u8, usize)]>,
     /// `Op::Fsync` syncs data only (fdatasync semantics).
     pub datasync: bool,
+    /// Nonzero: `Op::Fsync` is IORING_OP_SYNC_FILE_RANGE over the whole file
+    /// with these flags (fio `sync_file_range=`).
+    pub sync_range: u32,
     /// Count io-wq punts with a tracefs instance (see [`Uring::punt_count`]).
     pub detect_punts: bool,
 }
@@ -64,6 +67,7 @@ impl Default for UringOpts<'_> {
             fixed_files: false,
             fixed_bufs: None,
             datasync: false,
+            sync_range: 0,
             detect_punts: true,
         }
     }
@@ -78,6 +82,7 @@ pub struct Uring {
     iopoll: bool,
     sqpoll: bool,
     datasync: bool,
+    sync_range: u32,
     /// Most requests in flight; the CQ has room for twice this, so it never overflows.
     limit: u32,
     /// Queued since the last commit.
@@ -196,6 +201,7 @@ impl Uring {
             iopoll: opts.iopoll,
             sqpoll: opts.sqpoll,
             datasync: opts.datasync,
+            sync_range: opts.sync_range,
             limit: opts.entries,
             pending: 0,
             in_flight: 0,
@@ -260,6 +266,12 @@ impl Uring {
                         opcode::WriteFixed::new($target, cmd.buf, cmd.len, cmd.buf_index)
                             .offset(cmd.offset)
                             .ioprio(cmd.ioprio)
+                            .build()
+                    }
+                    (Op::Fsync, _) if self.sync_range != 0 => {
+                        opcode::SyncFileRange::new($target, 0)
+                            .offset(0)
+                            .flags(self.sync_range)
                             .build()
                     }
                     (Op::Fsync, _) => {
@@ -446,6 +458,7 @@ impl Queue for Uring {
         Ok(psync::SyncCall::inline(
             self.files.fd(cmd.file),
             self.datasync,
+            self.sync_range,
             cmd,
             &mut self.stats.submit_calls,
         ))
