@@ -91,6 +91,9 @@ pub struct IoCmd {
     pub buf: *mut u8,
     /// Index of `buf` in the registered buffer table (for fixed buffers).
     pub buf_index: u16,
+    /// Which of the queue's files (`device::files::FileTable`); 0 unless the
+    /// job has `nrfiles` > 1.
+    pub file: u16,
     /// Linux ioprio value (class << 13 | level); 0 = none.
     pub ioprio: u16,
     pub class: Class,

@@ -92,6 +92,7 @@ fn per_request_path_does_not_allocate() {
                     // SAFETY: slot < 8, inside the 8-buffer pool.
                     buf: unsafe { base.add(slot as usize * 4096) },
                     buf_index: 0,
+                    file: 0,
                     ioprio: 0,
                     class: Class::Read,
                 };

@@ -133,7 +133,7 @@ pub struct ReapCounts {
 /// One kernel AIO context on a file descriptor the engine owns.
 pub struct Libaio {
     ctx: libc::c_ulong,
-    fd: RawFd,
+    files: super::files::FileTable,
     /// The completion ring, when its layout is the known one and reaping in user
     /// space was asked for.
     ring: Option<*const AioRing>,
@@ -214,7 +214,7 @@ impl Libaio {
         let n = opts.entries as usize;
         Ok(Libaio {
             ctx,
-            fd,
+            files: super::files::FileTable::one(fd),
             ring,
             datasync: opts.datasync,
             limit: opts.entries,
@@ -275,7 +275,7 @@ impl Libaio {
             aio_data: cmd.slot as u64,
             aio_lio_opcode: opcode,
             aio_reqprio,
-            aio_fildes: self.fd as u32,
+            aio_fildes: self.files.fd(cmd.file) as u32,
             // The kernel refuses an fsync iocb that names a buffer or a range.
             aio_buf: if cmd.op == Op::Fsync {
                 0
@@ -660,8 +660,9 @@ impl Queue for Libaio {
     /// pread/pwrite on the context's descriptor, for `adaptive`'s synchronous path.
     fn perform(&mut self, cmd: &IoCmd) -> DevResult<Completion> {
         Ok(psync::SyncCall::inline(
-            self.fd,
+            self.files.fd(cmd.file),
             self.datasync,
+            0,
             cmd,
             &mut self.stats.submit_calls,
         ))
@@ -672,6 +673,10 @@ impl Queue for Libaio {
             completed_in_submit: self.completed_in_submit,
             ..self.stats
         }
+    }
+
+    fn set_files(&mut self, fds: &[RawFd]) -> DevResult<()> {
+        self.files.set(fds)
     }
 
     fn commands_in_flight(&self) -> Option<u32> {

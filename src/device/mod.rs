@@ -6,6 +6,7 @@
 //! queued, `reap` completions either without sleeping ([`Wait::Peek`], the basis of
 //! polling) or by sleeping in the backend's interrupt mechanism ([`Wait::Sleep`]).
 
+pub mod files;
 pub mod libaio;
 pub mod null;
 pub mod polled;
@@ -163,5 +164,14 @@ pub trait Queue: Send {
     /// Commands accepted and not yet reaped, where the backend counts them.
     fn commands_in_flight(&self) -> Option<u32> {
         None
+    }
+    /// Address several files: `IoCmd::file` = i goes to `fds[i]` (`fds[0]` is
+    /// the descriptor the queue was made with). Called before the clock starts.
+    fn set_files(&mut self, _fds: &[std::os::fd::RawFd]) -> DevResult<()> {
+        Err(DeviceError::Unsupported(format!(
+            "backend {} addresses one file; use a file engine (psync, sync, libaio, io_uring) \
+             for nrfiles > 1",
+            self.name()
+        )))
     }
 }

@@ -20,15 +20,19 @@ pub struct PsyncFlags {
     pub nowait: bool,
     /// `Op::Fsync` runs fdatasync instead of fsync (fio `fdatasync=N`).
     pub datasync: bool,
+    /// Nonzero: `Op::Fsync` runs sync_file_range(2) over the whole file with
+    /// these flags (fio `sync_file_range=`).
+    pub sync_range: u32,
 }
 
 /// One psync queue on a file descriptor the engine owns.
 #[derive(Debug)]
 pub struct Psync {
-    fd: RawFd,
+    files: super::files::FileTable,
     vectored: bool,
     rwf: libc::c_int,
     datasync: bool,
+    sync_range: u32,
     stats: BackendStats,
 }
 
@@ -58,20 +62,22 @@ impl Psync {
             rwf |= libc::RWF_NOWAIT;
         }
         Ok(Psync {
-            fd,
+            files: super::files::FileTable::one(fd),
             vectored,
             rwf,
             datasync: flags.datasync,
+            sync_range: flags.sync_range,
             stats: BackendStats::default(),
         })
     }
 
-    fn call(&self) -> SyncCall {
+    fn call(&self, file: u16) -> SyncCall {
         SyncCall {
-            fd: self.fd,
+            fd: self.files.fd(file),
             vectored: self.vectored,
             rwf: self.rwf,
             datasync: self.datasync,
+            range: self.sync_range,
         }
     }
 }
@@ -87,6 +93,8 @@ pub struct SyncCall {
     pub rwf: libc::c_int,
     /// `Op::Fsync` runs fdatasync.
     pub datasync: bool,
+    /// Nonzero: `Op::Fsync` runs sync_file_range with these flags instead.
+    pub range: u32,
 }
 
 impl SyncCall {
@@ -113,6 +121,7 @@ impl SyncCall {
                 };
                 unsafe { libc::pwritev2(fd, &iov, 1, off, self.rwf) }
             }
+            (Op::Fsync, _) if self.range != 0 => sync_range(fd, self.range),
             (Op::Fsync, _) => flush(fd, self.datasync),
         }
     }
@@ -128,12 +137,19 @@ impl SyncCall {
     /// path `adaptive` takes on a queue whose own path detours (io_uring's
     /// io-wq punts, buffered AIO). No device timestamps: there is no device
     /// queue between submit and completion.
-    pub fn inline(fd: RawFd, datasync: bool, cmd: &IoCmd, calls: &mut u64) -> Completion {
+    pub fn inline(
+        fd: RawFd,
+        datasync: bool,
+        range: u32,
+        cmd: &IoCmd,
+        calls: &mut u64,
+    ) -> Completion {
         let call = SyncCall {
             fd,
             vectored: false,
             rwf: 0,
             datasync,
+            range,
         };
         Completion {
             slot: cmd.slot,
@@ -153,6 +169,13 @@ pub(crate) fn flush(fd: RawFd, datasync: bool) -> isize {
         unsafe { libc::fsync(fd) }
     };
     rc as isize
+}
+
+/// sync_file_range(2) from offset 0 to the end of the file with `flags`
+/// (SYNC_FILE_RANGE_*); returns 0 or -1 like the call.
+pub(crate) fn sync_range(fd: RawFd, flags: u32) -> isize {
+    // SAFETY: a plain call on a descriptor; a closed one gives EBADF.
+    unsafe { libc::sync_file_range(fd, 0, 0, flags) as isize }
 }
 
 /// Run one system call (returning bytes or -1 with errno) until a signal does not
@@ -188,7 +211,9 @@ impl Queue for Psync {
     }
 
     fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
-        let result = self.call().perform(cmd, &mut self.stats.submit_calls);
+        let result = self
+            .call(cmd.file)
+            .perform(cmd, &mut self.stats.submit_calls);
         Ok(Queued::Done(Completion {
             slot: cmd.slot,
             result,
@@ -208,5 +233,9 @@ impl Queue for Psync {
 
     fn stats(&self) -> BackendStats {
         self.stats
+    }
+
+    fn set_files(&mut self, fds: &[RawFd]) -> DevResult<()> {
+        self.files.set(fds)
     }
 }

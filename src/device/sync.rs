@@ -42,9 +42,13 @@ impl SyncKind {
 /// One sync / vsync / pvsync queue on a file descriptor the engine owns.
 #[derive(Debug)]
 pub struct SyncIo {
-    fd: RawFd,
+    files: super::files::FileTable,
+    /// The file `pos` is about.
+    pos_file: u16,
     kind: SyncKind,
     datasync: bool,
+    /// Nonzero: `Op::Fsync` runs sync_file_range with these flags.
+    sync_range: u32,
     /// The descriptor's file position as this queue last left it; `None` when
     /// unknown (at start, and after an error), which forces an lseek.
     pos: Option<u64>,
@@ -66,9 +70,11 @@ impl SyncIo {
             )));
         }
         Ok(SyncIo {
-            fd,
+            files: super::files::FileTable::one(fd),
+            pos_file: 0,
             kind,
             datasync,
+            sync_range: 0,
             pos: None,
             seeks: 0,
             stats: BackendStats::default(),
@@ -81,8 +87,20 @@ impl SyncIo {
         self.seeks
     }
 
+    /// `Op::Fsync` runs sync_file_range(2) over the whole file with `flags`
+    /// (fio `sync_file_range=`; 0 keeps fsync/fdatasync).
+    pub fn with_sync_range(mut self, flags: u32) -> Self {
+        self.sync_range = flags;
+        self
+    }
+
     fn perform(&mut self, cmd: &IoCmd) -> i64 {
-        let fd = self.fd;
+        let fd = self.files.fd(cmd.file);
+        if cmd.file != self.pos_file {
+            // Each file has its own position; this queue knows only the last.
+            self.pos_file = cmd.file;
+            self.pos = None;
+        }
         let len = cmd.len as usize;
         let iov = libc::iovec {
             iov_base: cmd.buf.cast(),
@@ -90,6 +108,9 @@ impl SyncIo {
         };
         let calls = &mut self.stats.submit_calls;
         if cmd.op == Op::Fsync {
+            if self.sync_range != 0 {
+                return retry_eintr(calls, || super::psync::sync_range(fd, self.sync_range));
+            }
             return retry_eintr(calls, || flush(fd, self.datasync));
         }
         if self.kind == SyncKind::Vectored {
@@ -163,5 +184,10 @@ impl Queue for SyncIo {
 
     fn stats(&self) -> BackendStats {
         self.stats
+    }
+
+    fn set_files(&mut self, fds: &[RawFd]) -> DevResult<()> {
+        self.pos = None;
+        self.files.set(fds)
     }
 }

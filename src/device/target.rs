@@ -36,6 +36,9 @@ pub struct TargetSpec {
     pub allow_mounted_write: bool,
     /// Data written when laying out a file.
     pub layout: Layout,
+    /// fio's `fallocate`: how a new or short file's space is reserved before
+    /// the layout writes it.
+    pub prealloc: crate::job::files::Fallocate,
 }
 
 impl TargetSpec {
@@ -54,6 +57,7 @@ impl TargetSpec {
             allow_destructive: false,
             allow_mounted_write: false,
             layout: Layout::Random,
+            prealloc: crate::job::files::Fallocate::None,
         }
     }
 }
@@ -404,6 +408,13 @@ fn lay_out(spec: &TargetSpec, from: u64, to: u64) -> Result<u64, TargetErrorKind
                 "; point filename= into a directory this user may write",
             )
         })?;
+    preallocate(&f, spec.prealloc, from, to).map_err(|e| {
+        io(
+            "cannot preallocate (fallocate=)",
+            e,
+            "; use fallocate=none, or a filesystem that supports it",
+        )
+    })?;
     const CHUNK: usize = 1 << 20;
     let mut buf = vec![0u8; CHUNK];
     let mut x = 0x2545_F491_4F6C_DD1Du64 ^ from;
@@ -448,6 +459,34 @@ fn lay_out(spec: &TargetSpec, from: u64, to: u64) -> Result<u64, TargetErrorKind
         );
     }
     Ok(to - from)
+}
+
+/// Reserve [from, to) of a file being laid out, as fio's `fallocate=` does.
+fn preallocate(f: &File, mode: crate::job::files::Fallocate, from: u64, to: u64) -> io::Result<()> {
+    use crate::job::files::Fallocate;
+    let fd = f.as_raw_fd();
+    let (off, len) = (from as libc::off_t, (to - from) as libc::off_t);
+    // SAFETY (all): plain calls on our own open descriptor.
+    let rc = match mode {
+        Fallocate::None => return Ok(()),
+        Fallocate::Native => unsafe { libc::fallocate(fd, 0, off, len) },
+        Fallocate::Keep => unsafe { libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, off, len) },
+        Fallocate::Truncate => unsafe { libc::ftruncate(fd, to as libc::off_t) },
+        Fallocate::Posix => {
+            // posix_fallocate returns the error instead of setting errno.
+            let e = unsafe { libc::posix_fallocate(fd, off, len) };
+            return if e == 0 {
+                Ok(())
+            } else {
+                Err(io::Error::from_raw_os_error(e))
+            };
+        }
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 /// (offset alignment, memory alignment) for direct I/O on this file from statx

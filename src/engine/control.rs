@@ -7,15 +7,11 @@
 //! What runs per request ([`Halt::fired`], [`goes_on`], [`CmdPrio::pick`]) is a
 //! relaxed load or a few integer operations: no allocation, no system call.
 
-use std::os::fd::AsRawFd;
+use std::os::fd::RawFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::device::target::Target;
-use crate::engine::error::{EngineError, Result};
-use crate::engine::setup::{Placed, label};
-use crate::engine::worker::Stream;
 use crate::job::control::{CmdPrioSpec, ExitWhat, IgnoreError};
 use crate::job::{ContinueOnError, JobSpec};
 use crate::request::Op;
@@ -139,40 +135,32 @@ pub struct WorkerControl {
 }
 
 impl WorkerControl {
-    /// The control of a worker running `placed`; jobs sharing a worker must
-    /// agree on what happens to the worker as a whole.
-    pub fn new(jobs: &[JobSpec], placed: &[Placed]) -> Result<WorkerControl> {
-        let first = &jobs[placed[0].job];
-        for p in &placed[1..] {
-            let j = &jobs[p.job];
-            let what = if j.control.startdelay != first.control.startdelay {
-                Some("startdelay")
-            } else if j.control.exitall != first.control.exitall
-                || j.control.exit_what != first.control.exit_what
-                || j.control.exitall_on_error != first.control.exitall_on_error
-            {
-                Some("exitall/exit_what/exitall_on_error")
-            } else if j.syncs != first.syncs {
-                Some("fdatasync/end_fsync/fsync_on_close")
-            } else {
-                None
-            };
-            if let Some(what) = what {
-                return Err(EngineError::SharedDevice {
-                    job: label(first),
-                    other: label(j),
-                    device: first.filename.clone().unwrap_or_default(),
-                    what,
-                });
-            }
+    /// What two jobs sharing one worker disagree on, of what applies to the
+    /// worker as a whole (setup refuses such a pair).
+    pub fn disagreement(a: &JobSpec, b: &JobSpec) -> Option<&'static str> {
+        if a.control.startdelay != b.control.startdelay {
+            Some("startdelay")
+        } else if a.control.exitall != b.control.exitall
+            || a.control.exit_what != b.control.exit_what
+            || a.control.exitall_on_error != b.control.exitall_on_error
+        {
+            Some("exitall/exit_what/exitall_on_error")
+        } else if a.syncs != b.syncs {
+            Some("fdatasync/end_fsync/fsync_on_close/sync_file_range")
+        } else {
+            None
         }
+    }
+
+    /// The control of a worker whose first job is `first`, clone `jobnum`.
+    pub fn new(first: &JobSpec, jobnum: u32) -> WorkerControl {
         let [lo, hi] = first.control.startdelay;
         let delay = if hi > lo {
             // One draw per clone, repeatable from randseed (fio draws from its
             // own seeded generator too).
             let mut x = first
                 .randseed
-                .wrapping_add(u64::from(placed[0].jobnum))
+                .wrapping_add(u64::from(jobnum))
                 .wrapping_mul(0x9E37_79B9_7F4A_7C15);
             x ^= x >> 31;
             let span = (hi - lo).as_nanos() as u64;
@@ -180,12 +168,12 @@ impl WorkerControl {
         } else {
             lo
         };
-        Ok(WorkerControl {
+        WorkerControl {
             delay,
             exitall: first.control.exitall.then_some(first.control.exit_what),
             on_error: first.control.exitall_on_error,
             end_syncs: u32::from(first.syncs.end_fsync) + u32::from(first.syncs.fsync_on_close),
-        })
+        }
     }
 
     /// Sleep the start delay. False if the group was stopped (or the run
@@ -205,26 +193,23 @@ impl WorkerControl {
         }
     }
 
-    /// After the loop: the end syncs, then the stop flags this worker's end
-    /// raises. A failed sync is the job's error, as a failed I/O would be.
-    pub fn after_run(&self, target: Option<&Target>, streams: &mut [Stream], flags: &StopFlags) {
-        if let Some(t) = target {
+    /// After the loop: the end syncs (the errno of the first that failed,
+    /// which the caller makes the job's error, as a failed I/O would be), then
+    /// the stop flags this worker's end raises; `failed`: a job of the worker
+    /// ended with an error.
+    pub fn after_run(&self, fds: &[RawFd], failed: bool, flags: &StopFlags) -> Option<i32> {
+        let mut sync_err = None;
+        for &fd in fds {
             for _ in 0..self.end_syncs {
-                // SAFETY: fsync on the target's descriptor, open until the
-                // worker's results are collected.
-                if unsafe { libc::fsync(t.file.as_raw_fd()) } != 0 {
+                // SAFETY: fsync on a file's descriptor, open until the worker's
+                // results are collected.
+                if unsafe { libc::fsync(fd) } != 0 {
                     let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
-                    for s in streams.iter_mut() {
-                        s.errors += 1;
-                        s.error.get_or_insert((0, errno));
-                    }
+                    sync_err.get_or_insert(errno);
                 }
             }
         }
-        let failed = streams
-            .iter()
-            .any(|s| s.error.is_some() || s.acct.verify_failures > 0);
-        if self.on_error && failed {
+        if self.on_error && (failed || sync_err.is_some()) {
             flags.all.store(true, Ordering::Relaxed);
             flags.group.store(true, Ordering::Relaxed);
         }
@@ -238,6 +223,7 @@ impl WorkerControl {
             }
             None => {}
         }
+        sync_err
     }
 }
 

@@ -22,6 +22,15 @@ use crate::sys::fiemap::FiemapError;
 use crate::workload::distribution::DistError;
 use crate::workload::verify::VerifyError;
 
+/// Label a job for messages: `job 'name' (file:line)`.
+pub fn label(job: &crate::job::JobSpec) -> String {
+    if job.origin.0.is_empty() {
+        format!("job '{}'", job.name)
+    } else {
+        format!("job '{}' ({})", job.name, job.origin.0)
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     /// fio's job logs (`write_lat_log` and friends).
@@ -63,6 +72,23 @@ pub enum EngineError {
     Verify { job: String, err: VerifyError },
     #[error("{job}: {err}")]
     Distribution { job: String, err: DistError },
+    #[error(
+        "{group}: its jobs open {need} files at once (nrfiles x numjobs, plus {open} open \
+         already), above this process's open-file limit of {limit}; lower nrfiles or numjobs, \
+         or raise the limit (ulimit -n)"
+    )]
+    TooManyFiles {
+        group: String,
+        need: u64,
+        open: u64,
+        limit: u64,
+    },
+    #[error("{job}: pre_read of {path}: {source}; check that the file can be read")]
+    PreRead {
+        job: String,
+        path: String,
+        source: io::Error,
+    },
 
     // Placing the group's threads (`place`).
     #[error(

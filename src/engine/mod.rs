@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod control;
 pub mod error;
+pub mod files;
 pub mod fill;
 pub mod hooks;
 pub mod place;
@@ -64,7 +65,9 @@ pub fn groups(jobs: &[JobSpec]) -> Vec<Vec<usize>> {
 pub fn run_jobs(jobs: &[JobSpec], opts: &EngineOptions) -> Result<Vec<GroupRun>> {
     let mut results = Vec::new();
     let stops = control::StopFlags::default();
-    for (gid, group) in groups(jobs).into_iter().enumerate() {
+    let groups = groups(jobs);
+    files::check_open_limit(jobs, &groups)?;
+    for (gid, group) in groups.into_iter().enumerate() {
         // exit_what=all or exitall_on_error in an earlier group: no more groups.
         if crate::sys::cleanup::stop_requested() || stops.all_stopped() {
             break;
@@ -145,8 +148,17 @@ fn run_group(
                         (Ok(Default::default()), ThreadUsage::default())
                     };
                     let (outcome, cpu) = outcome;
-                    p.control
-                        .after_run(p.target.as_ref(), &mut p.worker.streams, &stops);
+                    let fds = p.files.fds(p.target.as_ref());
+                    let failed = (p.worker.streams.iter())
+                        .any(|s| s.error.is_some() || s.acct.verify_failures > 0);
+                    if let Some(errno) = p.control.after_run(&fds, failed, &stops) {
+                        // A failed end sync is the job's error.
+                        for s in &mut p.worker.streams {
+                            s.errors += 1;
+                            s.error.get_or_insert((0, errno));
+                        }
+                    }
+                    p.files.finish(p.target.as_ref());
                     (p, outcome, cpu, crate::placement::affinity::current_cpu())
                 })
         })

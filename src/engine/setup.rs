@@ -47,18 +47,14 @@ pub struct Prepared {
     pub region_len: u64,
     /// CPUs to pin the worker thread to (empty = leave it to the kernel).
     pub cpus: Vec<u32>,
+    /// The job's other files (`nrfiles`), kept open with the target.
+    pub files: crate::engine::files::OpenSet,
     /// Start delay, exitall, end syncs (`engine::control`).
     pub control: crate::engine::control::WorkerControl,
 }
 
-/// Label a job for messages: `job 'name' (file:line)`.
-pub fn label(job: &JobSpec) -> String {
-    if job.origin.0.is_empty() {
-        format!("job '{}'", job.name)
-    } else {
-        format!("job '{}' ({})", job.name, job.origin.0)
-    }
-}
+// Defined with the errors it starts, so modules setup uses can use it too.
+pub use crate::engine::error::label;
 
 /// Which job clones share one worker thread (one queue pair, one scheduler).
 ///
@@ -118,7 +114,7 @@ fn check_shared(jobs: &[JobSpec], placed: &[Placed]) -> Result<()> {
         } else if j.direct != first.direct {
             Some("direct")
         } else {
-            None
+            crate::engine::control::WorkerControl::disagreement(first, j)
         };
         if let Some(what) = clash {
             return Err(EngineError::SharedDevice {
@@ -143,7 +139,8 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
             .map(|p| iolog::plan(jobs, p.job, p.jobnum))
             .collect(),
     )?;
-    let control = crate::engine::control::WorkerControl::new(jobs, &placed)?;
+    let control =
+        crate::engine::control::WorkerControl::new(&jobs[placed[0].job], placed[0].jobnum);
     let first = &jobs[placed[0].job];
     let nslots: u32 = placed.iter().map(|p| jobs[p.job].iodepth).sum();
     let fill = crate::engine::fill::Fill::resolve(&first.depth_batch, first.ioengine, nslots);
@@ -167,6 +164,8 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
     // What writes carry: fio's buffer options (random data by default).
     BufferFill::new(&first.buffers, first.randseed).prepare(&mut bufs);
 
+    // The job's files besides the first (nrfiles, a filename list).
+    let mut files = crate::engine::files::OpenSet::default();
     let (target, region_len, queue): (Option<Target>, u64, Box<dyn Queue>) = match first.ioengine {
         Engine::Null => {
             let size = first
@@ -186,14 +185,17 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
             )
         }
         engine => {
-            let path = target_path(first);
+            let paths = crate::job::files_opts::paths(first, placed[0].jobnum);
+            let nfiles = paths.len().max(1) as u64;
             let min_bs = placed
                 .iter()
                 .map(|p| jobs[p.job].bs[0].min().min(jobs[p.job].bs[1].min()))
                 .min()
                 .unwrap_or(4096);
             let spec = TargetSpec {
-                size: first.size,
+                // fio: size is the job's total, spread over its files.
+                size: first.size.map(|s| s / nfiles),
+                prealloc: first.files.fallocate,
                 offset: first.clone_offset(placed[0].jobnum),
                 writes,
                 direct: first.direct,
@@ -201,12 +203,20 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                 min_bs,
                 max_bs: max_bs as u32,
                 allow_destructive,
-                ..TargetSpec::new(first.name.clone(), path)
+                ..TargetSpec::new(first.name.clone(), paths[0].clone())
             };
             let target = open_target(&spec)?;
-            let fd = target.file.as_raw_fd();
-            let region = target.size;
-            if !first.direct {
+            files = crate::engine::files::OpenSet::open(first, &spec, &paths)?;
+            if first.files.pre_read {
+                for t in files.all(Some(&target)) {
+                    crate::engine::files::pre_read(first, t)?;
+                }
+            }
+            for t in files
+                .all(Some(&target))
+                .filter(|_| !first.direct && !first.files.pre_read)
+            {
+                let (fd, region) = (t.file.as_raw_fd(), t.size);
                 // fio's invalidate=1 (its default): start buffered jobs with the
                 // region out of the page cache, so reads reach the device and runs
                 // do not inherit each other's cache. Advisory: failure is harmless.
@@ -214,7 +224,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                 unsafe {
                     libc::posix_fadvise(
                         fd,
-                        target.offset as i64,
+                        t.offset as i64,
                         region as i64,
                         libc::POSIX_FADV_DONTNEED,
                     )
@@ -226,8 +236,10 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                     crate::job::Pattern::Seq => libc::POSIX_FADV_SEQUENTIAL,
                 };
                 // SAFETY: as above; an advisory hint on an open fd.
-                unsafe { libc::posix_fadvise(fd, target.offset as i64, region as i64, hint) };
+                unsafe { libc::posix_fadvise(fd, t.offset as i64, region as i64, hint) };
             }
+            let fd = target.file.as_raw_fd();
+            let region = target.size;
             let backend_err = |err| EngineError::Backend {
                 job: label(first),
                 err,
@@ -240,6 +252,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                         PsyncFlags {
                             hipri: first.hipri,
                             datasync: first.syncs.datasync,
+                            sync_range: first.syncs.range_flags,
                             ..Default::default()
                         },
                     )
@@ -251,7 +264,11 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                         Engine::Vsync => SyncKind::LseekVectored,
                         _ => SyncKind::Vectored,
                     };
-                    Box::new(SyncIo::new(fd, kind, first.syncs.datasync).map_err(backend_err)?)
+                    Box::new(
+                        SyncIo::new(fd, kind, first.syncs.datasync)
+                            .map_err(backend_err)?
+                            .with_sync_range(first.syncs.range_flags),
+                    )
                 }
                 Engine::Libaio => {
                     // Completions are read from the AIO ring in user space
@@ -278,14 +295,26 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                         fixed_files: first.registerfiles,
                         fixed_bufs: if first.fixedbufs { Some(&iov) } else { None },
                         datasync: first.syncs.datasync,
+                        sync_range: first.syncs.range_flags,
                         ..Default::default()
                     };
                     Box::new(Uring::new(fd, &opts).map_err(backend_err)?)
                 }
             };
+            let mut queue = queue;
+            if !files.rest.is_empty() {
+                queue
+                    .set_files(&files.fds(Some(&target)))
+                    .map_err(backend_err)?;
+            }
             (Some(target), region, queue)
         }
     };
+    // Each file's (first byte, bytes to address), for one generator per file.
+    let regions: Vec<(u64, u64)> = files
+        .all(target.as_ref())
+        .map(|t| (t.offset, t.size))
+        .collect();
     if region_len == 0 {
         return Err(EngineError::EmptyRegion { job: label(first) });
     }
@@ -357,7 +386,13 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                 err,
             },
         )?;
-        let generator = Generator::new(job, start, region_len, seed);
+        let generator = if regions.len() > 1 {
+            crate::engine::files::Source::Many(Box::new(crate::engine::files::FileService::new(
+                job, &regions, seed,
+            )))
+        } else {
+            Generator::new(job, start, region_len, seed).into()
+        };
         let planned = job.runtime.map(|r| dur_ns(r) + dur_ns(job.ramp_time));
         let slat = !caps.sync;
         let rec = Recorder::new(RecorderConfig {
@@ -367,7 +402,9 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         let pacer = Pacer::new(job, 0);
         let mut stream = Stream::new(generator, pacer, job.iodepth, job.ioprio, rec);
         stream.runtime_ns = job.runtime.map(dur_ns);
-        if let (Some(t), false) = (&target, job.direct) {
+        // A file set is invalidated once, above; pre_read keeps the cache warm.
+        if let (Some(t), false, 1, false) = (&target, job.direct, regions.len(), job.files.pre_read)
+        {
             stream.invalidate = Some((t.file.as_raw_fd(), t.offset, region_len));
         }
         stream.ramp_ns = dur_ns(job.ramp_time);
@@ -400,6 +437,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         first.cpus_allowed.clone()
     };
     Ok(Prepared {
+        files,
         control,
         cpus,
         worker,
@@ -410,18 +448,4 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         backend,
         region_len,
     })
-}
-
-/// fio's default file name when a job names none: `name.jobnum.0` in `directory`.
-fn target_path(job: &JobSpec) -> String {
-    match &job.filename {
-        Some(f) => f.clone(),
-        None => {
-            let base = format!("{}.0.0", job.name);
-            match &job.directory {
-                Some(d) => format!("{d}/{base}"),
-                None => base,
-            }
-        }
-    }
 }

@@ -21,13 +21,15 @@ use crate::measure::recorder::{Recorder, Sample};
 use crate::request::{Class, Completion, IoCmd, Op};
 use crate::sched::{SchedReq, Scheduler};
 use crate::workload::verify::{Step, Verifier};
-use crate::workload::{Generator, NextIo, Pacer};
+use crate::workload::{NextIo, Pacer};
 
 /// A request slot: everything about one in-flight request that the loop needs
 /// when its completion comes back.
 #[derive(Clone, Copy, Debug, Default)]
 struct Slot {
     stream: u16,
+    /// Which of the stream's files (`nrfiles`), the queue's file index.
+    file: u16,
     op: Option<Op>,
     class: Option<Class>,
     offset: u64,
@@ -60,7 +62,8 @@ enum Next {
 
 /// One job (clone) running on a worker.
 pub struct Stream {
-    pub generator: Generator,
+    /// One generator, or one per file (`nrfiles`; `engine::files`).
+    pub generator: crate::engine::files::Source,
     pub pacer: Pacer,
     pub iodepth: u32,
     pub ioprio: u16,
@@ -116,14 +119,14 @@ pub struct Stream {
 
 impl Stream {
     pub fn new(
-        generator: Generator,
+        generator: impl Into<crate::engine::files::Source>,
         pacer: Pacer,
         iodepth: u32,
         ioprio: u16,
         rec: Recorder,
     ) -> Stream {
         Stream {
-            generator,
+            generator: generator.into(),
             pacer,
             iodepth,
             ioprio,
@@ -458,7 +461,12 @@ impl Worker {
                     s.pending = Some(io);
                     break;
                 }
-                let due = crate::workload::due_or_switch(&s.pacer, &mut s.generator, &mut io, now);
+                let due = match s.generator.single_mut() {
+                    Some(g) => crate::workload::due_or_switch(&s.pacer, g, &mut io, now),
+                    // A file set's request keeps its direction: a redraw would
+                    // also have to pick its file again.
+                    None => s.pacer.due_at(io.op.dir()),
+                };
                 if due > now {
                     s.pending = Some(io);
                     next_due = Some(next_due.map_or(due, |d: u64| d.min(due)));
@@ -471,6 +479,7 @@ impl Worker {
                 s.pacer.issued(io.op.dir(), io.len, now);
                 self.slots[slot as usize] = Slot {
                     stream: si as u16,
+                    file: s.generator.file(),
                     op: Some(io.op),
                     class: Some(io.class),
                     offset: io.offset,
@@ -554,6 +563,7 @@ impl Worker {
                 slot: r.slot,
                 buf: self.bufs.ptr(r.slot as usize),
                 buf_index: r.slot as u16,
+                file: slot.file,
                 ioprio: {
                     let s = &mut self.streams[slot.stream as usize];
                     s.cmdprio.pick(slot.op.unwrap_or(Op::Read).dir(), s.ioprio)

@@ -4,17 +4,11 @@
 //! priorities (`cmdprio_percentage`, `cmdprio_class`, `cmdprio`) and the syncs
 //! beside `fsync=N` (`fdatasync`, `end_fsync`, `fsync_on_close`).
 //!
-//! The engine side (sleeping the delay, the stop flag, the per-request choice)
+//! The value parsers and cross-option checks are `job::control_opts`; the
+//! engine side (sleeping the delay, the stop flag, the per-request choice)
 //! is `engine::control`.
 
 use std::time::Duration;
-
-use super::draft::{Ctx, Draft};
-use super::errno;
-use super::error::JobError;
-use super::parse;
-use super::spec::Engine;
-use super::units::{self, TimeUnit};
 
 /// Which jobs `exitall` stops when this job finishes (fio's `exit_what`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -103,184 +97,8 @@ pub struct SyncSpec {
     pub end_fsync: bool,
     /// `fsync_on_close`: fsync the file when the job closes it.
     pub fsync_on_close: bool,
-}
-
-// ---- value parsers (called by the option table) ----
-
-pub(crate) fn startdelay(c: &Ctx) -> Result<[Duration; 2], JobError> {
-    const VALID: &str = "a time such as 10 (seconds) or 500ms, or a range such as 1s-5s";
-    let parts: Vec<&str> = c.value.split(['-', ':']).map(str::trim).collect();
-    let t = |s: &str| units::parse_time(s, TimeUnit::Seconds, false).map_err(|e| c.bad(e));
-    match parts.as_slice() {
-        [one] => {
-            let d = t(one)?;
-            Ok([d, d])
-        }
-        [a, b] if !a.is_empty() && !b.is_empty() => {
-            let (a, b) = (t(a)?, t(b)?);
-            Ok([a.min(b), a.max(b)])
-        }
-        _ => Err(c.bad(VALID)),
-    }
-}
-
-pub(crate) fn exit_what(c: &Ctx) -> Result<ExitWhat, JobError> {
-    Ok(match c.value.to_ascii_lowercase().as_str() {
-        "group" => ExitWhat::Group,
-        "stonewall" => ExitWhat::Stonewall,
-        "all" => ExitWhat::All,
-        _ => return Err(c.bad(ExitWhat::VALID)),
-    })
-}
-
-pub(crate) const IGNORE_VALID: &str = "'READ,WRITE,VERIFY' lists of errno names or numbers, each \
-     list ':'-separated, e.g. ignore_error=EAGAIN,ENOSPC:122 (iolab takes no VERIFY list: a \
-     mismatch is EILSEQ; use continue_on_error=verify)";
-
-pub(crate) fn ignore_error(c: &Ctx) -> Result<IgnoreError, JobError> {
-    let lists: Vec<&str> = c.value.split(',').map(str::trim).collect();
-    if lists.len() > 3 || lists.get(2).is_some_and(|v| !v.is_empty()) {
-        return Err(c.bad(IGNORE_VALID));
-    }
-    let mut out = IgnoreError::default();
-    for (slot, list) in out.lists.iter_mut().zip(&lists) {
-        if list.is_empty() {
-            continue;
-        }
-        let mut v = Vec::new();
-        for e in list.split(':').map(str::trim) {
-            match errno::parse(e) {
-                Some(n) => v.push(n),
-                None => {
-                    return Err(c.bad(format!(
-                        "{IGNORE_VALID}; '{e}' is not an errno name (such as ENOSPC) or number"
-                    )));
-                }
-            }
-        }
-        *slot = Some(v);
-    }
-    if out.lists.iter().all(Option::is_none) {
-        return Err(c.bad(IGNORE_VALID));
-    }
-    Ok(out)
-}
-
-pub(crate) fn cmdprio_field(
-    c: &Ctx,
-    current: [u64; 2],
-    min: u64,
-    max: u64,
-) -> Result<[u64; 2], JobError> {
-    parse::per_dir(c, current, |p| units::parse_int(p, c.kb, min, max))
-}
-
-// ---- cross-option checks ----
-
-impl Draft {
-    fn control_set_at(&self, name: &str) -> Option<&str> {
-        self.set
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, at)| at.as_str())
-    }
-
-    /// Rules between the options of this module and the rest of the job, and
-    /// what they derive (`fdatasync=N` becomes the job's periodic sync).
-    pub(crate) fn check_control(&mut self, section_at: &str) -> Result<(), JobError> {
-        let conflict = |at: Option<&str>, job: &str, problem: String| JobError::Conflict {
-            at: at.unwrap_or(section_at).to_string(),
-            job: job.to_string(),
-            problem,
-        };
-        let name = self.spec.name.clone();
-        if let Some(at) = self.control_set_at("fdatasync") {
-            if self.control_set_at("fsync").is_some() && self.spec.fsync > 0 {
-                return Err(conflict(
-                    Some(at),
-                    &name,
-                    "fsync and fdatasync both set a periodic sync: iolab issues one kind per \
-                     job; keep one of them"
-                        .into(),
-                ));
-            }
-            self.spec.fsync = self.fdatasync;
-            self.spec.syncs.datasync = self.fdatasync > 0;
-        }
-        let s = &self.spec;
-        if s.ioengine == Engine::Null {
-            for opt in ["end_fsync", "fsync_on_close"] {
-                if let Some(at) = self.control_set_at(opt) {
-                    return Err(conflict(
-                        Some(at),
-                        &name,
-                        format!(
-                            "{opt} syncs the job's file, and ioengine=null has none: use a file \
-                             with ioengine=psync, io_uring or another file engine"
-                        ),
-                    ));
-                }
-            }
-        }
-        if let Some(at) = self.control_set_at("exit_what")
-            && !s.control.exitall
-        {
-            return Err(conflict(
-                Some(at),
-                &name,
-                "exit_what says which jobs exitall stops, and this job does not set exitall: \
-                 add exitall=1 or drop exit_what"
-                    .into(),
-            ));
-        }
-        let cp = &s.control.cmdprio;
-        if !cp.enabled() {
-            for opt in ["cmdprio_class", "cmdprio"] {
-                if let Some(at) = self.control_set_at(opt) {
-                    return Err(conflict(
-                        Some(at),
-                        &name,
-                        format!(
-                            "{opt} gives the priority of the share of requests \
-                             cmdprio_percentage chooses: set cmdprio_percentage=1-100 too"
-                        ),
-                    ));
-                }
-            }
-        } else if !matches!(s.ioengine, Engine::IoUring | Engine::Libaio) {
-            return Err(conflict(
-                self.control_set_at("cmdprio_percentage"),
-                &name,
-                format!(
-                    "cmdprio_percentage sets a priority per request, which only io_uring and \
-                     libaio requests carry; the job uses ioengine={}: use ioengine=io_uring or \
-                     libaio, or prio/prioclass for the whole job",
-                    s.ioengine.fio_name()
-                ),
-            ));
-        }
-        // fio's rule: an ignore_error list acts only for the directions
-        // continue_on_error lets a job go on in.
-        let coe = s.continue_on_error;
-        for (dir, list) in s.control.ignore_error.lists.iter().enumerate() {
-            let covered = match dir {
-                0 => coe.covers_io(crate::request::Op::Read),
-                _ => coe.covers_io(crate::request::Op::Write),
-            };
-            if list.is_some() && !covered {
-                let d = if dir == 0 { "read" } else { "write" };
-                return Err(conflict(
-                    self.control_set_at("ignore_error"),
-                    &name,
-                    format!(
-                        "ignore_error lists {d} errors, but continue_on_error={} stops the job \
-                         at any {d} error (fio's rule: the list only acts where \
-                         continue_on_error goes on): add continue_on_error={d} (or io, all)",
-                        coe.name()
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
+    /// `sync_file_range=FLAGS:N`: SYNC_FILE_RANGE_* flags (0 = not used) ...
+    pub range_flags: u32,
+    /// ... and every how many writes (becomes the job's periodic sync).
+    pub range_every: u32,
 }

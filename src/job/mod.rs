@@ -7,9 +7,12 @@
 
 pub mod buffers;
 pub mod control;
+mod control_opts;
 mod draft;
 pub mod errno;
 pub mod error;
+pub mod files;
+pub mod files_opts;
 pub mod ini;
 pub mod options;
 mod parse;

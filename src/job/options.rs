@@ -238,6 +238,22 @@ impl Draft {
             match (s.size, s.size_percent) {
                 (None, None) => self.spec.size = Some(fs),
                 (Some(b), None) if b == fs => {}
+                // size = every file's bytes (nrfiles files of filesize each).
+                (Some(b), None) if b == fs.saturating_mul(u64::from(s.files.nrfiles)) => {}
+                (Some(b), None) if b > fs.saturating_mul(u64::from(s.files.nrfiles)) => {
+                    let at = self.set_at("size").unwrap_or(section_at);
+                    return Err(JobError::BadValue {
+                        at: at.to_string(),
+                        option: "size".into(),
+                        value: b.to_string(),
+                        expected: format!(
+                            "at most filesize x nrfiles = {} bytes (more I/O than the job's \
+                             files hold, which fio spreads over repeated passes, is not \
+                             implemented by iolab: use loops=)",
+                            fs.saturating_mul(u64::from(s.files.nrfiles))
+                        ),
+                    });
+                }
                 _ => {
                     return Err(conflict(
                         self.set_at("filesize"),
@@ -275,6 +291,7 @@ impl Draft {
         self.check_placement(section_at)?;
         self.check_control(section_at)?;
         self.check_random_and_rate(section_at)?;
+        self.check_files(section_at)?;
         // Linux ioprio: class in the top 3 bits of 16, level below. A level alone
         // means best-effort, as fio does.
         let class = match (self.prioclass, self.prio) {

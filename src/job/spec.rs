@@ -768,6 +768,8 @@ pub struct JobSpec {
     pub control: super::control::ControlSpec,
     /// fdatasync, end_fsync, fsync_on_close (`job::control`).
     pub syncs: super::control::SyncSpec,
+    /// nrfiles, filename_format, file_service_type, fallocate, ... (`job::files`).
+    pub files: super::files::FileSpec,
     /// fio's per-job logs (`write_lat_log`, `write_bw_log`, ...).
     pub logs: LogSpec,
 }
@@ -908,6 +910,7 @@ impl Default for JobSpec {
             io_timeout: None,
             control: Default::default(),
             syncs: Default::default(),
+            files: Default::default(),
         }
     }
 }

@@ -208,7 +208,6 @@ const ZONED: &str = "zoned block devices are out of scope";
 const NUMA: &str = "iolab does not bind memory or NUMA nodes; use cpus_allowed= or placement=";
 const BATCH_EXPECTED: &str = "a count, 0-65535";
 const LAT_TARGET: &str = "latency-target depth search is not implemented";
-const ONE_FILE: &str = "one file per job";
 const LOG_PREFIX: &str = "a log needs a file-name prefix (write_lat_log=NAME); fio 3.33 fails to open \
                           a log given none";
 const LOG_PREFIX_EXPECTED: &str = "a file-name prefix (a path without the _type.N.log ending)";
@@ -297,7 +296,7 @@ Ok(())
     )
     .expects("a time such as 10 (seconds) or 500ms, or a range such as 1s-5s")
     .set(|d, c| {
-        d.spec.control.startdelay = super::control::startdelay(c)?;
+        d.spec.control.startdelay = super::control_opts::startdelay(c)?;
         Ok(())
     }),
     // Target.
@@ -332,14 +331,77 @@ Ok(())
         S::Target,
         "iolab always creates a missing regular file (fio's default allow_file_create=1)",
     ),
-    refused("nrfiles", S::Target, ONE_FILE),
-    refused("openfiles", S::Target, ONE_FILE),
-    refused("file_service_type", S::Target, ONE_FILE),
-    refused("filename_format", S::Target, ONE_FILE),
-    refused("fallocate", S::Target, "files are laid out by writing them"),
+    OptionDef::new("nrfiles", S::Target, "files per job clone, named by filename_format; size is spread over them")
+        .alias(&["nr_files"])
+        .expects("a count of files, 1-65536")
+        .set(|d, c| {
+            d.spec.files.nrfiles = c.int(1, 65536)? as u32;
+            Ok(())
+        }),
+    OptionDef::new("openfiles", S::Target, "files open at once; iolab keeps all of a job's files open")
+        .stricter("openfiles below nrfiles is refused: iolab does not close and reopen files during the run")
+        .expects("a count of files, 1 or more")
+        .set(|d, c| {
+            d.spec.files.openfiles = c.int(1, u64::from(u32::MAX))? as u32;
+            Ok(())
+        }),
+    OptionDef::new(
+        "file_service_type",
+        S::Target,
+        "which file the next request goes to: roundrobin (default), sequential or random, with :N requests per pick",
+    )
+    .stricter("zipf, pareto, normal and gauss file choice are refused")
+    .expects(super::files_opts::SERVICE_VALID)
+    .set(|d, c| {
+        (d.spec.files.service, d.spec.files.service_every) = super::files_opts::service(c)?;
+        Ok(())
+    }),
+    OptionDef::new(
+        "filename_format",
+        S::Target,
+        "file names when filename= is not given: $jobname, $jobnum, $filenum, $clientuid (empty: iolab runs locally); default $jobname.$jobnum.$filenum",
+    )
+    .expects(super::files_opts::FORMAT_VALID)
+    .set(|d, c| {
+        d.spec.files.filename_format = Some(super::files_opts::filename_format(c)?);
+        Ok(())
+    }),
+    OptionDef::new(
+        "fallocate",
+        S::Target,
+        "how a file's space is reserved before it is laid out: none, native, posix, keep, truncate (0 = none, 1 = posix)",
+    )
+    .noted("iolab's default is fallocate=none (fio's is native): the layout writes every block anyway")
+    .expects(super::files::Fallocate::VALID)
+    .set(|d, c| {
+        d.spec.files.fallocate = super::files_opts::fallocate(c)?;
+        Ok(())
+    }),
     refused("fadvise_hint", S::Target, "iolab does not call posix_fadvise"),
-    refused("create_on_open", S::Target, "files are created before the clock starts"),
-    refused("pre_read", S::Target, "page-cache warming is not implemented"),
+    OptionDef::new("create_on_open", S::Target, "create files when the job opens them")
+        .flag()
+        .noted("iolab creates and lays out every file while the job is set up, before its clock starts")
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("pre_read", S::Target, "read the job's files into the page cache before the clock starts (turns invalidate off)")
+        .flag()
+        .set(|d, c| {
+            d.spec.files.pre_read = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("unlink", S::Target, "delete the job's regular files when it is done")
+        .flag()
+        .set(|d, c| {
+            d.spec.files.unlink = c.boolean()?;
+            Ok(())
+        }),
+    refused(
+        "unlink_each_loop",
+        S::Target,
+        "files are laid out once, before the clock starts; deleting and recreating them between loops is not implemented (use unlink=1 at the end)",
+    ),
     refused(
         "invalidate",
         S::Target,
@@ -509,6 +571,17 @@ Ok(())
             d.spec.syncs.fsync_on_close = c.boolean()?;
             Ok(())
         }),
+    OptionDef::new(
+        "sync_file_range",
+        S::IoType,
+        "sync_file_range(2) every N writes with flags wait_before, write, wait_after (FLAGS:N); psync/sync engines and io_uring",
+    )
+    .noted("iolab syncs the whole file (offset 0, length 0) each time, where fio syncs the range written since the last call")
+    .expects(super::control_opts::RANGE_VALID)
+    .set(|d, c| {
+        (d.spec.syncs.range_flags, d.spec.syncs.range_every) = super::control_opts::sync_file_range(c)?;
+        Ok(())
+    }),
     refused("write_barrier", S::IoType, ONLY_FSYNC),
     refused("trim_percentage", S::IoType, "iolab issues no trims (rw=trim and friends are refused too)"),
     refused("trim_backlog", S::IoType, NO_TRIM),
@@ -701,7 +774,7 @@ Ok(())
     .expects("a percentage 0-100, or 'read,write'")
     .set(|d, c| {
         let cur = d.spec.control.cmdprio.percentage;
-        d.spec.control.cmdprio.percentage = super::control::cmdprio_field(c, cur, 0, 100)?;
+        d.spec.control.cmdprio.percentage = super::control_opts::cmdprio_field(c, cur, 0, 100)?;
         Ok(())
     }),
     OptionDef::new(
@@ -712,7 +785,7 @@ Ok(())
     .expects("a class 1-3, or 'read,write'")
     .set(|d, c| {
         let cur = d.spec.control.cmdprio.class;
-        d.spec.control.cmdprio.class = super::control::cmdprio_field(c, cur, 1, 3)?;
+        d.spec.control.cmdprio.class = super::control_opts::cmdprio_field(c, cur, 1, 3)?;
         Ok(())
     }),
     OptionDef::new(
@@ -723,7 +796,7 @@ Ok(())
     .expects("a level 0-7, or 'read,write'")
     .set(|d, c| {
         let cur = d.spec.control.cmdprio.level;
-        d.spec.control.cmdprio.level = super::control::cmdprio_field(c, cur, 0, 7)?;
+        d.spec.control.cmdprio.level = super::control_opts::cmdprio_field(c, cur, 0, 7)?;
         Ok(())
     }),
     // I/O depth.
@@ -951,7 +1024,7 @@ Ok(())
     .stricter("group stops the whole stonewall group: iolab has no reporting groups inside one (new_group is accepted and does nothing)")
     .expects(super::control::ExitWhat::VALID)
     .set(|d, c| {
-        d.spec.control.exit_what = super::control::exit_what(c)?;
+        d.spec.control.exit_what = super::control_opts::exit_what(c)?;
         Ok(())
     }),
     OptionDef::new("exitall_on_error", S::Threads, "when this job stops on an error, stop every running job and start no later group")
@@ -1200,11 +1273,18 @@ Ok(())
         "READ,WRITE lists of errnos (names or numbers, ':'-separated) the job goes on after, where continue_on_error covers the direction; other errnos stop it",
     )
     .stricter("a VERIFY list is refused (use continue_on_error=verify); a list for a direction continue_on_error does not cover is an error, where fio ignores it")
-    .expects(super::control::IGNORE_VALID)
+    .expects(super::control_opts::IGNORE_VALID)
     .set(|d, c| {
-        d.spec.control.ignore_error = super::control::ignore_error(c)?;
+        d.spec.control.ignore_error = super::control_opts::ignore_error(c)?;
         Ok(())
     }),
+    OptionDef::new("error_dump", S::Errors, "print every error, also those a job goes on after")
+        .flag()
+        .noted("iolab reports each job's first error and its error count, not every error")
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
     // iolab's own.
     OptionDef::new("completion", S::Iolab, "sync interrupt poll hybrid hybrid-uring pas dpas adaptive (default: the backend's choice)")
         .ours()

@@ -190,6 +190,7 @@ fn probe_uring_punt(fd: RawFd, len: u32) -> Outcome {
         slot: 0,
         buf: buf.ptr(0),
         buf_index: 0,
+        file: 0,
         ioprio: 0,
         class: Class::Read,
     };

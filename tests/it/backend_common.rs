@@ -72,6 +72,7 @@ pub fn cmd(op: Op, offset: u64, buf: &AlignedBuf, slot: u32) -> IoCmd {
         slot,
         buf: buf.ptr(),
         buf_index: slot as u16,
+        file: 0,
         ioprio: 0,
         class: Class::Read,
     }

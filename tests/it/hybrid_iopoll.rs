@@ -56,6 +56,7 @@ fn refused_naming_the_device_and_the_remedy_or_reads_where_polled() {
                 buf_index: 0,
                 ioprio: 0,
                 class: Class::Read,
+                file: 0,
             };
             ring.queue(&cmd).unwrap();
             ring.commit().unwrap();

@@ -84,6 +84,19 @@ fn fdatasync_end_fsync_and_fsync_on_close_are_issued() {
         &["fdatasync", "fsync"],
     );
     assert_eq!(n, vec![32, 2], "fdatasync, fsync calls");
+    // sync_file_range every 64 writes: 4 calls, and no fsync.
+    let n = strace_counts(
+        &[
+            "--name=w",
+            &file,
+            "--size=1m",
+            "--bs=4k",
+            "--rw=write",
+            "--sync_file_range=wait_before,write:64",
+        ],
+        &["sync_file_range", "fsync"],
+    );
+    assert_eq!(n, vec![4, 0], "sync_file_range, fsync calls");
     // Without them: none.
     let n = strace_counts(
         &["--name=w", &file, "--size=1m", "--bs=4k", "--rw=write"],
@@ -109,6 +122,21 @@ fn fdatasync_syncs_are_reported_as_syncs() {
         let j = job(&doc, "w");
         assert_eq!(j["write"]["total_ios"].as_u64(), Some(64), "{engine}");
         assert_eq!(j["sync"]["total_ios"].as_u64(), Some(4), "{engine}: {j}");
+    }
+    // sync_file_range through io_uring (IORING_OP_SYNC_FILE_RANGE) and psync.
+    for engine in ["io_uring", "psync"] {
+        let doc = run_json(&[
+            "--name=w",
+            &file,
+            "--size=256k",
+            "--bs=4k",
+            "--rw=write",
+            "--sync_file_range=write:32",
+            &format!("--ioengine={engine}"),
+        ]);
+        let j = job(&doc, "w");
+        assert_eq!(j["sync"]["total_ios"].as_u64(), Some(2), "{engine}: {j}");
+        assert_eq!(j["error"].as_i64(), Some(0), "{engine}: {j}");
     }
 }
 
@@ -249,6 +277,8 @@ fn bad_values_name_the_line_option_and_what_is_valid() {
         ("cmdprio_percentage=101", "option 'cmdprio_percentage'"),
         ("cmdprio_class=4", "option 'cmdprio_class'"),
         ("fdatasync=-1", "option 'fdatasync'"),
+        ("sync_file_range=flush:8", "wait_before, write"),
+        ("sync_file_range=write", "FLAGS:N"),
     ];
     for (line, want) in cases {
         let f = dir.path().join("bad.fio");

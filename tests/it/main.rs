@@ -36,6 +36,7 @@ mod fleet_ansible;
 mod fuzz_corpus_replay;
 mod hybrid_iopoll;
 mod job_control;
+mod job_files;
 mod job_parse;
 mod null_conservation;
 mod null_device;

@@ -19,6 +19,7 @@ fn cmd(op: Op, slot: u32, offset: u64, len: u32, buf: *mut u8) -> IoCmd {
         slot,
         buf,
         buf_index: 0,
+        file: 0,
         ioprio: 0,
         class: if op == Op::Read {
             Class::Read

@@ -19,6 +19,7 @@ fn read(slot: u32) -> IoCmd {
         slot,
         buf: std::ptr::null_mut(),
         buf_index: 0,
+        file: 0,
         ioprio: 0,
         class: Class::Read,
     }

@@ -54,6 +54,9 @@ pub struct UringOpts<'a> {
     pub fixed_bufs: Option<&'a [(*mut u8, usize)]>,
     /// `Op::Fsync` syncs data only (fdatasync semantics).
     pub datasync: bool,
+    /// Nonzero: `Op::Fsync` is IORING_OP_SYNC_FILE_RANGE over the whole file
+    /// with these flags (fio `sync_file_range=`).
+    pub sync_range: u32,
     /// Count io-wq punts with a tracefs instance (see [`Uring::punt_count`]).
     pub detect_punts: bool,
 }
@@ -70,6 +73,7 @@ impl Default for UringOpts<'_> {
             fixed_files: false,
             fixed_bufs: None,
             datasync: false,
+            sync_range: 0,
             detect_punts: true,
         }
     }
@@ -78,12 +82,13 @@ impl Default for UringOpts<'_> {
 /// One io_uring queue on a file descriptor the engine owns.
 pub struct Uring {
     ring: IoUring,
-    fd: RawFd,
+    files: crate::device::files::FileTable,
     fixed_file: bool,
     fixed_bufs: bool,
     iopoll: bool,
     sqpoll: bool,
     datasync: bool,
+    sync_range: u32,
     /// Most requests in flight; the CQ has room for twice this, so it never overflows.
     limit: u32,
     /// Queued since the last commit.
@@ -245,12 +250,13 @@ impl Uring {
         let ext_arg = ring.params().is_feature_ext_arg();
         Ok(Uring {
             ring,
-            fd,
+            files: crate::device::files::FileTable::one(fd),
             fixed_file: opts.fixed_files,
             fixed_bufs: opts.fixed_bufs.is_some(),
             iopoll,
             sqpoll: opts.sqpoll,
             datasync: opts.datasync,
+            sync_range: opts.sync_range,
             limit: opts.entries,
             pending: 0,
             in_flight: 0,
@@ -317,6 +323,12 @@ impl Uring {
                             .ioprio(cmd.ioprio)
                             .build()
                     }
+                    (Op::Fsync, _) if self.sync_range != 0 => {
+                        opcode::SyncFileRange::new($target, 0)
+                            .offset(0)
+                            .flags(self.sync_range)
+                            .build()
+                    }
                     (Op::Fsync, _) => {
                         let flags = if self.datasync {
                             types::FsyncFlags::DATASYNC
@@ -329,9 +341,9 @@ impl Uring {
             };
         }
         let e = if self.fixed_file {
-            rw!(types::Fixed(0))
+            rw!(types::Fixed(u32::from(cmd.file)))
         } else {
-            rw!(types::Fd(self.fd))
+            rw!(types::Fd(self.files.fd(cmd.file)))
         };
         e.user_data(cmd.slot as u64)
     }
@@ -464,6 +476,19 @@ fn sq_thread_name(owner: i32) -> String {
 }
 
 impl Queue for Uring {
+    fn set_files(&mut self, fds: &[RawFd]) -> DevResult<()> {
+        if self.fixed_file {
+            // registerfiles: the registered table becomes every file's; a
+            // request names its file by index (IOSQE_FIXED_FILE).
+            let s = self.ring.submitter();
+            s.unregister_files()
+                .map_err(|e| setup_error("unregister files", e))?;
+            s.register_files(fds)
+                .map_err(|e| setup_error("register files", e))?;
+        }
+        self.files.set(fds)
+    }
+
     fn name(&self) -> &'static str {
         "uring"
     }
@@ -486,8 +511,9 @@ impl Queue for Uring {
     /// io-wq worker), `adaptive` does the I/O here instead.
     fn perform(&mut self, cmd: &IoCmd) -> DevResult<Completion> {
         Ok(psync::SyncCall::inline(
-            self.fd,
+            self.files.fd(cmd.file),
             self.datasync,
+            self.sync_range,
             cmd,
             &mut self.stats.submit_calls,
         ))

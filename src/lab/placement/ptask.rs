@@ -79,6 +79,7 @@ pub fn run_ptask(
             slot: 0,
             buf: buf.ptr(0),
             buf_index: 0,
+            file: 0,
             ioprio: 0,
             class: Class::Read,
         };

@@ -1,0 +1,41 @@
+//! The descriptors a queue addresses: `IoCmd::file` indexes this table (index
+//! 0 is the descriptor the queue was made with). A job with `nrfiles` > 1 hands
+//! its queue every file's descriptor before the clock starts
+//! ([`super::Queue::set_files`]); the lookup per request is one bounds-checked
+//! load.
+
+use std::os::fd::RawFd;
+
+#[derive(Clone, Debug)]
+pub struct FileTable {
+    fds: Vec<RawFd>,
+}
+
+impl FileTable {
+    pub fn one(fd: RawFd) -> FileTable {
+        FileTable { fds: vec![fd] }
+    }
+
+    /// The descriptor of file `i`; -1 (the call fails with EBADF, never a
+    /// wrong file) for an index the table does not hold.
+    #[inline]
+    pub fn fd(&self, i: u16) -> RawFd {
+        self.fds.get(usize::from(i)).copied().unwrap_or(-1)
+    }
+
+    pub fn all(&self) -> &[RawFd] {
+        &self.fds
+    }
+
+    /// Replace the table; `fds` must not be empty.
+    pub fn set(&mut self, fds: &[RawFd]) -> super::DevResult<()> {
+        if fds.is_empty() || fds.len() > usize::from(u16::MAX) + 1 {
+            return Err(super::DeviceError::Unsupported(format!(
+                "{} files given to one queue; between 1 and 65536 can be addressed",
+                fds.len()
+            )));
+        }
+        self.fds = fds.to_vec();
+        Ok(())
+    }
+}

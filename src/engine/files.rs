@@ -1,0 +1,367 @@
+//! A job's file set while it runs (options parsed in `job::files`): the files
+//! besides the first are opened with the first's flags before the clock starts,
+//! their descriptors handed to the queue ([`crate::device::Queue::set_files`]),
+//! and each file gets its own offset generator; [`Source`] picks which file the
+//! next request goes to by `file_service_type`.
+//!
+//! Every file stays open for the whole run (no open/close on the measured
+//! path), so `nrfiles` x `numjobs` must fit the open-file limit:
+//! [`check_open_limit`] says so before the first I/O.
+
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::PathBuf;
+
+use crate::device::target::{Target, TargetKind, TargetSpec, open_target};
+use crate::engine::error::label;
+use crate::engine::error::{EngineError, Result};
+use crate::job::JobSpec;
+use crate::job::files::ServiceKind;
+use crate::workload::{Generator, NextIo};
+
+/// Where a stream's requests come from: one generator (one file), or one per
+/// file and a file service choosing among them.
+// One Source per stream, so its size does not matter; the single-file case,
+// the common one, stays inline (no pointer to follow per request).
+#[allow(clippy::large_enum_variant)]
+pub enum Source {
+    One(Generator),
+    Many(Box<FileService>),
+}
+
+impl From<Generator> for Source {
+    fn from(g: Generator) -> Source {
+        Source::One(g)
+    }
+}
+
+impl Source {
+    /// The one generator of a one-file job (rate switching redraws from it).
+    #[inline]
+    pub fn single_mut(&mut self) -> Option<&mut Generator> {
+        match self {
+            Source::One(g) => Some(g),
+            Source::Many(_) => None,
+        }
+    }
+
+    #[inline]
+    pub fn next_io(&mut self) -> Option<NextIo> {
+        match self {
+            Source::One(g) => g.next_io(),
+            Source::Many(m) => m.next_io(),
+        }
+    }
+
+    /// Whether a new pass over the region began (one file only: a file set
+    /// is invalidated once, before the clock starts).
+    #[inline]
+    pub fn take_new_pass(&mut self) -> bool {
+        match self {
+            Source::One(g) => g.take_new_pass(),
+            Source::Many(_) => false,
+        }
+    }
+
+    /// The file of the request `next_io` returned last (the queue's file index).
+    #[inline]
+    pub fn file(&self) -> u16 {
+        match self {
+            Source::One(_) => 0,
+            Source::Many(m) => m.last,
+        }
+    }
+}
+
+/// One generator per file and fio's `file_service_type` over them.
+pub struct FileService {
+    gens: Vec<Generator>,
+    alive: Vec<bool>,
+    live: usize,
+    kind: ServiceKind,
+    every: u32,
+    cur: usize,
+    /// Requests left for `cur` before the service picks again.
+    left: u32,
+    rng: u64,
+    last: u16,
+}
+
+impl FileService {
+    /// `regions`: each file's (first byte, bytes to address). `number_ios` is
+    /// the job's total, shared out over the files.
+    pub fn new(job: &JobSpec, regions: &[(u64, u64)], seed: u64) -> FileService {
+        let n = regions.len() as u64;
+        let gens: Vec<Generator> = regions
+            .iter()
+            .enumerate()
+            .map(|(i, &(start, len))| {
+                let mut j = job.clone();
+                j.number_ios = job
+                    .number_ios
+                    .map(|t| t / n + u64::from((i as u64) < t % n));
+                Generator::new(&j, start, len, seed.wrapping_add(i as u64 * 0x9E37_79B9))
+            })
+            .collect();
+        // A file with nothing to do (number_ios shared out to 0) is dead now.
+        let alive: Vec<bool> = (0..n)
+            .map(|i| {
+                job.number_ios
+                    .is_none_or(|t| t / n + u64::from(i < t % n) > 0)
+            })
+            .collect();
+        let mut fs = FileService {
+            live: alive.iter().filter(|&&a| a).count(),
+            alive,
+            gens,
+            kind: job.files.service,
+            every: job.files.service_every.max(1),
+            cur: 0,
+            left: 0,
+            rng: seed | 1,
+            last: 0,
+        };
+        fs.cur = match fs.kind {
+            ServiceKind::Random => {
+                let r = (fs.rand() % n) as usize;
+                fs.live_from(r)
+            }
+            _ => fs.live_from(0),
+        };
+        fs.left = fs.quota();
+        fs
+    }
+
+    fn quota(&self) -> u32 {
+        match self.kind {
+            ServiceKind::Sequential => u32::MAX,
+            _ => self.every,
+        }
+    }
+
+    #[inline]
+    fn rand(&mut self) -> u64 {
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng = x;
+        x
+    }
+
+    /// The next live file at or after `from` (wrapping).
+    #[inline]
+    fn live_from(&self, from: usize) -> usize {
+        let n = self.gens.len();
+        (0..n)
+            .map(|k| (from + k) % n)
+            .find(|&i| self.alive[i])
+            .unwrap_or(0)
+    }
+
+    /// The file after `cur` used up its quota or its I/O.
+    #[inline]
+    fn pick(&mut self) {
+        let n = self.gens.len();
+        self.cur = match self.kind {
+            ServiceKind::RoundRobin => self.live_from(self.cur + 1),
+            ServiceKind::Sequential => self.live_from(self.cur),
+            ServiceKind::Random => {
+                let r = (self.rand() % n as u64) as usize;
+                self.live_from(r)
+            }
+        };
+        self.left = self.quota();
+    }
+
+    #[inline]
+    fn next_io(&mut self) -> Option<NextIo> {
+        while self.live > 0 {
+            if self.left == 0 || !self.alive[self.cur] {
+                self.pick();
+            }
+            match self.gens[self.cur].next_io() {
+                Some(io) => {
+                    self.left -= 1;
+                    self.last = self.cur as u16;
+                    return Some(io);
+                }
+                None => {
+                    self.alive[self.cur] = false;
+                    self.live -= 1;
+                    self.left = 0;
+                }
+            }
+        }
+        None
+    }
+}
+
+/// The files of a worker besides the first (which `setup` opens as the
+/// worker's target), and what happens to all of them at the end.
+#[derive(Debug, Default)]
+pub struct OpenSet {
+    pub rest: Vec<Target>,
+    unlink: bool,
+}
+
+impl OpenSet {
+    /// Open `paths[1..]` as `first` was opened (same flags and per-file size).
+    pub fn open(job: &JobSpec, first: &TargetSpec, paths: &[PathBuf]) -> Result<OpenSet> {
+        let mut rest = Vec::with_capacity(paths.len().saturating_sub(1));
+        for p in paths.iter().skip(1) {
+            let spec = TargetSpec {
+                path: p.clone(),
+                ..first.clone()
+            };
+            rest.push(open_target(&spec)?);
+        }
+        Ok(OpenSet {
+            rest,
+            unlink: job.files.unlink,
+        })
+    }
+
+    /// Every file's descriptor, the first's first (the queue's file table).
+    pub fn fds(&self, first: Option<&Target>) -> Vec<RawFd> {
+        first
+            .into_iter()
+            .chain(&self.rest)
+            .map(|t| t.file.as_raw_fd())
+            .collect()
+    }
+
+    /// Every file, the first's first.
+    pub fn all<'a>(&'a self, first: Option<&'a Target>) -> impl Iterator<Item = &'a Target> {
+        first.into_iter().chain(&self.rest)
+    }
+
+    /// `unlink=1`: delete the job's regular files (never a block device).
+    pub fn finish(&self, first: Option<&Target>) {
+        if !self.unlink {
+            return;
+        }
+        for t in self.all(first) {
+            if t.kind == TargetKind::File
+                && let Err(e) = std::fs::remove_file(&t.path)
+            {
+                eprintln!("iolab: unlink={}: {e}", t.path.display());
+            }
+        }
+    }
+}
+
+/// `pre_read`: read `[offset, offset+size)` of the file through the page cache
+/// so the job starts warm (fio turns `invalidate` off with it, as iolab does).
+pub fn pre_read(job: &JobSpec, t: &Target) -> Result<()> {
+    let err = |source| EngineError::PreRead {
+        job: label(job),
+        path: t.path.display().to_string(),
+        source,
+    };
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(&t.path)
+        .map_err(err)?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut off = t.offset;
+    let end = t.offset + t.size;
+    while off < end {
+        let n = ((end - off) as usize).min(buf.len());
+        let got = f.read_at(&mut buf[..n], off).map_err(err)?;
+        if got == 0 {
+            break;
+        }
+        off += got as u64;
+    }
+    Ok(())
+}
+
+/// Before the first I/O: can every group open all its files at once?
+pub fn check_open_limit(jobs: &[JobSpec], groups: &[Vec<usize>]) -> Result<()> {
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one struct through the pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } != 0
+        || rl.rlim_cur == libc::RLIM_INFINITY
+    {
+        return Ok(());
+    }
+    let open = open_fds();
+    for g in groups {
+        let need: u64 = g
+            .iter()
+            .map(|&j| u64::from(jobs[j].files.nrfiles) * u64::from(jobs[j].numjobs))
+            .sum();
+        // Each worker also holds a ring or AIO context and a few descriptors
+        // of its own: a margin of 2 per clone.
+        let clones: u64 = g.iter().map(|&j| u64::from(jobs[j].numjobs)).sum();
+        if need + 2 * clones + open > rl.rlim_cur {
+            let first = &jobs[g[0]];
+            return Err(EngineError::TooManyFiles {
+                group: if g.len() == 1 {
+                    label(first)
+                } else {
+                    format!("the group starting with {}", label(first))
+                },
+                need,
+                open,
+                limit: rl.rlim_cur,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn open_fds() -> u64 {
+    std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files_of(kind: ServiceKind, every: u32, number_ios: Option<u64>) -> Vec<u16> {
+        let mut job = JobSpec::default();
+        job.files.service = kind;
+        job.files.service_every = every;
+        job.number_ios = number_ios;
+        // Three files of 4 blocks each.
+        let regions = [(0, 16384), (0, 16384), (0, 16384)];
+        let mut src = Source::Many(Box::new(FileService::new(&job, &regions, 7)));
+        let mut out = Vec::new();
+        while let Some(io) = src.next_io() {
+            assert!(io.offset < 16384);
+            out.push(src.file());
+        }
+        out
+    }
+
+    #[test]
+    fn roundrobin_sequential_and_random_service() {
+        assert_eq!(
+            files_of(ServiceKind::RoundRobin, 1, None),
+            [0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2]
+        );
+        assert_eq!(
+            files_of(ServiceKind::RoundRobin, 2, None),
+            [0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2]
+        );
+        assert_eq!(
+            files_of(ServiceKind::Sequential, 1, None),
+            [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2]
+        );
+        let r = files_of(ServiceKind::Random, 1, None);
+        assert_eq!(r.len(), 12);
+        for f in 0..3 {
+            assert_eq!(r.iter().filter(|&&x| x == f).count(), 4, "{r:?}");
+        }
+        assert_ne!(r, files_of(ServiceKind::RoundRobin, 1, None));
+        // number_ios is the job's total, shared out over the files.
+        assert_eq!(files_of(ServiceKind::RoundRobin, 1, Some(4)), [0, 1, 2, 0]);
+        assert_eq!(files_of(ServiceKind::RoundRobin, 1, Some(2)), [0, 1]);
+    }
+}

@@ -1,0 +1,246 @@
+//! Value parsers and cross-option checks of the job-control and sync options
+//! (their types: `job::control`).
+
+use std::time::Duration;
+
+use super::control::{ExitWhat, IgnoreError};
+use super::draft::{Ctx, Draft};
+use super::errno;
+use super::error::JobError;
+use super::parse;
+use super::spec::Engine;
+use super::units::{self, TimeUnit};
+
+pub(crate) fn startdelay(c: &Ctx) -> Result<[Duration; 2], JobError> {
+    const VALID: &str = "a time such as 10 (seconds) or 500ms, or a range such as 1s-5s";
+    let parts: Vec<&str> = c.value.split(['-', ':']).map(str::trim).collect();
+    let t = |s: &str| units::parse_time(s, TimeUnit::Seconds, false).map_err(|e| c.bad(e));
+    match parts.as_slice() {
+        [one] => {
+            let d = t(one)?;
+            Ok([d, d])
+        }
+        [a, b] if !a.is_empty() && !b.is_empty() => {
+            let (a, b) = (t(a)?, t(b)?);
+            Ok([a.min(b), a.max(b)])
+        }
+        _ => Err(c.bad(VALID)),
+    }
+}
+
+pub(crate) const RANGE_VALID: &str = "FLAGS:N, FLAGS one or more of wait_before, write, \
+     wait_after joined by ',', N a count of writes, e.g. sync_file_range=wait_before,write:8";
+
+/// `sync_file_range=wait_before,write:8` -> (flags, every).
+pub(crate) fn sync_file_range(c: &Ctx) -> Result<(u32, u32), JobError> {
+    let Some((flags, n)) = c.value.rsplit_once(':') else {
+        return Err(c.bad(RANGE_VALID));
+    };
+    let mut bits = 0u32;
+    for f in flags.split(',').map(str::trim) {
+        bits |= match f {
+            "wait_before" => libc::SYNC_FILE_RANGE_WAIT_BEFORE,
+            "write" => libc::SYNC_FILE_RANGE_WRITE,
+            "wait_after" => libc::SYNC_FILE_RANGE_WAIT_AFTER,
+            _ => return Err(c.bad(RANGE_VALID)),
+        };
+    }
+    match n.trim().parse::<u32>() {
+        Ok(every) if every >= 1 => Ok((bits, every)),
+        _ => Err(c.bad(RANGE_VALID)),
+    }
+}
+
+pub(crate) fn exit_what(c: &Ctx) -> Result<ExitWhat, JobError> {
+    Ok(match c.value.to_ascii_lowercase().as_str() {
+        "group" => ExitWhat::Group,
+        "stonewall" => ExitWhat::Stonewall,
+        "all" => ExitWhat::All,
+        _ => return Err(c.bad(ExitWhat::VALID)),
+    })
+}
+
+pub(crate) const IGNORE_VALID: &str = "'READ,WRITE,VERIFY' lists of errno names or numbers, each \
+     list ':'-separated, e.g. ignore_error=EAGAIN,ENOSPC:122 (iolab takes no VERIFY list: a \
+     mismatch is EILSEQ; use continue_on_error=verify)";
+
+pub(crate) fn ignore_error(c: &Ctx) -> Result<IgnoreError, JobError> {
+    let lists: Vec<&str> = c.value.split(',').map(str::trim).collect();
+    if lists.len() > 3 || lists.get(2).is_some_and(|v| !v.is_empty()) {
+        return Err(c.bad(IGNORE_VALID));
+    }
+    let mut out = IgnoreError::default();
+    for (slot, list) in out.lists.iter_mut().zip(&lists) {
+        if list.is_empty() {
+            continue;
+        }
+        let mut v = Vec::new();
+        for e in list.split(':').map(str::trim) {
+            match errno::parse(e) {
+                Some(n) => v.push(n),
+                None => {
+                    return Err(c.bad(format!(
+                        "{IGNORE_VALID}; '{e}' is not an errno name (such as ENOSPC) or number"
+                    )));
+                }
+            }
+        }
+        *slot = Some(v);
+    }
+    if out.lists.iter().all(Option::is_none) {
+        return Err(c.bad(IGNORE_VALID));
+    }
+    Ok(out)
+}
+
+pub(crate) fn cmdprio_field(
+    c: &Ctx,
+    current: [u64; 2],
+    min: u64,
+    max: u64,
+) -> Result<[u64; 2], JobError> {
+    parse::per_dir(c, current, |p| units::parse_int(p, c.kb, min, max))
+}
+
+impl Draft {
+    fn control_set_at(&self, name: &str) -> Option<&str> {
+        self.set
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, at)| at.as_str())
+    }
+
+    /// Rules between the options of this module and the rest of the job, and
+    /// what they derive (`fdatasync=N` becomes the job's periodic sync).
+    pub(crate) fn check_control(&mut self, section_at: &str) -> Result<(), JobError> {
+        let conflict = |at: Option<&str>, job: &str, problem: String| JobError::Conflict {
+            at: at.unwrap_or(section_at).to_string(),
+            job: job.to_string(),
+            problem,
+        };
+        let name = self.spec.name.clone();
+        if let Some(at) = self.control_set_at("fdatasync") {
+            if self.control_set_at("fsync").is_some() && self.spec.fsync > 0 {
+                return Err(conflict(
+                    Some(at),
+                    &name,
+                    "fsync and fdatasync both set a periodic sync: iolab issues one kind per \
+                     job; keep one of them"
+                        .into(),
+                ));
+            }
+            self.spec.fsync = self.fdatasync;
+            self.spec.syncs.datasync = self.fdatasync > 0;
+        }
+        if let Some(at) = self.control_set_at("sync_file_range") {
+            let other = ["fsync", "fdatasync"]
+                .into_iter()
+                .find(|o| self.control_set_at(o).is_some() && self.spec.fsync > 0);
+            if let Some(o) = other {
+                return Err(conflict(
+                    Some(at),
+                    &name,
+                    format!(
+                        "{o} and sync_file_range both set a periodic sync: iolab issues one kind \
+                         per job; keep one of them"
+                    ),
+                ));
+            }
+            if !matches!(
+                self.spec.ioengine,
+                Engine::Psync
+                    | Engine::Pvsync2
+                    | Engine::Sync
+                    | Engine::Vsync
+                    | Engine::Pvsync
+                    | Engine::IoUring
+            ) {
+                return Err(conflict(
+                    Some(at),
+                    &name,
+                    format!(
+                        "sync_file_range has no ioengine={} command: use a synchronous engine \
+                         (psync, sync, ...) or io_uring (IORING_OP_SYNC_FILE_RANGE)",
+                        self.spec.ioengine.fio_name()
+                    ),
+                ));
+            }
+            self.spec.fsync = self.spec.syncs.range_every;
+        }
+        let s = &self.spec;
+        if s.ioengine == Engine::Null {
+            for opt in ["end_fsync", "fsync_on_close"] {
+                if let Some(at) = self.control_set_at(opt) {
+                    return Err(conflict(
+                        Some(at),
+                        &name,
+                        format!(
+                            "{opt} syncs the job's file, and ioengine=null has none: use a file \
+                             with ioengine=psync, io_uring or another file engine"
+                        ),
+                    ));
+                }
+            }
+        }
+        if let Some(at) = self.control_set_at("exit_what")
+            && !s.control.exitall
+        {
+            return Err(conflict(
+                Some(at),
+                &name,
+                "exit_what says which jobs exitall stops, and this job does not set exitall: \
+                 add exitall=1 or drop exit_what"
+                    .into(),
+            ));
+        }
+        let cp = &s.control.cmdprio;
+        if !cp.enabled() {
+            for opt in ["cmdprio_class", "cmdprio"] {
+                if let Some(at) = self.control_set_at(opt) {
+                    return Err(conflict(
+                        Some(at),
+                        &name,
+                        format!(
+                            "{opt} gives the priority of the share of requests \
+                             cmdprio_percentage chooses: set cmdprio_percentage=1-100 too"
+                        ),
+                    ));
+                }
+            }
+        } else if !matches!(s.ioengine, Engine::IoUring | Engine::Libaio) {
+            return Err(conflict(
+                self.control_set_at("cmdprio_percentage"),
+                &name,
+                format!(
+                    "cmdprio_percentage sets a priority per request, which only io_uring and \
+                     libaio requests carry; the job uses ioengine={}: use ioengine=io_uring or \
+                     libaio, or prio/prioclass for the whole job",
+                    s.ioengine.fio_name()
+                ),
+            ));
+        }
+        // fio's rule: an ignore_error list acts only for the directions
+        // continue_on_error lets a job go on in.
+        let coe = s.continue_on_error;
+        for (dir, list) in s.control.ignore_error.lists.iter().enumerate() {
+            let covered = match dir {
+                0 => coe.covers_io(crate::request::Op::Read),
+                _ => coe.covers_io(crate::request::Op::Write),
+            };
+            if list.is_some() && !covered {
+                let d = if dir == 0 { "read" } else { "write" };
+                return Err(conflict(
+                    self.control_set_at("ignore_error"),
+                    &name,
+                    format!(
+                        "ignore_error lists {d} errors, but continue_on_error={} stops the job \
+                         at any {d} error (fio's rule: the list only acts where \
+                         continue_on_error goes on): add continue_on_error={d} (or io, all)",
+                        coe.name()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}

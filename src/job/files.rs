@@ -1,0 +1,75 @@
+//! fio's file-set options, parsed: how many files a job uses (`nrfiles`, a
+//! `filename` list `a:b:c`), what they are called (`filename_format`,
+//! `directory` with a `:` list), which one each request goes to
+//! (`file_service_type`), and how they are prepared (`fallocate`, `pre_read`,
+//! `create_on_open`) and left (`unlink`).
+//!
+//! Parsers, checks and file names are `job::files_opts`; the engine opens
+//! the set (`engine::files`).
+
+/// fio's `file_service_type`: which file the next request goes to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServiceKind {
+    /// The next file every `every` requests (fio's default).
+    #[default]
+    RoundRobin,
+    /// Each file to its end before the next.
+    Sequential,
+    /// A file drawn uniformly every `every` requests.
+    Random,
+}
+
+/// fio's `fallocate`: how a file's space is reserved before it is laid out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fallocate {
+    /// Nothing before the layout writes (iolab's default: the layout writes
+    /// every block anyway).
+    #[default]
+    None,
+    /// fallocate(2), mode 0.
+    Native,
+    /// posix_fallocate(3).
+    Posix,
+    /// fallocate(2) with FALLOC_FL_KEEP_SIZE.
+    Keep,
+    /// ftruncate(2) to the file's size.
+    Truncate,
+}
+
+impl Fallocate {
+    pub const VALID: &'static str = "none, native, posix, keep, truncate, 0 (none) or 1 (posix)";
+}
+
+/// The job's files.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct FileSpec {
+    /// Files per job clone.
+    pub nrfiles: u32,
+    /// `openfiles`: files open at once (0 = all); iolab needs all.
+    pub openfiles: u32,
+    pub service: ServiceKind,
+    /// Requests to one file before the service picks again (`:N`).
+    pub service_every: u32,
+    /// `filename_format`; `None` = fio's `$jobname.$jobnum.$filenum`.
+    pub filename_format: Option<String>,
+    pub fallocate: Fallocate,
+    pub pre_read: bool,
+    pub unlink: bool,
+}
+
+impl Default for FileSpec {
+    fn default() -> Self {
+        FileSpec {
+            nrfiles: 1,
+            openfiles: 0,
+            service: ServiceKind::RoundRobin,
+            service_every: 1,
+            filename_format: None,
+            fallocate: Fallocate::None,
+            pre_read: false,
+            unlink: false,
+        }
+    }
+}
