@@ -134,7 +134,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
     check_shared(jobs, &placed)?;
     // Log files first: a directory that cannot be written fails the run before
     // the target is touched (a logger dropped unstarted removes its files).
-    let mut iolog = Logger::start(
+    let mut iolog = Logger::open(
         placed
             .iter()
             .map(|p| iolog::plan(jobs, p.job, p.jobnum))
@@ -350,7 +350,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
     }
     let mut worker = Worker::new(queue, sched, completer, streams, bufs);
     if let Some(l) = iolog.as_mut() {
-        l.set_slat(!caps.sync);
+        l.start(!caps.sync)?;
     }
     worker.trace.iolog = iolog.map(Box::new);
     worker.io_timeout_ns = placed

@@ -30,6 +30,8 @@ mod completion_policies;
 mod faults_conservation;
 mod fio_examples;
 mod fuzz_corpus_replay;
+mod iolog_fio_tools;
+mod iolog_run;
 mod job_parse;
 mod null_conservation;
 mod null_device;

@@ -192,6 +192,8 @@ pub struct LogOutcome {
 pub struct Logger {
     streams: Vec<Option<StreamState>>,
     producer: Producer,
+    /// The writer, until [`Logger::start`] runs it on its thread.
+    pending: Option<writer::Writer>,
     writer: Option<std::thread::JoinHandle<Result<(), IologError>>>,
     created: Vec<PathBuf>,
     files: Vec<PathBuf>,
@@ -209,9 +211,9 @@ impl std::fmt::Debug for Logger {
 }
 
 impl Logger {
-    /// Open every file and start the writer; `streams[i]` is the worker's
-    /// stream i. None when no stream logs anything.
-    pub fn start(streams: Vec<Option<StreamLogs>>) -> Result<Option<Logger>, IologError> {
+    /// Create every file; `streams[i]` is the worker's stream i. None when no
+    /// stream logs anything. [`Logger::start`] starts the writer.
+    pub fn open(streams: Vec<Option<StreamLogs>>) -> Result<Option<Logger>, IologError> {
         if streams.iter().all(Option::is_none) {
             return Ok(None);
         }
@@ -271,17 +273,7 @@ impl Logger {
         let ring = Arc::new(Ring::new(RING_BLOCKS, BLOCK_RECORDS));
         let producer = Producer::new(ring.clone());
         let names: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
-        let w = writer::Writer::new(ring, files, outs);
-        let writer = match std::thread::Builder::new()
-            .name("iolab-log".into())
-            .spawn(move || w.run())
-        {
-            Ok(h) => h,
-            Err(e) => {
-                cleanup(&created);
-                return Err(IologError::Spawn(e));
-            }
-        };
+        let pending = writer::Writer::new(ring, files, outs);
         let states = streams
             .into_iter()
             .map(|s| {
@@ -314,20 +306,34 @@ impl Logger {
         Ok(Some(Logger {
             streams: states,
             producer,
-            writer: Some(writer),
+            pending: Some(pending),
+            writer: None,
             created,
             files: names,
             closed: false,
         }))
     }
 
-    /// Whether the worker's backend has a submission latency: a synchronous
-    /// one has none, and its slat log stays empty, as fio's does.
-    pub fn set_slat(&mut self, slat: bool) {
+    /// Start the writer thread, knowing whether the worker's backend has a
+    /// submission latency: a synchronous one has none, and its slat log stays
+    /// empty, as fio's does.
+    pub fn start(&mut self, slat: bool) -> Result<(), IologError> {
+        let Some(mut w) = self.pending.take() else {
+            return Ok(());
+        };
         for s in self.streams.iter_mut().flatten() {
             s.cfg.slat = slat;
             s.want[LogType::Slat as usize] = slat && s.cfg.paths[LogType::Slat as usize].is_some();
         }
+        if !slat {
+            w.no_slat();
+        }
+        let h = std::thread::Builder::new()
+            .name("iolab-log".into())
+            .spawn(move || w.run())
+            .map_err(IologError::Spawn)?;
+        self.writer = Some(h);
+        Ok(())
     }
 
     /// A measured I/O of `stream` completed `t_ns` after its measurement began.
