@@ -552,3 +552,84 @@ fn send_window(p: &mut Producer, stream: u16, s: &mut StreamState, end_ns: u64, 
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(prefix: &str) -> JobSpec {
+        let mut j = JobSpec::default();
+        j.logs.lat = Some(prefix.to_string());
+        j.logs.iops = Some(prefix.to_string());
+        j
+    }
+
+    #[test]
+    fn names_follow_fio_and_shared_files_are_created_once() {
+        let mut a = job("x");
+        a.numjobs = 2;
+        let b = job("y");
+        let jobs = vec![a, b];
+        let p = plan(&jobs, 1, 0).unwrap();
+        let (path, option, first) = p.paths[LogType::Clat as usize].clone().unwrap();
+        assert_eq!(
+            (path, option, first),
+            ("y_clat.3.log".into(), "write_lat_log", true)
+        );
+        let mut shared = jobs.clone();
+        for j in &mut shared {
+            j.logs.per_job = false;
+            j.logs.lat = Some("s".into());
+        }
+        let firsts: Vec<bool> = [(0, 0), (0, 1), (1, 0)]
+            .iter()
+            .map(|&(j, n)| {
+                plan(&shared, j, n).unwrap().paths[LogType::Lat as usize]
+                    .as_ref()
+                    .unwrap()
+                    .2
+            })
+            .collect();
+        assert_eq!(firsts, vec![true, false, false]);
+    }
+
+    #[test]
+    fn a_writer_that_falls_behind_costs_records_not_waiting_and_they_are_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = dir.path().join("d").display().to_string();
+        let jobs = vec![job(&prefix)];
+        let mut l = Logger::open(vec![plan(&jobs, 0, 0)]).unwrap().unwrap();
+        // The writer has not started: the ring fills, then records drop.
+        let n = (RING_BLOCKS * BLOCK_RECORDS + 1000) as u64;
+        for i in 0..n {
+            l.completed(0, Op::Read, i * 1000, 30, 20, 10, i * 4096, 4096);
+        }
+        l.start(true).unwrap();
+        let o = l.close().unwrap();
+        assert_eq!(o.dropped, 1000);
+        assert_eq!(o.sent, n - 1000);
+        let clat = std::fs::read_to_string(dir.path().join("d_clat.1.log")).unwrap();
+        let rows = format::parse_rows(&clat).unwrap();
+        assert_eq!(rows.len() as u64, o.sent);
+        assert_eq!(
+            rows[1],
+            format::Row {
+                t_ms: 0,
+                value: 20,
+                ddir: 0,
+                bs: 4096,
+                offset: None
+            }
+        );
+    }
+
+    #[test]
+    fn a_logger_that_never_ran_removes_its_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = dir.path().join("gone").display().to_string();
+        let l = Logger::open(vec![None, plan(&[job(&prefix)], 0, 0)]).unwrap();
+        assert!(dir.path().join("gone_iops.1.log").exists());
+        drop(l);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
