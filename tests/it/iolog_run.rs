@@ -294,3 +294,40 @@ fn bad_log_options_are_refused_with_what_is_valid() {
         assert!(err.contains(name) && err.contains(needle), "{opt}: {err}");
     }
 }
+
+#[test]
+fn the_run_report_draws_the_logs() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("r");
+    let report = dir.path().join("report");
+    let (code, _, err) = iolab_run(&[
+        "--name=r",
+        &format!("--filename={}", dir.path().join("f").display()),
+        "--size=4m",
+        "--rw=randrw",
+        "--number_ios=4000",
+        &format!("--write_lat_log={}", p.display()),
+        &format!("--write_bw_log={}", p.display()),
+        &format!("--write_iops_log={}", p.display()),
+        "--report",
+        &report.display().to_string(),
+        "--output=/dev/null",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let html = read(&report.join("index.html"));
+    for what in [
+        "completion latency over time",
+        "bandwidth over time",
+        "IOPS over time (log",
+    ] {
+        let at = html
+            .find(what)
+            .unwrap_or_else(|| panic!("no '{what}' chart"));
+        // Drawn: its figure holds a line for reads and one for writes.
+        let figure = &html[at..at + html[at..].find("</svg>").unwrap()];
+        assert!(
+            figure.matches("<path d=\"M").count() >= 2,
+            "{what}: {figure}"
+        );
+    }
+}

@@ -75,6 +75,12 @@ pub fn job_index(jobs: &[JobSpec], job: usize, jobnum: u32) -> u32 {
     jobs[..job].iter().map(|j| j.numjobs).sum::<u32>() + jobnum + 1
 }
 
+/// fio's index of the job at `position` (0-based) in a run's report, where
+/// every clone is a job of its own (no `group_reporting`).
+pub fn job_index_from_position(position: usize) -> u32 {
+    position as u32 + 1
+}
+
 /// fio's file name: `PREFIX_TYPE.N.log`, or `PREFIX_TYPE.log` with `per_job_logs=0`.
 pub fn file_name(prefix: &str, ty: LogType, index: Option<u32>) -> PathBuf {
     PathBuf::from(match index {
