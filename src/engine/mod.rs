@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod error;
 pub mod hooks;
+pub mod joblogs;
 pub mod place;
 pub mod progress;
 pub mod setup;

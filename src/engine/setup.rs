@@ -17,10 +17,11 @@ use crate::device::sync::{SyncIo, SyncKind};
 use crate::device::target::{Target, TargetSpec, open_target};
 use crate::device::uring::{Uring, UringOpts};
 use crate::device::{Caps, Queue};
+use crate::engine::joblogs;
 use crate::engine::worker::{Stream, Worker};
 use crate::job::{CompletionModel, Direction, Engine, JobSpec};
 use crate::measure::clock;
-use crate::measure::iolog::{self, Logger};
+use crate::measure::iolog::Logger;
 use crate::measure::recorder::{Recorder, RecorderConfig};
 use crate::sched::Scheduler;
 use crate::workload::verify::Verifier;
@@ -137,7 +138,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
     let mut iolog = Logger::open(
         placed
             .iter()
-            .map(|p| iolog::plan(jobs, p.job, p.jobnum))
+            .map(|p| joblogs::plan(jobs, p.job, p.jobnum))
             .collect(),
     )?;
     let first = &jobs[placed[0].job];

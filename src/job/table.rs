@@ -558,6 +558,7 @@ Ok(())
     refused("cmdprio_percentage", S::Engine, CMDPRIO),
     refused("cmdprio_class", S::Engine, CMDPRIO),
     refused("cmdprio", S::Engine, CMDPRIO),
+    refused("cmdprio_bssplit", S::Engine, CMDPRIO),
     // I/O depth.
     OptionDef::new("iodepth", S::Depth, "requests in flight per worker, 1-65535")
         .expects("a depth, 1-65535")

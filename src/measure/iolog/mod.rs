@@ -24,7 +24,6 @@ use std::io::BufWriter;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::job::{Direction, JobSpec};
 use crate::request::Op;
 use format::{Columns, PLAT_NR, plat_index};
 use record::{BLOCK_RECORDS, Kind, LogType, Producer, RING_BLOCKS, Record, Ring};
@@ -50,7 +49,8 @@ pub enum IologError {
     WriterPanicked,
 }
 
-/// One stream's logs, decided from its job before the clock starts.
+/// One stream's logs, decided from its job before the clock starts (the
+/// engine reads the job's options: `engine::joblogs`).
 #[derive(Clone, Debug)]
 pub struct StreamLogs {
     pub job: String,
@@ -70,11 +70,6 @@ pub struct StreamLogs {
     pub dirs: [bool; 2],
 }
 
-/// fio's index of a job clone: 1 + the clones of the jobs before it + jobnum.
-pub fn job_index(jobs: &[JobSpec], job: usize, jobnum: u32) -> u32 {
-    jobs[..job].iter().map(|j| j.numjobs).sum::<u32>() + jobnum + 1
-}
-
 /// fio's index of the job at `position` (0-based) in a run's report, where
 /// every clone is a job of its own (no `group_reporting`).
 pub fn job_index_from_position(position: usize) -> u32 {
@@ -86,66 +81,6 @@ pub fn file_name(prefix: &str, ty: LogType, index: Option<u32>) -> PathBuf {
     PathBuf::from(match index {
         Some(n) => format!("{prefix}_{}.{n}.log", ty.suffix()),
         None => format!("{prefix}_{}.log", ty.suffix()),
-    })
-}
-
-fn prefix_of(job: &JobSpec, ty: LogType) -> Option<(&str, &'static str)> {
-    let l = &job.logs;
-    match ty {
-        LogType::Slat | LogType::Clat | LogType::Lat => {
-            l.lat.as_deref().map(|p| (p, "write_lat_log"))
-        }
-        LogType::Bw => l.bw.as_deref().map(|p| (p, "write_bw_log")),
-        LogType::Iops => l.iops.as_deref().map(|p| (p, "write_iops_log")),
-        LogType::Hist => l.hist.as_deref().map(|p| (p, "write_hist_log")),
-    }
-}
-
-/// The logs of clone `jobnum` of `jobs[job]`, or None when it writes none.
-pub fn plan(jobs: &[JobSpec], job: usize, jobnum: u32) -> Option<StreamLogs> {
-    let j = &jobs[job];
-    if !j.logs.any() {
-        return None;
-    }
-    let path_of = |jj: &JobSpec, ji: usize, n: u32, ty: LogType| {
-        prefix_of(jj, ty)
-            .map(|(p, _)| file_name(p, ty, jj.logs.per_job.then(|| job_index(jobs, ji, n))))
-    };
-    let mut paths: [Option<(PathBuf, &'static str, bool)>; 6] = Default::default();
-    for ty in LogType::ALL {
-        let Some((_, option)) = prefix_of(j, ty) else {
-            continue;
-        };
-        let Some(path) = path_of(j, job, jobnum, ty) else {
-            continue;
-        };
-        // The first clone (in job order) naming a file creates it; later ones
-        // append, as fio's jobs with per_job_logs=0 do.
-        let first = !jobs.iter().enumerate().any(|(ji, jj)| {
-            (0..jj.numjobs)
-                .take_while(|&n| (ji, n) < (job, jobnum))
-                .any(|n| path_of(jj, ji, n, ty).as_ref() == Some(&path))
-        });
-        paths[ty as usize] = Some((path, option, first));
-    }
-    Some(StreamLogs {
-        job: j.name.clone(),
-        paths,
-        cols: Columns {
-            offset: j.logs.offset,
-            prio_value: j.logs.prio,
-            ioprio: j.ioprio,
-        },
-        avg_msec: j.logs.avg_msec,
-        hist_msec: j.logs.hist_msec,
-        hist_coarseness: j.logs.hist_coarseness,
-        max_value: j.logs.max_value,
-        slat: true,
-        dirs: match j.rw.dir {
-            Direction::Read => [true, false],
-            Direction::Write => [false, true],
-            Direction::Mixed => [true, true],
-        },
     })
 }
 
@@ -563,48 +498,34 @@ fn send_window(p: &mut Producer, stream: u16, s: &mut StreamState, end_ns: u64, 
 mod tests {
     use super::*;
 
-    fn job(prefix: &str) -> JobSpec {
-        let mut j = JobSpec::default();
-        j.logs.lat = Some(prefix.to_string());
-        j.logs.iops = Some(prefix.to_string());
-        j
-    }
-
-    #[test]
-    fn names_follow_fio_and_shared_files_are_created_once() {
-        let mut a = job("x");
-        a.numjobs = 2;
-        let b = job("y");
-        let jobs = vec![a, b];
-        let p = plan(&jobs, 1, 0).unwrap();
-        let (path, option, first) = p.paths[LogType::Clat as usize].clone().unwrap();
-        assert_eq!(
-            (path, option, first),
-            ("y_clat.3.log".into(), "write_lat_log", true)
-        );
-        let mut shared = jobs.clone();
-        for j in &mut shared {
-            j.logs.per_job = false;
-            j.logs.lat = Some("s".into());
+    /// A stream writing latency and IOPS logs per I/O as `PREFIX_*.1.log`.
+    fn stream(prefix: &str) -> StreamLogs {
+        let path = |ty: LogType| Some((file_name(prefix, ty, Some(1)), "write_lat_log", true));
+        StreamLogs {
+            job: "j".into(),
+            paths: [
+                path(LogType::Slat),
+                path(LogType::Clat),
+                path(LogType::Lat),
+                None,
+                path(LogType::Iops),
+                None,
+            ],
+            cols: Columns::default(),
+            avg_msec: 0,
+            hist_msec: 0,
+            hist_coarseness: 0,
+            max_value: false,
+            slat: true,
+            dirs: [true, false],
         }
-        let firsts: Vec<bool> = [(0, 0), (0, 1), (1, 0)]
-            .iter()
-            .map(|&(j, n)| {
-                plan(&shared, j, n).unwrap().paths[LogType::Lat as usize]
-                    .as_ref()
-                    .unwrap()
-                    .2
-            })
-            .collect();
-        assert_eq!(firsts, vec![true, false, false]);
     }
 
     #[test]
     fn a_writer_that_falls_behind_costs_records_not_waiting_and_they_are_counted() {
         let dir = tempfile::tempdir().unwrap();
         let prefix = dir.path().join("d").display().to_string();
-        let jobs = vec![job(&prefix)];
-        let mut l = Logger::open(vec![plan(&jobs, 0, 0)]).unwrap().unwrap();
+        let mut l = Logger::open(vec![Some(stream(&prefix))]).unwrap().unwrap();
         // The writer has not started: the ring fills, then records drop.
         let n = (RING_BLOCKS * BLOCK_RECORDS + 1000) as u64;
         for i in 0..n {
@@ -633,7 +554,7 @@ mod tests {
     fn a_logger_that_never_ran_removes_its_files() {
         let dir = tempfile::tempdir().unwrap();
         let prefix = dir.path().join("gone").display().to_string();
-        let l = Logger::open(vec![None, plan(&[job(&prefix)], 0, 0)]).unwrap();
+        let l = Logger::open(vec![None, Some(stream(&prefix))]).unwrap();
         assert!(dir.path().join("gone_iops.1.log").exists());
         drop(l);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
