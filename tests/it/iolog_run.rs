@@ -331,3 +331,20 @@ fn the_run_report_draws_the_logs() {
         );
     }
 }
+
+#[test]
+fn scratch_dir_takes_the_logs_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, err) = iolab_run(&[
+        "--name=s",
+        "--ioengine=null",
+        "--size=1m",
+        "--rw=read",
+        "--write_iops_log=/nonexistent/elsewhere/s",
+        &format!("--scratch-dir={}", dir.path().display()),
+        "--output=/dev/null",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows = read(&dir.path().join("s_iops.1.log"));
+    assert_eq!(rows.lines().count(), 256, "one row per 4k read of 1m");
+}
