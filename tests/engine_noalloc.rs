@@ -215,3 +215,36 @@ fn random_distributions_and_rates_allocate_nothing_per_request() {
         "--io_size=1g",
     ]);
 }
+
+#[test]
+fn job_logs_allocate_nothing_per_request() {
+    if !counting_alloc::alone(current_test()) {
+        return;
+    }
+    // Every record goes through the preallocated ring to the writer thread,
+    // which formats into its buffers: neither thread allocates per I/O.
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let p = dir.path().join("l").display().to_string();
+    let logs = [
+        format!("--write_lat_log={p}"),
+        format!("--write_bw_log={p}"),
+        format!("--write_iops_log={p}"),
+        format!("--write_hist_log={p}"),
+    ];
+    for extra in [
+        &["--log_hist_msec=1"][..],
+        &["--log_avg_msec=1", "--log_offset=1"],
+    ] {
+        let mut a = vec![
+            "--name=l",
+            "--ioengine=null",
+            "--size=256m",
+            "--rw=randrw",
+            "--bs=4k",
+            "--iodepth=8",
+        ];
+        a.extend(logs.iter().map(String::as_str));
+        a.extend_from_slice(extra);
+        check(&a);
+    }
+}

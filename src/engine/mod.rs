@@ -11,6 +11,7 @@ pub mod error;
 pub mod files;
 pub mod fill;
 pub mod hooks;
+pub mod joblogs;
 pub mod place;
 pub mod progress;
 pub mod setup;

@@ -17,10 +17,11 @@ use crate::device::sync::{SyncIo, SyncKind};
 use crate::device::target::{Target, TargetSpec, open_target};
 use crate::device::uring::{Uring, UringOpts};
 use crate::device::{Caps, Queue};
+use crate::engine::joblogs;
 use crate::engine::worker::{Stream, Worker};
 use crate::job::{CompletionModel, Direction, Engine, JobSpec};
 use crate::measure::clock;
-use crate::measure::iolog::{self, Logger};
+use crate::measure::iolog::Logger;
 use crate::measure::recorder::{Recorder, RecorderConfig};
 use crate::sched::Scheduler;
 use crate::workload::buffers::BufferFill;
@@ -133,10 +134,10 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
     check_shared(jobs, &placed)?;
     // Log files first: a directory that cannot be written fails the run before
     // the target is touched (a logger dropped unstarted removes its files).
-    let mut iolog = Logger::start(
+    let mut iolog = Logger::open(
         placed
             .iter()
-            .map(|p| iolog::plan(jobs, p.job, p.jobnum))
+            .map(|p| joblogs::plan(jobs, p.job, p.jobnum))
             .collect(),
     )?;
     let control =
@@ -422,7 +423,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
     let mut worker = Worker::new(queue, sched, completer, streams, bufs);
     worker.fill = fill;
     if let Some(l) = iolog.as_mut() {
-        l.set_slat(!caps.sync);
+        l.start(!caps.sync)?;
     }
     worker.trace.iolog = iolog.map(Box::new);
     worker.io_timeout_ns = placed

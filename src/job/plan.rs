@@ -135,6 +135,10 @@ impl RunCaps {
                 None => job.directory = Some(dir),
             }
         }
+        if let Some(dir) = &self.scratch_dir {
+            // Logs are the job's files too (also of null-device jobs).
+            job.logs.move_into(dir);
+        }
     }
 }
 

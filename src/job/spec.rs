@@ -824,6 +824,18 @@ impl LogSpec {
     pub fn any(&self) -> bool {
         self.lat.is_some() || self.bw.is_some() || self.iops.is_some() || self.hist.is_some()
     }
+
+    /// Write the logs in `dir` (`--scratch-dir`): each prefix keeps its last
+    /// path component, as a scratch `filename` does.
+    pub fn move_into(&mut self, dir: &std::path::Path) {
+        for p in [&mut self.lat, &mut self.bw, &mut self.iops, &mut self.hist]
+            .into_iter()
+            .flatten()
+        {
+            let base = p.rsplit('/').next().unwrap_or(p).to_string();
+            *p = dir.join(base).display().to_string();
+        }
+    }
 }
 
 impl JobSpec {

@@ -799,6 +799,11 @@ Ok(())
         d.spec.control.cmdprio.level = super::control_opts::cmdprio_field(c, cur, 0, 7)?;
         Ok(())
     }),
+    refused(
+        "cmdprio_bssplit",
+        S::Engine,
+        "per-block-size command priorities are not implemented; use cmdprio_percentage with cmdprio_class and cmdprio",
+    ),
     // I/O depth.
     OptionDef::new("iodepth", S::Depth, "requests in flight per worker, 1-65535")
         .expects("a depth, 1-65535")

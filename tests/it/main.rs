@@ -35,6 +35,8 @@ mod fio_examples;
 mod fleet_ansible;
 mod fuzz_corpus_replay;
 mod hybrid_iopoll;
+mod iolog_fio_tools;
+mod iolog_run;
 mod job_control;
 mod job_files;
 mod job_parse;

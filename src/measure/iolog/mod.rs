@@ -24,7 +24,6 @@ use std::io::BufWriter;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::job::{Direction, JobSpec};
 use crate::request::Op;
 use format::{Columns, PLAT_NR, plat_index};
 use record::{BLOCK_RECORDS, Kind, LogType, Producer, RING_BLOCKS, Record, Ring};
@@ -50,7 +49,8 @@ pub enum IologError {
     WriterPanicked,
 }
 
-/// One stream's logs, decided from its job before the clock starts.
+/// One stream's logs, decided from its job before the clock starts (the
+/// engine reads the job's options: `engine::joblogs`).
 #[derive(Clone, Debug)]
 pub struct StreamLogs {
     pub job: String,
@@ -70,9 +70,10 @@ pub struct StreamLogs {
     pub dirs: [bool; 2],
 }
 
-/// fio's index of a job clone: 1 + the clones of the jobs before it + jobnum.
-pub fn job_index(jobs: &[JobSpec], job: usize, jobnum: u32) -> u32 {
-    jobs[..job].iter().map(|j| j.numjobs).sum::<u32>() + jobnum + 1
+/// fio's index of the job at `position` (0-based) in a run's report, where
+/// every clone is a job of its own (no `group_reporting`).
+pub fn job_index_from_position(position: usize) -> u32 {
+    position as u32 + 1
 }
 
 /// fio's file name: `PREFIX_TYPE.N.log`, or `PREFIX_TYPE.log` with `per_job_logs=0`.
@@ -80,66 +81,6 @@ pub fn file_name(prefix: &str, ty: LogType, index: Option<u32>) -> PathBuf {
     PathBuf::from(match index {
         Some(n) => format!("{prefix}_{}.{n}.log", ty.suffix()),
         None => format!("{prefix}_{}.log", ty.suffix()),
-    })
-}
-
-fn prefix_of(job: &JobSpec, ty: LogType) -> Option<(&str, &'static str)> {
-    let l = &job.logs;
-    match ty {
-        LogType::Slat | LogType::Clat | LogType::Lat => {
-            l.lat.as_deref().map(|p| (p, "write_lat_log"))
-        }
-        LogType::Bw => l.bw.as_deref().map(|p| (p, "write_bw_log")),
-        LogType::Iops => l.iops.as_deref().map(|p| (p, "write_iops_log")),
-        LogType::Hist => l.hist.as_deref().map(|p| (p, "write_hist_log")),
-    }
-}
-
-/// The logs of clone `jobnum` of `jobs[job]`, or None when it writes none.
-pub fn plan(jobs: &[JobSpec], job: usize, jobnum: u32) -> Option<StreamLogs> {
-    let j = &jobs[job];
-    if !j.logs.any() {
-        return None;
-    }
-    let path_of = |jj: &JobSpec, ji: usize, n: u32, ty: LogType| {
-        prefix_of(jj, ty)
-            .map(|(p, _)| file_name(p, ty, jj.logs.per_job.then(|| job_index(jobs, ji, n))))
-    };
-    let mut paths: [Option<(PathBuf, &'static str, bool)>; 6] = Default::default();
-    for ty in LogType::ALL {
-        let Some((_, option)) = prefix_of(j, ty) else {
-            continue;
-        };
-        let Some(path) = path_of(j, job, jobnum, ty) else {
-            continue;
-        };
-        // The first clone (in job order) naming a file creates it; later ones
-        // append, as fio's jobs with per_job_logs=0 do.
-        let first = !jobs.iter().enumerate().any(|(ji, jj)| {
-            (0..jj.numjobs)
-                .take_while(|&n| (ji, n) < (job, jobnum))
-                .any(|n| path_of(jj, ji, n, ty).as_ref() == Some(&path))
-        });
-        paths[ty as usize] = Some((path, option, first));
-    }
-    Some(StreamLogs {
-        job: j.name.clone(),
-        paths,
-        cols: Columns {
-            offset: j.logs.offset,
-            prio_value: j.logs.prio,
-            ioprio: j.ioprio,
-        },
-        avg_msec: j.logs.avg_msec,
-        hist_msec: j.logs.hist_msec,
-        hist_coarseness: j.logs.hist_coarseness,
-        max_value: j.logs.max_value,
-        slat: true,
-        dirs: match j.rw.dir {
-            Direction::Read => [true, false],
-            Direction::Write => [false, true],
-            Direction::Mixed => [true, true],
-        },
     })
 }
 
@@ -192,6 +133,8 @@ pub struct LogOutcome {
 pub struct Logger {
     streams: Vec<Option<StreamState>>,
     producer: Producer,
+    /// The writer, until [`Logger::start`] runs it on its thread.
+    pending: Option<writer::Writer>,
     writer: Option<std::thread::JoinHandle<Result<(), IologError>>>,
     created: Vec<PathBuf>,
     files: Vec<PathBuf>,
@@ -209,9 +152,9 @@ impl std::fmt::Debug for Logger {
 }
 
 impl Logger {
-    /// Open every file and start the writer; `streams[i]` is the worker's
-    /// stream i. None when no stream logs anything.
-    pub fn start(streams: Vec<Option<StreamLogs>>) -> Result<Option<Logger>, IologError> {
+    /// Create every file; `streams[i]` is the worker's stream i. None when no
+    /// stream logs anything. [`Logger::start`] starts the writer.
+    pub fn open(streams: Vec<Option<StreamLogs>>) -> Result<Option<Logger>, IologError> {
         if streams.iter().all(Option::is_none) {
             return Ok(None);
         }
@@ -271,17 +214,7 @@ impl Logger {
         let ring = Arc::new(Ring::new(RING_BLOCKS, BLOCK_RECORDS));
         let producer = Producer::new(ring.clone());
         let names: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
-        let w = writer::Writer::new(ring, files, outs);
-        let writer = match std::thread::Builder::new()
-            .name("iolab-log".into())
-            .spawn(move || w.run())
-        {
-            Ok(h) => h,
-            Err(e) => {
-                cleanup(&created);
-                return Err(IologError::Spawn(e));
-            }
-        };
+        let pending = writer::Writer::new(ring, files, outs);
         let states = streams
             .into_iter()
             .map(|s| {
@@ -314,20 +247,34 @@ impl Logger {
         Ok(Some(Logger {
             streams: states,
             producer,
-            writer: Some(writer),
+            pending: Some(pending),
+            writer: None,
             created,
             files: names,
             closed: false,
         }))
     }
 
-    /// Whether the worker's backend has a submission latency: a synchronous
-    /// one has none, and its slat log stays empty, as fio's does.
-    pub fn set_slat(&mut self, slat: bool) {
+    /// Start the writer thread, knowing whether the worker's backend has a
+    /// submission latency: a synchronous one has none, and its slat log stays
+    /// empty, as fio's does.
+    pub fn start(&mut self, slat: bool) -> Result<(), IologError> {
+        let Some(mut w) = self.pending.take() else {
+            return Ok(());
+        };
         for s in self.streams.iter_mut().flatten() {
             s.cfg.slat = slat;
             s.want[LogType::Slat as usize] = slat && s.cfg.paths[LogType::Slat as usize].is_some();
         }
+        if !slat {
+            w.no_slat();
+        }
+        let h = std::thread::Builder::new()
+            .name("iolab-log".into())
+            .spawn(move || w.run())
+            .map_err(IologError::Spawn)?;
+        self.writer = Some(h);
+        Ok(())
     }
 
     /// A measured I/O of `stream` completed `t_ns` after its measurement began.
@@ -544,5 +491,72 @@ fn send_window(p: &mut Producer, stream: u16, s: &mut StreamState, end_ns: u64, 
                 (a.n as u128 * 1_000_000_000 / span_ns as u128) as u64,
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stream writing latency and IOPS logs per I/O as `PREFIX_*.1.log`.
+    fn stream(prefix: &str) -> StreamLogs {
+        let path = |ty: LogType| Some((file_name(prefix, ty, Some(1)), "write_lat_log", true));
+        StreamLogs {
+            job: "j".into(),
+            paths: [
+                path(LogType::Slat),
+                path(LogType::Clat),
+                path(LogType::Lat),
+                None,
+                path(LogType::Iops),
+                None,
+            ],
+            cols: Columns::default(),
+            avg_msec: 0,
+            hist_msec: 0,
+            hist_coarseness: 0,
+            max_value: false,
+            slat: true,
+            dirs: [true, false],
+        }
+    }
+
+    #[test]
+    fn a_writer_that_falls_behind_costs_records_not_waiting_and_they_are_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = dir.path().join("d").display().to_string();
+        let mut l = Logger::open(vec![Some(stream(&prefix))]).unwrap().unwrap();
+        // The writer has not started: the ring fills, then records drop.
+        let n = (RING_BLOCKS * BLOCK_RECORDS + 1000) as u64;
+        for i in 0..n {
+            l.completed(0, Op::Read, i * 1000, 30, 20, 10, i * 4096, 4096);
+        }
+        l.start(true).unwrap();
+        let o = l.close().unwrap();
+        assert_eq!(o.dropped, 1000);
+        assert_eq!(o.sent, n - 1000);
+        let clat = std::fs::read_to_string(dir.path().join("d_clat.1.log")).unwrap();
+        let rows = format::parse_rows(&clat).unwrap();
+        assert_eq!(rows.len() as u64, o.sent);
+        assert_eq!(
+            rows[1],
+            format::Row {
+                t_ms: 0,
+                value: 20,
+                ddir: 0,
+                bs: 4096,
+                offset: None
+            }
+        );
+    }
+
+    #[test]
+    fn a_logger_that_never_ran_removes_its_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = dir.path().join("gone").display().to_string();
+        let l = Logger::open(vec![None, Some(stream(&prefix))]).unwrap();
+        assert!(dir.path().join("gone_iops.1.log").exists());
+        drop(l);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }

@@ -52,6 +52,14 @@ impl Writer {
         }
     }
 
+    /// Write no slat rows (the backend has no submission latency; the file
+    /// stays, empty, as fio's does).
+    pub fn no_slat(&mut self) {
+        for s in self.streams.iter_mut().flatten() {
+            s.files[LogType::Slat as usize] = None;
+        }
+    }
+
     /// Drain until the worker closes the ring, then flush the files.
     pub fn run(mut self) -> Result<(), IologError> {
         loop {

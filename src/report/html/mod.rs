@@ -10,6 +10,7 @@
 
 mod lab;
 mod load;
+mod logs;
 mod run;
 mod shell;
 

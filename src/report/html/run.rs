@@ -1,5 +1,6 @@
 //! The `iolab run --report` page: per job a summary, the latency distribution,
-//! the clat CDF, IOPS over time, per-class latency and how the I/O was done.
+//! the clat CDF, IOPS over time, the job's fio logs over time (`logs`),
+//! per-class latency and how the I/O was done.
 
 use std::fmt::Write;
 
@@ -274,6 +275,14 @@ fn job_section(out: &mut String, i: usize, j: &JobResult) {
                 "<p class=\"legend-note\">IOPS over time: {}.</p>",
                 escape(&n)
             );
+        }
+        // The job's fio logs, read back from where the run wrote them.
+        let (charts, notes) = super::logs::charts(i, j);
+        for c in &charts {
+            figure(out, c);
+        }
+        for n in notes {
+            let _ = writeln!(out, "<p class=\"legend-note\">{}.</p>", escape(&n));
         }
     }
     if !j.iolab.classes.is_empty() {
