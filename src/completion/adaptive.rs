@@ -340,9 +340,14 @@ impl Adaptive {
         if inline {
             c.inline.record(clat_ns);
         } else {
-            c.queued.record(clat_ns);
-            if c.queued.n.is_multiple_of(REDECIDE) {
-                Self::redecide(c, w);
+            // While contended the latency measures our own nap (p50 plus the
+            // wakeup), not the device: learning from it would lengthen the nap
+            // by a wakeup at every redecision. Keep the device's figures.
+            if !self.contention.contended() {
+                c.queued.record(clat_ns);
+                if c.queued.n.is_multiple_of(REDECIDE) {
+                    Self::redecide(c, w);
+                }
             }
             self.contention.tick(c.p[1] as u64);
             if inline_ok && c.queued.n == CALIBRATION_SAMPLES && c.compared.is_none() {
@@ -651,6 +656,16 @@ mod tests {
         // A hybrid class (200 us, steady) waits for the interrupt meanwhile.
         a.calibrate(65536, 200_000, 10_000, 100);
         assert_eq!(a.choose(65536), CompletionModel::Interrupt);
+        // Latencies seen while contended are our naps, not the device: the
+        // nap does not ratchet up by a wakeup per redecision.
+        for _ in 0..500 {
+            a.observe(4096, 20_000 + 15_000, false);
+        }
+        let nap = a.nap_ns(4096) as f64;
+        assert!(
+            (nap - 20_000.0).abs() < 2_000.0,
+            "nap {nap} grew while contended"
+        );
         // Once the back-off has run out and a look finds no contention: poll again.
         let quiet = Window {
             delay_ns: 0,
