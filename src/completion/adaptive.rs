@@ -19,9 +19,9 @@
 //! ([`super::contention`]), judged per window of requests from the thread's
 //! schedstat. When the thread waits for a CPU and spins far longer per I/O than
 //! the device takes, its spinning holds the CPU the completions need (more
-//! polling threads than CPUs): it sleeps through the device's p50 on its own
-//! timer and then polls (hybrid with a nap of the whole p50) instead, looking
-//! again after a back-off.
+//! polling threads than CPUs): a poll class then sleeps through the device's
+//! p50 on its own timer and polls what is left (hybrid with a nap of the whole
+//! p50), a hybrid class waits for the interrupt; it looks again after a back-off.
 //!
 //! Where the backend can also perform a request synchronously in the caller's
 //! context (io_uring: pread on the ring's descriptor) and the worker runs one
@@ -340,9 +340,14 @@ impl Adaptive {
         if inline {
             c.inline.record(clat_ns);
         } else {
-            c.queued.record(clat_ns);
-            if c.queued.n.is_multiple_of(REDECIDE) {
-                Self::redecide(c, w);
+            // While contended the latency measures our own nap (p50 plus the
+            // wakeup), not the device: learning from it would lengthen the nap
+            // by a wakeup at every redecision. Keep the device's figures.
+            if !self.contention.contended() {
+                c.queued.record(clat_ns);
+                if c.queued.n.is_multiple_of(REDECIDE) {
+                    Self::redecide(c, w);
+                }
             }
             self.contention.tick(c.p[1] as u64);
             if inline_ok && c.queued.n == CALIBRATION_SAMPLES && c.compared.is_none() {
@@ -380,11 +385,16 @@ impl Adaptive {
     #[inline]
     pub fn choose(&self, len: u32) -> CompletionModel {
         let m = self.classes[class_of(len)].model;
-        if self.contention.contended() && m == CompletionModel::Poll {
-            // Spinning would take the CPU the completions need: sleep through
-            // the device time on our own timer (one wakeup, and no CPU needed
-            // on the completion side to wake us), then poll what is left.
-            return CompletionModel::Hybrid;
+        if self.contention.contended() {
+            // Spinning would take the CPU the completions need. A fast device
+            // (poll class): sleep through the device time on our own timer (one
+            // wakeup, no CPU needed on the completion side to wake us), then
+            // poll what is left. A slower one (hybrid class): no spinning at all.
+            return match m {
+                CompletionModel::Poll => CompletionModel::Hybrid,
+                CompletionModel::Hybrid => CompletionModel::Interrupt,
+                m => m,
+            };
         }
         m
     }
@@ -643,6 +653,19 @@ mod tests {
         let d = &a.decisions()[0];
         assert!(d.why.contains("CPU contention in 1 of 1 windows"), "{d:?}");
         assert!(d.why.contains("122.0 us per I/O"), "{d:?}");
+        // A hybrid class (200 us, steady) waits for the interrupt meanwhile.
+        a.calibrate(65536, 200_000, 10_000, 100);
+        assert_eq!(a.choose(65536), CompletionModel::Interrupt);
+        // Latencies seen while contended are our naps, not the device: the
+        // nap does not ratchet up by a wakeup per redecision.
+        for _ in 0..500 {
+            a.observe(4096, 20_000 + 15_000, false);
+        }
+        let nap = a.nap_ns(4096) as f64;
+        assert!(
+            (nap - 20_000.0).abs() < 2_000.0,
+            "nap {nap} grew while contended"
+        );
         // Once the back-off has run out and a look finds no contention: poll again.
         let quiet = Window {
             delay_ns: 0,

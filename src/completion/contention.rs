@@ -228,8 +228,8 @@ impl Contention {
         Some(format!(
             "CPU contention in {} of {} windows of {WINDOW}+ requests (last: {:.1} us per I/O \
              spinning, {:.1} us of it on a CPU, against a {:.1} us device, {:.0}% of the time \
-             waiting for a CPU): slept through the p50 instead of spinning, looking again after {} \
-             windows",
+             waiting for a CPU): slept instead of spinning (poll classes nap through their p50, \
+             hybrid classes wait for the interrupt), looking again after {} windows",
             self.detections,
             self.judged,
             w.wall_ns as f64 / ios / 1e3,
