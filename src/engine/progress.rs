@@ -14,31 +14,32 @@
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::engine::worker::LiveCounters;
 
-static LIVE: Mutex<Vec<Weak<LiveCounters>>> = Mutex::new(Vec::new());
+/// Every worker's counters since the process started. Held, not weakly
+/// referenced: a worker that has finished still counts, so the totals never go
+/// back (a status printed after the last worker ended showed 0 I/Os). A worker
+/// costs a few words here, and a process runs at most thousands.
+static LIVE: Mutex<Vec<Arc<LiveCounters>>> = Mutex::new(Vec::new());
 
 /// Make a worker's counters visible to the status line.
 pub fn register(c: &Arc<LiveCounters>) {
     let mut v = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-    v.retain(|w| w.strong_count() > 0);
-    v.push(Arc::downgrade(c));
+    v.push(c.clone());
 }
 
-/// I/Os and bytes completed so far by every live worker.
+/// I/Os and bytes completed so far by every worker, finished or not.
 pub fn totals() -> (u64, u64) {
     let v = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-    v.iter()
-        .filter_map(Weak::upgrade)
-        .fold((0, 0), |(i, b), c| {
-            (
-                i + c.ios.load(Ordering::Relaxed),
-                b + c.bytes.load(Ordering::Relaxed),
-            )
-        })
+    v.iter().fold((0, 0), |(i, b), c| {
+        (
+            i + c.ios.load(Ordering::Relaxed),
+            b + c.bytes.load(Ordering::Relaxed),
+        )
+    })
 }
 
 /// A status line redrawn on stderr until dropped. `label` names what runs,

@@ -490,6 +490,19 @@ fn sweep(r: &mut StudyResult, rt: Duration, wake: u64) -> Result<()> {
         series: lat_series,
         log_x: true,
     });
+    if let Some((l, m, _, _)) = break_even {
+        // A headline figure of its own (the fleet view puts it in a host row).
+        r.comparisons.push(Comparison {
+            what: "break-even device latency".into(),
+            ours: l as f64,
+            published: None,
+            unit: "us".into(),
+            note: format!(
+                "smallest device latency at which {} uses at most half of poll's CPU within 10% of its p50; the study's own criterion, with no published figure to set beside it",
+                m.name()
+            ),
+        });
+    }
     match break_even {
         Some((l, m, cpu, lat)) => r.verdict.push(format!(
             "Break-even on this machine (wakeup cost {:.1} us): from a {l} us device on, {} uses {:.0}% of poll's CPU at {:.0}% of its p50 latency.",
