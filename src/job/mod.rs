@@ -14,6 +14,7 @@ pub mod options;
 mod parse;
 pub mod plan;
 pub mod spec;
+pub mod steady;
 pub mod table;
 pub mod units;
 

@@ -720,6 +720,8 @@ pub struct JobSpec {
     pub control: super::control::ControlSpec,
     /// fdatasync, end_fsync, fsync_on_close (`job::control`).
     pub syncs: super::control::SyncSpec,
+    /// steadystate, ss_dur, ss_ramp (`job::steady`).
+    pub steady: super::steady::SteadySpec,
     /// fio's per-job logs (`write_lat_log`, `write_bw_log`, ...).
     pub logs: LogSpec,
 }
@@ -840,6 +842,7 @@ impl Default for JobSpec {
             io_timeout: None,
             control: Default::default(),
             syncs: Default::default(),
+            steady: Default::default(),
         }
     }
 }
