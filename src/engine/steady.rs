@@ -131,7 +131,7 @@ impl Detector {
         self.attained
     }
 
-    fn values(&self, m: SteadyMetric) -> impl Iterator<Item = f64> + '_ {
+    fn values(&self, m: SteadyMetric) -> impl Iterator<Item = f64> + Clone + '_ {
         let v = match m {
             SteadyMetric::Iops => &self.iops,
             SteadyMetric::Bw => &self.bw,
@@ -139,50 +139,12 @@ impl Detector {
         (0..self.len).map(move |i| v[(self.head + i) % v.len()] as f64)
     }
 
-    /// The criterion over the samples held (fio's: the largest deviation from
-    /// the mean, or the least-squares slope per second; relative to the mean
-    /// with `%`).
     fn evaluate(&self) -> Eval {
-        let n = self.len as f64;
-        if self.len == 0 {
-            return Eval::default();
-        }
-        let mean = self.values(self.crit.metric).sum::<f64>() / n;
-        let mut e = Eval::default();
-        let raw = if self.crit.slope {
-            let (mut sx, mut sy, mut sxx, mut sxy) = (0.0, 0.0, 0.0, 0.0);
-            for (x, y) in self.values(self.crit.metric).enumerate() {
-                let x = x as f64;
-                sx += x;
-                sy += y;
-                sxx += x * x;
-                sxy += x * y;
-            }
-            let den = n * sxx - sx * sx;
-            e.slope = if den == 0.0 {
-                0.0
-            } else {
-                (n * sxy - sx * sy) / den
-            };
-            e.slope
-        } else {
-            e.max_deviation = self
-                .values(self.crit.metric)
-                .map(|y| (y - mean).abs())
-                .fold(0.0, f64::max);
-            e.max_deviation
-        };
-        e.criterion = if self.crit.percent {
-            if mean > 0.0 {
-                100.0 * raw / mean
-            } else {
-                // No I/O at all: nothing is steady yet.
-                f64::INFINITY
-            }
-        } else {
-            raw
-        };
-        e
+        evaluate(
+            self.values(self.crit.metric),
+            self.crit.slope,
+            self.crit.percent,
+        )
     }
 
     pub fn report(&self) -> SteadyReport {
@@ -193,13 +155,11 @@ impl Detector {
                 (self.values(m).sum::<f64>() / self.len as f64) as u64
             }
         };
-        // A window without I/O has no relative criterion: printed as inf.
-        let crit = self.last.criterion;
         SteadyReport {
             ss: self.crit.fio_text(),
             duration: self.iops.len() as u64,
             attained: u32::from(self.attained),
-            criterion: format!("{crit:.6}{}", if self.crit.percent { "%" } else { "" }),
+            criterion: criterion_text(self.last.criterion, self.crit.percent),
             max_deviation: self.last.max_deviation,
             slope: self.last.slope,
             data: SteadyData {
@@ -210,6 +170,53 @@ impl Detector {
             },
         }
     }
+}
+
+/// The criterion over a window (fio's: the largest deviation from the mean,
+/// or the least-squares slope per second; relative to the mean with `%`).
+fn evaluate(values: impl Iterator<Item = f64> + Clone, slope: bool, percent: bool) -> Eval {
+    let n = values.clone().count() as f64;
+    if n == 0.0 {
+        return Eval::default();
+    }
+    let mean = values.clone().sum::<f64>() / n;
+    let mut e = Eval::default();
+    let raw = if slope {
+        let (mut sx, mut sy, mut sxx, mut sxy) = (0.0, 0.0, 0.0, 0.0);
+        for (x, y) in values.enumerate() {
+            let x = x as f64;
+            sx += x;
+            sy += y;
+            sxx += x * x;
+            sxy += x * y;
+        }
+        let den = n * sxx - sx * sx;
+        e.slope = if den == 0.0 {
+            0.0
+        } else {
+            (n * sxy - sx * sy) / den
+        };
+        e.slope
+    } else {
+        e.max_deviation = values.map(|y| (y - mean).abs()).fold(0.0, f64::max);
+        e.max_deviation
+    };
+    e.criterion = if percent {
+        if mean > 0.0 {
+            100.0 * raw / mean
+        } else {
+            // No I/O at all: nothing is steady yet.
+            f64::INFINITY
+        }
+    } else {
+        raw
+    };
+    e
+}
+
+fn criterion_text(c: f64, percent: bool) -> String {
+    // A window without I/O has no relative criterion: printed as inf.
+    format!("{c:.6}{}", if percent { "%" } else { "" })
 }
 
 impl SteadyReport {
@@ -237,10 +244,14 @@ impl SteadyReport {
     }
 
     /// Several clones of one job reported together (group_reporting): the
-    /// windows summed sample by sample, attained only when every clone was.
+    /// windows summed sample by sample and the criterion evaluated on the
+    /// sums; attained only when every clone was (each clone ended on its own).
     pub fn merge(reports: &[&SteadyReport]) -> Option<SteadyReport> {
         let first = *reports.first()?;
         let mut out = first.clone();
+        if reports.len() == 1 {
+            return Some(out);
+        }
         for r in &reports[1..] {
             out.attained &= r.attained;
             for (a, b) in out.data.iops.iter_mut().zip(&r.data.iops) {
@@ -251,9 +262,22 @@ impl SteadyReport {
             }
             out.data.iops_mean += r.data.iops_mean;
             out.data.bw_mean += r.data.bw_mean;
-            out.max_deviation = out.max_deviation.max(r.max_deviation);
-            out.slope += r.slope;
         }
+        let kind = out.ss.split_once(':').map_or("", |(k, _)| k);
+        let percent = out.ss.ends_with('%');
+        let v = if kind.starts_with("bw") {
+            &out.data.bw
+        } else {
+            &out.data.iops
+        };
+        let e = evaluate(
+            v.iter().map(|&x| x as f64),
+            kind.ends_with("_slope"),
+            percent,
+        );
+        out.criterion = criterion_text(e.criterion, percent);
+        out.max_deviation = e.max_deviation;
+        out.slope = e.slope;
         Some(out)
     }
 }
@@ -327,6 +351,21 @@ mod tests {
         assert_eq!(r.criterion, "100.000000");
         let mut d = det("bw_slope", 1.0, true, 2);
         assert_eq!(feed(&mut d, &[500, 500]), Some(1));
+    }
+
+    #[test]
+    fn clones_merge_into_one_window() {
+        let mut a = det("iops", 5.0, true, 2);
+        let mut b = det("iops", 5.0, true, 2);
+        assert_eq!(feed(&mut a, &[100, 100]), Some(1));
+        assert_eq!(feed(&mut b, &[100, 300]), None);
+        let (ra, rb) = (a.report(), b.report());
+        let m = SteadyReport::merge(&[&ra, &rb]).unwrap();
+        assert_eq!(m.attained, 0);
+        assert_eq!(m.data.iops, vec![200, 400]);
+        assert_eq!(m.data.iops_mean, 300);
+        assert!((m.max_deviation - 100.0).abs() < 1e-9);
+        assert_eq!(m.criterion, "33.333333%");
     }
 
     #[test]

@@ -222,3 +222,33 @@ fn bad_values_are_one_line_errors() {
         );
     }
 }
+
+#[test]
+fn group_reporting_sums_the_clones_windows() {
+    let v = run_json(&[
+        "--name=s",
+        "--ioengine=null",
+        "--size=1g",
+        "--time_based",
+        "--runtime=30",
+        "--numjobs=2",
+        "--group_reporting",
+        "--ss=iops:90%",
+        "--ss_dur=2",
+    ]);
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 1, "{v}");
+    let ss = steady_of(&v);
+    assert_eq!(ss["attained"], 1, "both clones end steady: {ss}");
+    let iops: Vec<u64> = ss["data"]["iops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect();
+    assert_eq!(iops.len(), 2, "{ss}");
+    let mean = ss["data"]["iops_mean"].as_u64().unwrap();
+    // The sum of the clones' means, each rounded down.
+    assert!(mean.abs_diff((iops[0] + iops[1]) / 2) <= 2, "{ss}");
+    let runtime = v["jobs"][0]["job_runtime"].as_u64().unwrap();
+    assert!(runtime < 15_000, "ended at {runtime} ms");
+}
