@@ -9,7 +9,6 @@
 
 use std::time::Duration;
 
-use super::draft::Ctx;
 use super::error::JobError;
 
 /// What is measured.
@@ -78,29 +77,24 @@ pub(crate) const DUR_EXPECTED: &str =
 /// one-second samples is far more than any steady-state test runs.
 const MAX_DUR_S: u64 = 86_400;
 
-/// `steadystate=iops:5%` and the others.
-pub(crate) fn criterion(c: &Ctx) -> Result<SteadyCriterion, JobError> {
-    let (kind, limit) = c
-        .value
-        .split_once(':')
-        .ok_or_else(|| c.bad(CRITERION_EXPECTED))?;
+/// `steadystate=iops:5%` and the others; `None` when it is not one
+/// ([`CRITERION_EXPECTED`] says what is).
+pub(crate) fn criterion(value: &str) -> Option<SteadyCriterion> {
+    let (kind, limit) = value.split_once(':')?;
     let (metric, slope) = match kind.trim().to_ascii_lowercase().as_str() {
         "iops" => (SteadyMetric::Iops, false),
         "iops_slope" => (SteadyMetric::Iops, true),
         "bw" => (SteadyMetric::Bw, false),
         "bw_slope" => (SteadyMetric::Bw, true),
-        _ => return Err(c.bad(CRITERION_EXPECTED)),
+        _ => return None,
     };
     let limit = limit.trim();
     let (num, percent) = match limit.strip_suffix('%') {
         Some(n) => (n.trim(), true),
         None => (limit, false),
     };
-    let limit: f64 = num.parse().map_err(|_| c.bad(CRITERION_EXPECTED))?;
-    if !limit.is_finite() || limit < 0.0 {
-        return Err(c.bad(CRITERION_EXPECTED));
-    }
-    Ok(SteadyCriterion {
+    let limit: f64 = num.parse().ok()?;
+    (limit.is_finite() && limit >= 0.0).then_some(SteadyCriterion {
         metric,
         slope,
         percent,
@@ -109,12 +103,8 @@ pub(crate) fn criterion(c: &Ctx) -> Result<SteadyCriterion, JobError> {
 }
 
 /// `ss_dur`: whole seconds, at least one sample.
-pub(crate) fn duration(c: &Ctx) -> Result<Duration, JobError> {
-    let t = c.time(super::units::TimeUnit::Seconds, false)?;
-    if t.is_zero() || t.subsec_nanos() != 0 || t.as_secs() > MAX_DUR_S {
-        return Err(c.bad(DUR_EXPECTED));
-    }
-    Ok(t)
+pub(crate) fn duration_ok(t: Duration) -> bool {
+    !t.is_zero() && t.subsec_nanos() == 0 && t.as_secs() <= MAX_DUR_S
 }
 
 /// Cross-option check: a criterion needs a window (fio silently does nothing

@@ -863,7 +863,8 @@ Ok(())
     .stricter("a criterion without ss_dur is an error (fio ignores it)")
     .expects(super::steady::CRITERION_EXPECTED)
     .set(|d, c| {
-        d.spec.steady.criterion = Some(super::steady::criterion(c)?);
+        let crit = super::steady::criterion(c.value);
+        d.spec.steady.criterion = Some(crit.ok_or_else(|| c.bad(super::steady::CRITERION_EXPECTED))?);
         Ok(())
     }),
     OptionDef::new(
@@ -875,7 +876,11 @@ Ok(())
     .stricter("whole seconds, 1 to 86400 (fio takes 0, meaning off, and fractions)")
     .expects(super::steady::DUR_EXPECTED)
     .set(|d, c| {
-        d.spec.steady.duration = super::steady::duration(c)?;
+        let t = c.time(TimeUnit::Seconds, false)?;
+        if !super::steady::duration_ok(t) {
+            return Err(c.bad(super::steady::DUR_EXPECTED));
+        }
+        d.spec.steady.duration = t;
         Ok(())
     }),
     OptionDef::new(

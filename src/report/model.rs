@@ -402,7 +402,7 @@ pub struct JobResult {
     pub latency_window: u64,
     /// fio's steady-state result (jobs with `steadystate=` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steadystate: Option<crate::engine::steady::SteadyReport>,
+    pub steadystate: Option<crate::report::steady::SteadyReport>,
     pub iolab: JobExtras,
 }
 

@@ -52,7 +52,7 @@ pub struct JobRun {
     /// The joined block trace, `iolab.engine.trace` (only with `--trace`).
     pub trace: Option<JobTrace>,
     /// fio's `steadystate` object (only with `steadystate=`).
-    pub steady: Option<crate::engine::steady::SteadyReport>,
+    pub steady: Option<crate::report::steady::SteadyReport>,
 }
 
 /// One stonewall group's results.
