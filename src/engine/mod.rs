@@ -15,6 +15,7 @@ pub mod joblogs;
 pub mod place;
 pub mod progress;
 pub mod setup;
+pub mod steady;
 pub mod summary;
 pub mod trace;
 pub mod worker;
@@ -250,6 +251,7 @@ fn run_group(
                 injected,
                 continue_on_error: job.continue_on_error,
                 trace: None,
+                steady: stream.steady.as_ref().map(steady::Detector::report),
             });
             logs.push(trace_logs.next().unwrap_or_default());
         }

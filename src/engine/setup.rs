@@ -409,6 +409,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
             stream.invalidate = Some((t.file.as_raw_fd(), t.offset, region_len));
         }
         stream.ramp_ns = dur_ns(job.ramp_time);
+        stream.steady = crate::engine::steady::Detector::new(&job.steady, stream.ramp_ns);
         stream.verify =
             Verifier::new(job, start, region_len, seed).map_err(|err| EngineError::Verify {
                 job: label(job),

@@ -115,6 +115,8 @@ pub struct Stream {
     /// Requests handed to the backend and not yet complete (fio's depth: not
     /// counting those still in iolab's scheduler).
     in_device: u32,
+    /// `steadystate`: ends the stream once its rate is steady (`engine::steady`).
+    pub steady: Option<crate::engine::steady::Detector>,
 }
 
 impl Stream {
@@ -155,6 +157,7 @@ impl Stream {
             held: false,
             batch_n: 0,
             in_device: 0,
+            steady: None,
         }
     }
 
@@ -306,6 +309,9 @@ impl Worker {
             s.pacer.restart(start);
             s.rec.reset(start);
             s.measuring = s.ramp_ns == 0;
+            if let Some(d) = s.steady.as_mut() {
+                d.start(start);
+            }
         }
         let mut out = LoopOutcome {
             started_ns: start,
@@ -406,6 +412,12 @@ impl Worker {
                 // End of ramp_time: start measuring from here (once per stream).
                 s.rec.reset(now);
                 s.measuring = true;
+            }
+            if let Some(d) = s.steady.as_mut().filter(|d| d.due(now)) {
+                let [r, w, _] = &s.rec.dirs;
+                if d.sample(now, r.total_ios + w.total_ios, r.io_bytes + w.io_bytes) {
+                    s.end_ns = now; // steady: the runtime ends here
+                }
             }
             if !s.workload_over && now >= s.end_ns {
                 // The workload ends; a write job's read-back still runs.

@@ -19,6 +19,7 @@ mod parse;
 pub mod plan;
 pub(crate) mod random;
 pub mod spec;
+pub mod steady;
 pub mod table;
 pub mod units;
 

@@ -292,6 +292,10 @@ impl Draft {
         self.check_control(section_at)?;
         self.check_random_and_rate(section_at)?;
         self.check_files(section_at)?;
+        super::steady::check(
+            &self.spec.steady,
+            self.set_at("steadystate").unwrap_or(section_at),
+        )?;
         // Linux ioprio: class in the top 3 bits of 16, level below. A level alone
         // means best-effort, as fio does.
         let class = match (self.prioclass, self.prio) {

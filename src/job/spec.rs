@@ -770,6 +770,8 @@ pub struct JobSpec {
     pub syncs: super::control::SyncSpec,
     /// nrfiles, filename_format, file_service_type, fallocate, ... (`job::files`).
     pub files: super::files::FileSpec,
+    /// steadystate, ss_dur, ss_ramp (`job::steady`).
+    pub steady: super::steady::SteadySpec,
     /// fio's per-job logs (`write_lat_log`, `write_bw_log`, ...).
     pub logs: LogSpec,
 }
@@ -923,6 +925,7 @@ impl Default for JobSpec {
             control: Default::default(),
             syncs: Default::default(),
             files: Default::default(),
+            steady: Default::default(),
         }
     }
 }

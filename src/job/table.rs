@@ -201,7 +201,6 @@ const SIZE: &str = units::SIZE_EXPECTED;
 const TIME_S: &str = "a time, e.g. 30 (seconds) or 500ms";
 const TIME_US: &str = "a time, e.g. 10 (microseconds) or 2ms";
 const PROB: &str = "a probability: a number from 0 to 1 (e.g. 0.001) or a percentage (e.g. 0.1%)";
-const SS: &str = "steady-state detection is not implemented";
 const STRING: &str = "a non-empty string";
 const NO_TRIM: &str = "iolab issues no trims";
 const ZONED: &str = "zoned block devices are out of scope";
@@ -1109,9 +1108,46 @@ Ok(())
         "iolab writes no dump files of failed blocks; the job's error names the first mismatch (offset and what differed)",
     ),
     // Steady state.
-    refused("steadystate", S::SteadyState, SS).alias(&["ss"]),
-    refused("steadystate_duration", S::SteadyState, SS).alias(&["ss_dur"]),
-    refused("steadystate_ramp_time", S::SteadyState, SS).alias(&["ss_ramp"]),
+    OptionDef::new(
+        "steadystate",
+        S::SteadyState,
+        "end the job once its IOPS or bandwidth, sampled every second, meets the criterion over ss_dur",
+    )
+    .alias(&["ss"])
+    .stricter("a criterion without ss_dur is an error (fio ignores it)")
+    .expects(super::steady::CRITERION_EXPECTED)
+    .set(|d, c| {
+        let crit = super::steady::criterion(c.value);
+        d.spec.steady.criterion = Some(crit.ok_or_else(|| c.bad(super::steady::CRITERION_EXPECTED))?);
+        Ok(())
+    }),
+    OptionDef::new(
+        "steadystate_duration",
+        S::SteadyState,
+        "the window of one-second samples the steadystate criterion must hold over",
+    )
+    .alias(&["ss_dur"])
+    .stricter("whole seconds, 1 to 86400 (fio takes 0, meaning off, and fractions)")
+    .expects(super::steady::DUR_EXPECTED)
+    .set(|d, c| {
+        let t = c.time(TimeUnit::Seconds, false)?;
+        if !super::steady::duration_ok(t) {
+            return Err(c.bad(super::steady::DUR_EXPECTED));
+        }
+        d.spec.steady.duration = t;
+        Ok(())
+    }),
+    OptionDef::new(
+        "steadystate_ramp_time",
+        S::SteadyState,
+        "time after the job starts (and after ramp_time) before steady-state samples are taken",
+    )
+    .alias(&["ss_ramp"])
+    .expects(TIME_S)
+    .set(|d, c| {
+        d.spec.steady.ramp = c.time(TimeUnit::Seconds, false)?;
+        Ok(())
+    }),
     // Measurements and reporting.
     OptionDef::new("group_reporting", S::Measurements, "report the clones of a job together")
         .flag()

@@ -99,6 +99,8 @@ pub fn group_results(specs: &[JobSpec], g: &GroupRun, fio_bins: bool) -> Vec<Job
             jr.add_fio_bins(&rec);
         }
         let runs: Vec<&JobRun> = members.iter().map(|&k| &g.jobs[k]).collect();
+        let steady: Vec<_> = runs.iter().filter_map(|r| r.steady.as_ref()).collect();
+        jr.steadystate = crate::report::steady::SteadyReport::merge(&steady);
         jr.iolab.engine = Some(job_engine(spec, &runs));
         out.push(jr);
     }

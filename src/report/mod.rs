@@ -13,6 +13,7 @@ pub mod json;
 pub mod jsonplus;
 pub mod model;
 pub mod raw;
+pub mod steady;
 pub mod study;
 pub mod svg;
 pub mod terse;

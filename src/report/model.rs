@@ -400,6 +400,9 @@ pub struct JobResult {
     pub latency_target: u64,
     pub latency_percentile: f64,
     pub latency_window: u64,
+    /// fio's steady-state result (jobs with `steadystate=` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steadystate: Option<crate::report::steady::SteadyReport>,
     pub iolab: JobExtras,
 }
 
@@ -564,6 +567,7 @@ impl JobResult {
             latency_target: 0,
             latency_percentile: 100.0,
             latency_window: 0,
+            steadystate: None,
             iolab: JobExtras {
                 jobnum: meta.jobnum,
                 workers: meta.workers,

@@ -51,6 +51,8 @@ pub struct JobRun {
     pub continue_on_error: crate::job::ContinueOnError,
     /// The joined block trace, `iolab.engine.trace` (only with `--trace`).
     pub trace: Option<JobTrace>,
+    /// fio's `steadystate` object (only with `steadystate=`).
+    pub steady: Option<crate::report::steady::SteadyReport>,
 }
 
 /// One stonewall group's results.

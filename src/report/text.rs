@@ -261,6 +261,17 @@ pub fn job_block(out: &mut String, j: &JobResult, time: &str, precision: usize) 
         "     latency   : target={}, window={}, percentile={:.2}%, depth={}",
         j.latency_target, j.latency_window, j.latency_percentile, j.latency_depth
     );
+    if let Some(ss) = &j.steadystate {
+        let _ = writeln!(
+            out,
+            "  steadystate  : attained={}, bw={} ({}), iops={}, {}",
+            if ss.attained == 1 { "yes" } else { "no" },
+            num2str(ss.data.bw_mean, SIG_FIGS, true, "B/s"),
+            num2str(ss.data.bw_mean, SIG_FIGS, false, "B/s"),
+            num2str(ss.data.iops_mean, SIG_FIGS, false, ""),
+            ss.criterion_label()
+        );
+    }
     if j.iolab.classes.len() > 1 {
         for c in &j.iolab.classes {
             let pick = |p: f64| {

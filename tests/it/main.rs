@@ -63,6 +63,7 @@ mod safety_blockdev;
 mod sched_props;
 mod sched_sim;
 mod signals_run;
+mod steady_state;
 mod sys_resources;
 mod sys_target;
 mod trace_block_live;
