@@ -3,7 +3,8 @@
 //! * `sync` — the backend performed the I/O inside `queue` (pread): nothing to wait for.
 //! * `interrupt` — sleep in the backend's interrupt mechanism until a completion.
 //! * `poll` — spin on the completion queue (`Wait::Peek`) and never sleep.
-//! * `hybrid` — sleep for half the mean completion latency, then poll (Linux's
+//! * `hybrid` — see [`classic_hybrid`]: sleep for half the mean completion
+//!   time of the request's size and direction bucket, then poll (Linux's
 //!   classic hybrid polling: `blk_mq_poll_nsecs` and `blk_mq_poll_hybrid`, named
 //!   `blk_mq_poll_hybrid_sleep` in older kernels; removed in Linux 6.4).
 //! * `hybrid-uring` — see [`hybrid_uring`]: io_uring's hybrid IOPOLL rule (6.13).
@@ -16,6 +17,7 @@
 //! observed, so a run that asked for polling and slept is visible in the report.
 
 pub mod adaptive;
+pub mod classic_hybrid;
 pub mod contention;
 pub mod dpas;
 pub mod hybrid_uring;
@@ -357,14 +359,22 @@ pub fn resolve(
     }
 }
 
+/// The in-flight request a wait is timed for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InFlight {
+    /// When it was submitted (0: none, or not to be timed from).
+    pub submit_ns: u64,
+    pub len: u32,
+    pub write: bool,
+}
+
 /// Waits for completions according to one model and keeps the account.
 #[derive(Debug)]
 pub struct Completer {
     model: CompletionModel,
     pub stats: CompletionStats,
-    /// Running mean of submit-to-completion latency (ns), for hybrid's nap.
-    mean_ns: f64,
-    samples: u64,
+    /// Classic hybrid's per-bucket means (hybrid only).
+    classic: classic_hybrid::ClassicHybrid,
     adaptive: adaptive::Adaptive,
     /// hybrid-uring's one number.
     uring: hybrid_uring::HybridUring,
@@ -389,8 +399,7 @@ impl Completer {
         Completer {
             model,
             stats: CompletionStats::default(),
-            mean_ns: 0.0,
-            samples: 0,
+            classic: classic_hybrid::ClassicHybrid::default(),
             adaptive,
             uring: hybrid_uring::HybridUring::default(),
             pas: pas::Pas::new(model == CompletionModel::Dpas),
@@ -414,33 +423,32 @@ impl Completer {
         &self.adaptive
     }
 
-    /// Feed one observed issue-to-completion latency (hybrid and adaptive learn
-    /// from it; issue rather than submit-return, because some backends finish
-    /// the I/O inside the submit call). `inline`: the request was performed in the
-    /// caller's context ([`Completer::take_inline`]).
+    /// Feed one completed request: `lat_ns` from issue, `clat_ns` from submit.
+    /// Adaptive learns from issue-to-completion (some backends finish the I/O
+    /// inside the submit call); classic hybrid from submit-to-completion, the
+    /// device time the kernel's rule averages, since its nap is timed from the
+    /// submit (time a scheduler held the request must not lengthen the nap).
+    /// `inline`: the request was performed in the caller's context
+    /// ([`Completer::take_inline`]).
     #[inline]
-    pub fn observe(&mut self, len: u32, clat_ns: u64, inline: bool) {
+    pub fn observe(&mut self, req: InFlight, lat_ns: u64, clat_ns: u64, inline: bool) {
         match self.model {
             // Adaptive keeps percentiles, which outliers do not move.
-            CompletionModel::Adaptive => return self.adaptive.observe(len, clat_ns, inline),
-            CompletionModel::Hybrid => {}
-            _ => return,
+            CompletionModel::Adaptive => self.adaptive.observe(req.len, lat_ns, inline),
+            CompletionModel::Hybrid => self.classic.observe(req.len, req.write, clat_ns),
+            _ => {}
         }
-        // An exponentially weighted mean follows drift without a window.
-        self.samples += 1;
-        // A preempted request can take milliseconds on a busy machine; clamping
-        // it keeps hybrid's nap tied to the device rather than to the scheduler.
-        let clat_ns = if self.samples > 16 {
-            clat_ns.min((4.0 * self.mean_ns) as u64)
-        } else {
-            clat_ns
-        };
-        let w = if self.samples < 16 {
-            1.0 / self.samples as f64
-        } else {
-            1.0 / 16.0
-        };
-        self.mean_ns += (clat_ns as f64 - self.mean_ns) * w;
+    }
+
+    /// Which in-flight request a wait is for, as an ordering key: the earliest
+    /// classic-hybrid wake under `hybrid` (each size naps its own bucket's
+    /// time), the oldest submit under every other model.
+    #[inline]
+    pub fn wait_key(&self, req: InFlight) -> u64 {
+        match self.model {
+            CompletionModel::Hybrid => self.classic.wake_ns(req.submit_ns, req.len, req.write),
+            _ => req.submit_ns,
+        }
     }
 
     /// Whether the next request of `len` bytes should be performed inline, in
@@ -460,8 +468,9 @@ impl Completer {
     }
 
     /// Wait until at least one in-flight request completes and move completions to
-    /// `out`. `oldest_submit_ns` is when the oldest in-flight request was
-    /// submitted and `len` its size (hybrid and adaptive time their nap from it);
+    /// `out`. `req` is the in-flight request the wait is timed for (the oldest,
+    /// or under hybrid the earliest due: [`Completer::wait_key`]; hybrid and
+    /// adaptive time their nap from its submit, with its size);
     /// `deadline_ns` (0 = none) is when the engine must regain control even if
     /// nothing completed (a paced stream falls due).
     #[inline]
@@ -469,11 +478,10 @@ impl Completer {
         &mut self,
         q: &mut dyn Queue,
         out: &mut [Completion],
-        oldest_submit_ns: u64,
-        len: u32,
+        req: InFlight,
         deadline_ns: u64,
     ) -> DevResult<usize> {
-        self.wait_for(q, out, 1, oldest_submit_ns, len, deadline_ns)
+        self.wait_for(q, out, 1, req, deadline_ns)
     }
 
     /// [`Completer::wait`] for at least `min` completions (fio's
@@ -486,8 +494,7 @@ impl Completer {
         q: &mut dyn Queue,
         out: &mut [Completion],
         min: u32,
-        oldest_submit_ns: u64,
-        len: u32,
+        req: InFlight,
         deadline_ns: u64,
     ) -> DevResult<usize> {
         self.stats.waits += 1;
@@ -500,13 +507,16 @@ impl Completer {
             }
             n
         } else {
-            let mut n = self.wait_model(q, out, min, oldest_submit_ns, len, deadline_ns)?;
+            let mut n = self.wait_model(q, out, min, req, deadline_ns)?;
             // Models other than interrupt return what one wakeup brought: wait
             // again (same model) until `min` are in, or the deadline ends it.
             let want = (min as usize).min(out.len());
             while n > 0 && n < want {
-                let more =
-                    self.wait_model(q, &mut out[n..], min - n as u32, 0, len, deadline_ns)?;
+                let again = InFlight {
+                    submit_ns: 0,
+                    ..req
+                };
+                let more = self.wait_model(q, &mut out[n..], min - n as u32, again, deadline_ns)?;
                 if more == 0 {
                     break;
                 }
@@ -526,10 +536,10 @@ impl Completer {
         q: &mut dyn Queue,
         out: &mut [Completion],
         min: u32,
-        oldest_submit_ns: u64,
-        len: u32,
+        req: InFlight,
         deadline_ns: u64,
     ) -> DevResult<usize> {
+        let (oldest_submit_ns, len) = (req.submit_ns, req.len);
         let model = match self.model {
             CompletionModel::Adaptive => {
                 let m = self.adaptive.choose(len);
@@ -561,7 +571,7 @@ impl Completer {
                 }
                 let nap = match self.model {
                     CompletionModel::Adaptive => self.adaptive.nap_ns(len),
-                    _ => (self.mean_ns / 2.0) as u64,
+                    _ => self.classic.nap_ns(len, req.write),
                 };
                 let wake = oldest_submit_ns + nap;
                 let wake = if deadline_ns != 0 {

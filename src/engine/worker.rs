@@ -12,7 +12,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::buf::Buffers;
-use crate::completion::{Completer, CompletionStats};
+use crate::completion::{Completer, CompletionStats, InFlight};
 use crate::device::{DevResult, Queue, Queued};
 use crate::engine::fill::Fill;
 use crate::job::ContinueOnError;
@@ -338,7 +338,7 @@ impl Worker {
             self.dispatch(now)?;
             self.commit_batch()?;
             if self.inflight > 0 {
-                let (oldest, len) = self.oldest_inflight();
+                let oldest = self.oldest_inflight();
                 // A paced stream falling due, or laq's window closing, must not
                 // wait for the next completion (sched::Scheduler::wake_deadline).
                 let mut deadline = self.sched.wake_deadline(next_due);
@@ -362,7 +362,6 @@ impl Worker {
                     &mut self.comps[..max],
                     min,
                     oldest,
-                    len,
                     deadline,
                 )?;
                 if n > 0 || min == 0 {
@@ -682,14 +681,22 @@ impl Worker {
     /// Submit time and size of the oldest in-flight request (hybrid times its nap
     /// from it). Exact at QD1; at higher depth the scan is over `iodepth` slots.
     #[inline]
-    fn oldest_inflight(&self) -> (u64, u32) {
+    fn oldest_inflight(&self) -> InFlight {
         if !self.completer.model().naps() {
-            return (0, 0);
+            return InFlight::default();
         }
-        let mut best = (u64::MAX, 0);
+        let (mut best, mut key) = (InFlight::default(), u64::MAX);
         for s in &self.slots {
-            if s.t_submit != 0 && s.t_submit < best.0 {
-                best = (s.t_submit, s.len);
+            if s.t_submit != 0 {
+                let r = InFlight {
+                    submit_ns: s.t_submit,
+                    len: s.len,
+                    write: s.op == Some(Op::Write),
+                };
+                let k = self.completer.wait_key(r);
+                if k < key {
+                    (best, key) = (r, k);
+                }
             }
         }
         best
@@ -832,7 +839,12 @@ impl Worker {
         let slat = slot.t_submit.saturating_sub(slot.t_issue);
         let clat = t_seen.saturating_sub(slot.t_submit);
         let lat = t_seen.saturating_sub(slot.t_issue);
-        self.completer.observe(slot.len, lat, slot.inline);
+        let req = InFlight {
+            submit_ns: slot.t_submit,
+            len: slot.len,
+            write: op == Op::Write,
+        };
+        self.completer.observe(req, lat, clat, slot.inline);
         if measuring {
             if op != Op::Fsync && (c.result as u64) < slot.len as u64 {
                 s.short_ios += 1;
