@@ -212,6 +212,12 @@ const LOG_PREFIX: &str = "a log needs a file-name prefix (write_lat_log=NAME); f
 const LOG_PREFIX_EXPECTED: &str = "a file-name prefix (a path without the _type.N.log ending)";
 const LOG_MSEC: &str = "milliseconds, 0 to 3600000 (one hour)";
 const LOG_MSEC_MAX: u64 = 3_600_000;
+const EPOCH_CLOCK: &str = "a clock id clock_gettime(2) refuses is an error (fio logs garbage times), \
+                           and so is the option without log_unix_epoch or log_alternate_epoch \
+                           (fio ignores it)";
+const EPOCH_CLOCK_EXPECTED: &str = "a clock id clock_gettime(2) accepts: 0 CLOCK_REALTIME, 1 \
+                                    CLOCK_MONOTONIC, 4 CLOCK_MONOTONIC_RAW, 7 CLOCK_BOOTTIME, 11 \
+                                    CLOCK_TAI, ...";
 
 /// A log prefix: non-empty, and not a directory (the type and index are appended).
 fn log_prefix(c: &Ctx) -> Result<String, JobError> {
@@ -223,8 +229,6 @@ fn log_prefix(c: &Ctx) -> Result<String, JobError> {
 const NO_EXEC: &str = "iolab runs as root and runs no external commands from job files; run the \
                        command yourself before or after iolab";
 const BUFFERS: &str = "only dedupe_mode=repeat is supported (fio's default)";
-const ALL_PCT: &str = "iolab reports slat, clat and lat percentiles whatever clat_percentiles, \
-                       lat_percentiles and slat_percentiles say";
 const ALWAYS_LAT: &str = "iolab still records every latency (its clock reads cost little; the \
                           reports are built on them)";
 const ONLY_FSYNC: &str = "only fsync=N is implemented";
@@ -798,6 +802,17 @@ Ok(())
         d.spec.control.cmdprio.level = super::control_opts::cmdprio_field(c, cur, 0, 7)?;
         Ok(())
     }),
+    OptionDef::new(
+        "userspace_reap",
+        S::Engine,
+        "libaio: reap completions only from the AIO ring in user space, spinning (completion=poll), never io_getevents; 0: every reap is io_getevents; unset: ring first, io_getevents to sleep",
+    )
+    .stricter("needs ioengine=libaio and iodepth_batch_complete_min=0 (fio silently keeps io_getevents otherwise), and conflicts with a completion= other than poll")
+    .flag()
+    .set(|d, c| {
+        d.spec.userspace_reap = Some(c.boolean()?);
+        Ok(())
+    }),
     refused(
         "cmdprio_bssplit",
         S::Engine,
@@ -1174,25 +1189,22 @@ Ok(())
 Ok(())
 }),
     refused("unified_rw_reporting", S::Measurements, "reads and writes are always reported separately"),
-    OptionDef::new("clat_percentiles", S::Measurements, "report these latency percentiles")
+    OptionDef::new("clat_percentiles", S::Measurements, "completion-latency percentiles in the reports, and clat_ns bins in json+ (default 1)")
         .flag()
-        .noted(ALL_PCT)
-        .set(|_, c| {
-            c.boolean()?;
+        .set(|d, c| {
+            d.spec.lat_percentiles.clat = c.boolean()?;
             Ok(())
         }),
-    OptionDef::new("lat_percentiles", S::Measurements, "report these latency percentiles")
+    OptionDef::new("lat_percentiles", S::Measurements, "total-latency percentiles in the reports, and lat_ns bins in json+ (default 0)")
         .flag()
-        .noted(ALL_PCT)
-        .set(|_, c| {
-            c.boolean()?;
+        .set(|d, c| {
+            d.spec.lat_percentiles.lat = c.boolean()?;
             Ok(())
         }),
-    OptionDef::new("slat_percentiles", S::Measurements, "report these latency percentiles")
+    OptionDef::new("slat_percentiles", S::Measurements, "submission-latency percentiles in the reports, and slat_ns bins in json+ (default 0; synchronous engines have no slat)")
         .flag()
-        .noted(ALL_PCT)
-        .set(|_, c| {
-            c.boolean()?;
+        .set(|d, c| {
+            d.spec.lat_percentiles.slat = c.boolean()?;
             Ok(())
         }),
     OptionDef::new("disable_lat", S::Measurements, "do not measure total latency")
@@ -1291,6 +1303,25 @@ Ok(())
         .flag()
         .set(|d, c| {
             d.spec.logs.per_job = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("log_unix_epoch", S::Measurements, "log timestamps in ms since the Unix epoch (CLOCK_REALTIME, or log_alternate_epoch_clock_id's clock) instead of since the job's start")
+        .flag()
+        .set(|d, c| {
+            d.spec.logs.unix_epoch = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("log_alternate_epoch", S::Measurements, "log timestamps in ms on log_alternate_epoch_clock_id's clock instead of since the job's start")
+        .flag()
+        .set(|d, c| {
+            d.spec.logs.alternate_epoch = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("log_alternate_epoch_clock_id", S::Measurements, "clock_gettime(2) clock id of epoch timestamps (0 CLOCK_REALTIME, 1 CLOCK_MONOTONIC, 7 CLOCK_BOOTTIME, 11 CLOCK_TAI, ...)")
+        .stricter(EPOCH_CLOCK)
+        .expects(EPOCH_CLOCK_EXPECTED)
+        .set(|d, c| {
+            d.spec.logs.epoch_clock_id = super::log_epoch::clock_id(c)?;
             Ok(())
         }),
     refused("log_compression", S::Measurements, "iolab's logs are written as the run goes by a writer thread, never held in memory to compress; compress the files afterwards"),

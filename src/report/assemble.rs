@@ -4,6 +4,7 @@
 //!
 //! Pure: reads the raw results and snapshots it is given, runs nothing.
 
+use crate::device::libaio::AioReap;
 use crate::job::{Engine, JobSpec};
 use crate::measure::clock::ClockCheck;
 use crate::measure::cpu::{DiskStats, SystemDelta, SystemSnapshot, ThreadUsage, disk_of_path};
@@ -135,6 +136,7 @@ pub fn job_engine(spec: &JobSpec, runs: &[&JobRun]) -> JobEngine {
         backend.punted += r.backend_stats.punted;
         backend.interrupts += r.backend_stats.interrupts;
         backend.completed_in_submit += r.backend_stats.completed_in_submit;
+        backend.aio_reap = AioReap::merge(backend.aio_reap, r.backend_stats.aio_reap);
     }
     let mut acct = Accounting::default();
     let mut verify: Option<crate::workload::verify::VerifyStats> = None;

@@ -319,6 +319,16 @@ pub fn job_block(out: &mut String, j: &JobResult, time: &str, precision: usize) 
         "  iolab backend   : {}, submit calls={}, wait calls={}, io-wq punts={}, interrupts={}",
         e.backend, b.submit_calls, b.wait_calls, b.punted, b.interrupts
     );
+    if let Some(r) = &b.aio_reap {
+        let _ = writeln!(
+            out,
+            "  iolab reap      : {}: {} completions from the ring, {} from {} io_getevents calls",
+            r.path.describe(),
+            r.counts.ring_events,
+            r.counts.syscall_events,
+            r.counts.getevents_calls
+        );
+    }
     if b.completed_in_submit > 0 {
         let _ = writeln!(
             out,
