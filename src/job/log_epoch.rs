@@ -12,33 +12,19 @@
 use super::draft::{Ctx, Draft};
 use super::error::JobError;
 use super::spec::{CompletionModel, Engine};
+use crate::measure::iolog::epoch::read_clock_ns;
 
 /// `log_alternate_epoch_clock_id`: a clock id this kernel's clock_gettime(2)
 /// accepts (negative ids are per-process CPU and fd clocks: refused).
 pub(crate) fn clock_id(c: &Ctx) -> Result<i32, JobError> {
     let id = c.int(0, i32::MAX as u64)? as i32;
-    if read_clock_ms(id).is_none() {
+    if read_clock_ns(id).is_none() {
         return Err(c.bad(format!(
             "a clock id clock_gettime(2) accepts; it refused {id} here (0 CLOCK_REALTIME, 1 \
              CLOCK_MONOTONIC, 4 CLOCK_MONOTONIC_RAW, 7 CLOCK_BOOTTIME, 11 CLOCK_TAI)"
         )));
     }
     Ok(id)
-}
-
-/// Nanoseconds on clock `id`, or None when clock_gettime refuses it.
-pub fn read_clock_ns(id: i32) -> Option<u64> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid pointer to a timespec; an unknown id returns EINVAL.
-    let r = unsafe { libc::clock_gettime(id as libc::clockid_t, &mut ts) };
-    (r == 0 && ts.tv_sec >= 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
-}
-
-fn read_clock_ms(id: i32) -> Option<u64> {
-    read_clock_ns(id).map(|ns| ns / 1_000_000)
 }
 
 impl Draft {
@@ -108,18 +94,5 @@ impl Draft {
             ));
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn clocks_the_kernel_has_are_read_and_others_are_not() {
-        assert!(read_clock_ns(libc::CLOCK_REALTIME).unwrap() > 1_600_000_000_000_000_000);
-        assert!(read_clock_ns(libc::CLOCK_MONOTONIC).is_some());
-        // 10 was CLOCK_SGI_CYCLE, never implemented by Linux.
-        assert!(read_clock_ns(10).is_none());
     }
 }

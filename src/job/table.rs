@@ -212,6 +212,9 @@ const LOG_PREFIX: &str = "a log needs a file-name prefix (write_lat_log=NAME); f
 const LOG_PREFIX_EXPECTED: &str = "a file-name prefix (a path without the _type.N.log ending)";
 const LOG_MSEC: &str = "milliseconds, 0 to 3600000 (one hour)";
 const LOG_MSEC_MAX: u64 = 3_600_000;
+const PCT_NOTE: &str = "iolab records every latency histogram whatever the *_percentiles options \
+                        say; they choose, as in fio, which latencies show percentiles in the \
+                        reports and bins in json+";
 const EPOCH_CLOCK: &str = "a clock id clock_gettime(2) refuses is an error (fio logs garbage times), \
                            and so is the option without log_unix_epoch or log_alternate_epoch \
                            (fio ignores it)";
@@ -341,8 +344,8 @@ Ok(())
             d.spec.files.nrfiles = c.int(1, 65536)? as u32;
             Ok(())
         }),
-    OptionDef::new("openfiles", S::Target, "files open at once; iolab keeps all of a job's files open")
-        .stricter("openfiles below nrfiles is refused: iolab does not close and reopen files during the run")
+    OptionDef::new("openfiles", S::Target, "files serviced at once, as fio: the first openfiles files, each replaced by the next only when its I/O is done (time_based: never)")
+        .noted("iolab opens every file of the job before its clock starts and keeps it open (no open/close on the measured path; fio closes a done file and opens the next); with file_service_type=random the window holds the first files in file order, where fio's holds the first its random picks reach")
         .expects("a count of files, 1 or more")
         .set(|d, c| {
             d.spec.files.openfiles = c.int(1, u64::from(u32::MAX))? as u32;
@@ -1191,18 +1194,21 @@ Ok(())
     refused("unified_rw_reporting", S::Measurements, "reads and writes are always reported separately"),
     OptionDef::new("clat_percentiles", S::Measurements, "completion-latency percentiles in the reports, and clat_ns bins in json+ (default 1)")
         .flag()
+        .noted(PCT_NOTE)
         .set(|d, c| {
             d.spec.lat_percentiles.clat = c.boolean()?;
             Ok(())
         }),
     OptionDef::new("lat_percentiles", S::Measurements, "total-latency percentiles in the reports, and lat_ns bins in json+ (default 0)")
         .flag()
+        .noted(PCT_NOTE)
         .set(|d, c| {
             d.spec.lat_percentiles.lat = c.boolean()?;
             Ok(())
         }),
     OptionDef::new("slat_percentiles", S::Measurements, "submission-latency percentiles in the reports, and slat_ns bins in json+ (default 0; synchronous engines have no slat)")
         .flag()
+        .noted(PCT_NOTE)
         .set(|d, c| {
             d.spec.lat_percentiles.slat = c.boolean()?;
             Ok(())

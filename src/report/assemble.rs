@@ -96,9 +96,13 @@ pub fn group_results(specs: &[JobSpec], g: &GroupRun, fio_bins: bool) -> Vec<Job
             elapsed_ns: g.wall_ns,
         };
         let mut jr = JobResult::from_recorder(&meta, &rec, &cpu);
-        if fio_bins {
-            jr.add_fio_bins(&rec);
-        }
+        let p = spec.lat_percentiles;
+        jr.choose_percentiles(
+            &rec,
+            [p.slat, p.clat, p.lat],
+            &spec.percentile_list,
+            fio_bins,
+        );
         let runs: Vec<&JobRun> = members.iter().map(|&k| &g.jobs[k]).collect();
         let steady: Vec<_> = runs.iter().filter_map(|r| r.steady.as_ref()).collect();
         jr.steadystate = crate::report::steady::SteadyReport::merge(&steady);

@@ -170,7 +170,9 @@ fn dir_block(out: &mut String, label: &str, d: &DirResult, precision: usize) {
     lat_line(out, "slat", &d.slat_ns);
     lat_line(out, "clat", &d.clat_ns);
     lat_line(out, " lat", &d.lat_ns);
+    percentile_block(out, "slat", &d.slat_ns, precision);
     percentile_block(out, "clat", &d.clat_ns, precision);
+    percentile_block(out, "lat", &d.lat_ns, precision);
     if d.bw_samples > 0 {
         let (mut min, mut max, mut mean, mut dev, mut unit) =
             (d.bw_min, d.bw_max, d.bw_mean, d.bw_dev, "KiB");
