@@ -12,6 +12,9 @@
 //!   `tail` and advance `head` ourselves — no system call. This is `reap(Peek)`,
 //!   the basis of `completion=poll` on AIO, and also the first look of every
 //!   sleeping reap (a completion already there needs no io_getevents).
+//!   With `ring_only` (fio's `userspace_reap=1`, which fio honours only when
+//!   reaping a minimum of 0 events) a sleeping reap spins on the ring too, so a
+//!   run makes no io_getevents call at all.
 //! * **by io_getevents**, which sleeps until `min` events arrived (the interrupt
 //!   model), or returns at once with a zero timeout where the ring cannot be read
 //!   (its magic or layout is not the one this code knows).
@@ -103,6 +106,10 @@ pub struct LibaioOpts {
     pub batch_complete_max: u32,
     /// `Op::Fsync` syncs data only (IOCB_CMD_FDSYNC).
     pub datasync: bool,
+    /// Every reap reads only the ring, a sleeping one spinning on it (fio's
+    /// `userspace_reap=1`); needs `userspace_reap` and a ring of the known
+    /// layout (else `new` fails).
+    pub ring_only: bool,
 }
 
 impl Default for LibaioOpts {
@@ -113,12 +120,62 @@ impl Default for LibaioOpts {
             batch_submit: 0,
             batch_complete_max: 0,
             datasync: false,
+            ring_only: false,
+        }
+    }
+}
+
+/// How a context reaps (reported with the run: `backend_stats.aio_reap`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReapPath {
+    /// Only the ring in user space, spinning when waiting (`userspace_reap=1`).
+    Ring,
+    /// The ring first; io_getevents sleeps for what is not there (iolab's default).
+    RingThenGetevents,
+    /// Every reap is io_getevents (`userspace_reap=0`, or the ring's layout is
+    /// not the one this code knows).
+    Getevents,
+}
+
+impl ReapPath {
+    pub fn describe(self) -> &'static str {
+        match self {
+            ReapPath::Ring => "AIO ring in user space only (userspace_reap=1), no io_getevents",
+            ReapPath::RingThenGetevents => {
+                "AIO ring in user space first, io_getevents to sleep (iolab's default)"
+            }
+            ReapPath::Getevents => "io_getevents for every reap (fio's default, userspace_reap=0)",
+        }
+    }
+}
+
+/// The reap path and its counts, for the run's result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct AioReap {
+    pub path: ReapPath,
+    #[serde(flatten)]
+    pub counts: ReapCounts,
+}
+
+impl AioReap {
+    /// Sum over a job's workers (the path is the first's: one job, one setting).
+    pub fn merge(a: Option<AioReap>, b: Option<AioReap>) -> Option<AioReap> {
+        match (a, b) {
+            (Some(mut a), Some(b)) => {
+                a.counts.ring_events += b.counts.ring_events;
+                a.counts.syscall_events += b.counts.syscall_events;
+                a.counts.getevents_calls += b.counts.getevents_calls;
+                a.counts.submit_errors += b.counts.submit_errors;
+                Some(a)
+            }
+            (a, b) => a.or(b),
         }
     }
 }
 
 /// How completions were found, for tests and reports.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ReapCounts {
     /// Completions read from the ring in user space.
     pub ring_events: u64,
@@ -137,6 +194,8 @@ pub struct Libaio {
     /// The completion ring, when its layout is the known one and reaping in user
     /// space was asked for.
     ring: Option<*const AioRing>,
+    /// Waits spin on the ring instead of sleeping in io_getevents.
+    ring_only: bool,
     datasync: bool,
     limit: u32,
     batch_submit: u32,
@@ -204,18 +263,27 @@ impl Libaio {
                 opts.entries
             )));
         }
-        let ring = if opts.userspace_reap {
+        let ring = if opts.userspace_reap || opts.ring_only {
             // SAFETY: the context id is the address of the kernel's ring mapping,
             // readable for the life of the context; only the header is read here.
             unsafe { known_ring(ctx as *const AioRing) }
         } else {
             None
         };
+        if opts.ring_only && ring.is_none() {
+            // SAFETY: the context is ours and not used again.
+            unsafe { libc::syscall(libc::SYS_io_destroy, ctx) };
+            return Err(DeviceError::Unsupported(
+                "libaio: userspace_reap=1, but this kernel's AIO completion ring is not the                  layout iolab reads (magic or header differ); drop userspace_reap to reap                  with io_getevents"
+                    .into(),
+            ));
+        }
         let n = opts.entries as usize;
         Ok(Libaio {
             ctx,
             files: super::files::FileTable::one(fd),
             ring,
+            ring_only: opts.ring_only,
             datasync: opts.datasync,
             limit: opts.entries,
             batch_submit: opts.batch_submit,
@@ -240,6 +308,16 @@ impl Libaio {
     /// layout is known and `userspace_reap` was asked for).
     pub fn reaps_in_user_space(&self) -> bool {
         self.ring.is_some()
+    }
+
+    /// Which way this context reaps now (the ring can be given up mid-run
+    /// if its indices ever look wrong).
+    pub fn reap_path(&self) -> ReapPath {
+        match (self.ring.is_some(), self.ring_only) {
+            (false, _) => ReapPath::Getevents,
+            (true, true) => ReapPath::Ring,
+            (true, false) => ReapPath::RingThenGetevents,
+        }
     }
 
     /// How completions were found so far.
@@ -485,8 +563,39 @@ impl Libaio {
             .in_flight
             .saturating_sub(self.queued_unsent() + self.nfailed as u32);
         let want = (min as usize).min(n + can_arrive as usize).min(out.len());
+        if n < want && self.ring_only {
+            return self.spin(want, n, out, timeout_ns);
+        }
         if n < want {
             n += self.getevents((want - n) as u32, &mut out[n..], timeout_ns)?;
+        }
+        Ok(n)
+    }
+
+    /// fio's userspace_reap wait: read the ring until `want` completions are
+    /// in `out` (holding `n` already) or `timeout_ns` has passed; no system call.
+    fn spin(
+        &mut self,
+        want: usize,
+        mut n: usize,
+        out: &mut [Completion],
+        timeout_ns: Option<u64>,
+    ) -> DevResult<usize> {
+        let deadline = timeout_ns.map(|t| crate::measure::clock::now_ns().saturating_add(t));
+        while n < want {
+            let Some(ring) = self.ring else {
+                // The ring was given up (its indices looked wrong): sleep instead.
+                n += self.getevents((want - n) as u32, &mut out[n..], timeout_ns)?;
+                break;
+            };
+            let got = self.ring_reap(ring, &mut out[n..]);
+            n += got;
+            if got == 0 {
+                if deadline.is_some_and(|d| crate::measure::clock::now_ns() >= d) {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
         }
         Ok(n)
     }
@@ -671,6 +780,10 @@ impl Queue for Libaio {
     fn stats(&self) -> BackendStats {
         BackendStats {
             completed_in_submit: self.completed_in_submit,
+            aio_reap: Some(AioReap {
+                path: self.reap_path(),
+                counts: self.counts,
+            }),
             ..self.stats
         }
     }

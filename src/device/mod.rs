@@ -72,6 +72,9 @@ pub struct BackendStats {
     /// (libaio on a buffered file: the kernel did the I/O inside io_submit).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub completed_in_submit: u64,
+    /// libaio: how completions were reaped (ring / io_getevents) and counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aio_reap: Option<libaio::AioReap>,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -85,6 +85,10 @@ pub struct FileService {
     left: u32,
     rng: u64,
     last: u16,
+    /// fio's `openfiles`: the files the service may pick from. fio opens at
+    /// most that many and replaces a file only once it is done (its I/O all
+    /// issued), so the window moves only at a file's end: off the request path.
+    open: Vec<bool>,
 }
 
 impl FileService {
@@ -110,7 +114,17 @@ impl FileService {
                     .is_none_or(|t| t / n + u64::from(i < t % n) > 0)
             })
             .collect();
+        // The first `openfiles` files (in file order) that have I/O to do.
+        let window = match job.files.openfiles {
+            0 => usize::MAX,
+            k => k as usize,
+        };
+        let mut open = vec![false; alive.len()];
+        for i in (0..alive.len()).filter(|&i| alive[i]).take(window) {
+            open[i] = true;
+        }
         let mut fs = FileService {
+            open,
             live: alive.iter().filter(|&&a| a).count(),
             alive,
             gens,
@@ -149,14 +163,29 @@ impl FileService {
         x
     }
 
-    /// The next live file at or after `from` (wrapping).
+    /// The next live, open file at or after `from` (wrapping).
     #[inline]
     fn live_from(&self, from: usize) -> usize {
         let n = self.gens.len();
         (0..n)
             .map(|k| (from + k) % n)
-            .find(|&i| self.alive[i])
+            .find(|&i| self.alive[i] && self.open[i])
             .unwrap_or(0)
+    }
+
+    /// File `i` is done: it leaves the window, and the first file that has
+    /// I/O to do and was never in it enters (fio closes one, opens the next;
+    /// a file leaves the window only when done, so an alive file outside it
+    /// was never serviced).
+    #[cold]
+    fn done(&mut self, i: usize) {
+        self.alive[i] = false;
+        self.live -= 1;
+        if std::mem::take(&mut self.open[i])
+            && let Some(next) = (0..self.gens.len()).find(|&k| self.alive[k] && !self.open[k])
+        {
+            self.open[next] = true;
+        }
     }
 
     /// The file after `cur` used up its quota or its I/O.
@@ -187,8 +216,7 @@ impl FileService {
                     return Some(io);
                 }
                 None => {
-                    self.alive[self.cur] = false;
-                    self.live -= 1;
+                    self.done(self.cur);
                     self.left = 0;
                 }
             }

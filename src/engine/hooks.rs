@@ -161,6 +161,14 @@ impl Hooks {
         }
     }
 
+    /// The streams' measurements begin at these engine times (job logs on an
+    /// epoch read their clock for them).
+    pub fn logs_began(&mut self, began_ns: impl Iterator<Item = u64>) {
+        if let Some(l) = self.iolog.as_deref_mut() {
+            l.began(began_ns);
+        }
+    }
+
     /// After the run: finish the job logs. Returns a warning when the writer
     /// fell behind and records were dropped.
     pub fn close_logs(&mut self) -> Result<Option<String>, IologError> {

@@ -72,6 +72,7 @@ pub fn plan(jobs: &[JobSpec], job: usize, jobnum: u32) -> Option<StreamLogs> {
             Direction::Write => [false, true],
             Direction::Mixed => [true, true],
         },
+        epoch_clock: j.logs.epoch_clock(),
     })
 }
 

@@ -92,11 +92,13 @@ pub fn plan_workers(jobs: &[JobSpec], group: &[usize]) -> Vec<Vec<Placed>> {
 
 /// The completion model a job asks for: `completion=` wins, `hipri=1` means poll.
 fn asked_model(job: &JobSpec) -> Option<CompletionModel> {
-    job.completion.or(if job.hipri {
-        Some(CompletionModel::Poll)
-    } else {
-        None
-    })
+    // fio's userspace_reap=1 spins on the AIO ring: iolab's poll model.
+    job.completion
+        .or(if job.hipri || job.userspace_reap == Some(true) {
+            Some(CompletionModel::Poll)
+        } else {
+            None
+        })
 }
 
 /// Check that jobs sharing a worker agree on what the worker is.
@@ -273,7 +275,9 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                 }
                 Engine::Libaio => {
                     // Completions are read from the AIO ring in user space
-                    // (fio's userspace_reap=1) wherever the ring can be read.
+                    // wherever the ring can be read, io_getevents sleeps for
+                    // the rest; userspace_reap=1 reads only the ring (fio),
+                    // userspace_reap=0 only io_getevents (fio's default).
                     let opts = LibaioOpts {
                         entries: nslots,
                         // The worker commits and reaps in these sizes already;
@@ -281,7 +285,8 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                         batch_submit: fill.submit,
                         batch_complete_max: fill.complete_max,
                         datasync: first.syncs.datasync,
-                        ..Default::default()
+                        userspace_reap: first.userspace_reap != Some(false),
+                        ring_only: first.userspace_reap == Some(true),
                     };
                     Box::new(Libaio::new(fd, &opts).map_err(backend_err)?)
                 }

@@ -313,6 +313,8 @@ impl Worker {
                 d.start(start);
             }
         }
+        self.trace
+            .logs_began(self.streams.iter().map(|s| s.ramp_end_ns));
         let mut out = LoopOutcome {
             started_ns: start,
             ..Default::default()

@@ -222,18 +222,6 @@ impl Draft {
                 "pre_read fills the page cache, which direct=1 bypasses: drop one of them".into(),
             ));
         }
-        if s.files.openfiles != 0 && s.files.openfiles < n {
-            return Err(conflict(
-                self.files_set_at("openfiles"),
-                format!(
-                    "openfiles={} is below the job's {n} files: iolab keeps every file of a job \
-                     open for the whole run (closing and reopening files between requests would \
-                     put open/close system calls on the measured path); raise openfiles to {n} \
-                     or drop it",
-                    s.files.openfiles
-                ),
-            ));
-        }
         Ok(())
     }
 }

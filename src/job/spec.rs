@@ -718,6 +718,14 @@ pub struct JobSpec {
     pub sqthread_poll: bool,
     pub fixedbufs: bool,
     pub registerfiles: bool,
+    /// fio's libaio `userspace_reap`: `None` = iolab's default (the AIO ring
+    /// first, io_getevents to sleep), `Some(true)` = only the ring, spinning
+    /// (fio's meaning, with `iodepth_batch_complete_min=0`), `Some(false)` =
+    /// every reap is io_getevents (fio's default).
+    pub userspace_reap: Option<bool>,
+    /// `slat_percentiles`, `clat_percentiles`, `lat_percentiles`: which latency
+    /// objects of the JSON carry `percentile` (and, in json+, `bins`).
+    pub lat_percentiles: LatPercentiles,
     /// Issue an fsync every N writes (0 = never).
     pub fsync: u32,
     /// Open with O_SYNC (`sync=1`).
@@ -801,6 +809,32 @@ pub struct LogSpec {
     pub prio: bool,
     /// `per_job_logs`: `.N` (the job's index) in the file names (fio's default).
     pub per_job: bool,
+    /// `log_unix_epoch` / `log_alternate_epoch`: timestamps on a clock's epoch
+    /// (ms) instead of from the job's start.
+    pub unix_epoch: bool,
+    pub alternate_epoch: bool,
+    /// `log_alternate_epoch_clock_id`: the clock_gettime(2) clock of those
+    /// timestamps (0 = CLOCK_REALTIME).
+    pub epoch_clock_id: i32,
+}
+
+/// Which JSON latency objects carry percentiles (fio's `*_percentiles`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct LatPercentiles {
+    pub slat: bool,
+    pub clat: bool,
+    pub lat: bool,
+}
+
+impl Default for LatPercentiles {
+    /// fio's defaults: completion latency only.
+    fn default() -> Self {
+        LatPercentiles {
+            slat: false,
+            clat: true,
+            lat: false,
+        }
+    }
 }
 
 impl Default for LogSpec {
@@ -817,11 +851,21 @@ impl Default for LogSpec {
             offset: false,
             prio: false,
             per_job: true,
+            unix_epoch: false,
+            alternate_epoch: false,
+            epoch_clock_id: 0,
         }
     }
 }
 
 impl LogSpec {
+    /// The clock whose epoch log timestamps count from, or None: from the
+    /// job's start (fio: `log_alternate_epoch_clock_id` applies once either
+    /// epoch option is on).
+    pub fn epoch_clock(&self) -> Option<i32> {
+        (self.unix_epoch || self.alternate_epoch).then_some(self.epoch_clock_id)
+    }
+
     /// Whether the job writes any log.
     pub fn any(&self) -> bool {
         self.lat.is_some() || self.bw.is_some() || self.iops.is_some() || self.hist.is_some()
@@ -897,6 +941,8 @@ impl Default for JobSpec {
             sqthread_poll: false,
             fixedbufs: false,
             registerfiles: false,
+            userspace_reap: None,
+            lat_percentiles: LatPercentiles::default(),
             fsync: 0,
             sync: false,
             group_reporting: false,

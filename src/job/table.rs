@@ -212,6 +212,15 @@ const LOG_PREFIX: &str = "a log needs a file-name prefix (write_lat_log=NAME); f
 const LOG_PREFIX_EXPECTED: &str = "a file-name prefix (a path without the _type.N.log ending)";
 const LOG_MSEC: &str = "milliseconds, 0 to 3600000 (one hour)";
 const LOG_MSEC_MAX: u64 = 3_600_000;
+const PCT_NOTE: &str = "iolab records every latency histogram whatever the *_percentiles options \
+                        say; they choose, as in fio, which latencies show percentiles in the \
+                        reports and bins in json+";
+const EPOCH_CLOCK: &str = "a clock id clock_gettime(2) refuses is an error (fio logs garbage times), \
+                           and so is the option without log_unix_epoch or log_alternate_epoch \
+                           (fio ignores it)";
+const EPOCH_CLOCK_EXPECTED: &str = "a clock id clock_gettime(2) accepts: 0 CLOCK_REALTIME, 1 \
+                                    CLOCK_MONOTONIC, 4 CLOCK_MONOTONIC_RAW, 7 CLOCK_BOOTTIME, 11 \
+                                    CLOCK_TAI, ...";
 
 /// A log prefix: non-empty, and not a directory (the type and index are appended).
 fn log_prefix(c: &Ctx) -> Result<String, JobError> {
@@ -223,8 +232,6 @@ fn log_prefix(c: &Ctx) -> Result<String, JobError> {
 const NO_EXEC: &str = "iolab runs as root and runs no external commands from job files; run the \
                        command yourself before or after iolab";
 const BUFFERS: &str = "only dedupe_mode=repeat is supported (fio's default)";
-const ALL_PCT: &str = "iolab reports slat, clat and lat percentiles whatever clat_percentiles, \
-                       lat_percentiles and slat_percentiles say";
 const ALWAYS_LAT: &str = "iolab still records every latency (its clock reads cost little; the \
                           reports are built on them)";
 const ONLY_FSYNC: &str = "only fsync=N is implemented";
@@ -337,8 +344,8 @@ Ok(())
             d.spec.files.nrfiles = c.int(1, 65536)? as u32;
             Ok(())
         }),
-    OptionDef::new("openfiles", S::Target, "files open at once; iolab keeps all of a job's files open")
-        .stricter("openfiles below nrfiles is refused: iolab does not close and reopen files during the run")
+    OptionDef::new("openfiles", S::Target, "files serviced at once, as fio: the first openfiles files, each replaced by the next only when its I/O is done (time_based: never)")
+        .noted("iolab opens every file of the job before its clock starts and keeps it open (no open/close on the measured path; fio closes a done file and opens the next); with file_service_type=random the window holds the first files in file order, where fio's holds the first its random picks reach")
         .expects("a count of files, 1 or more")
         .set(|d, c| {
             d.spec.files.openfiles = c.int(1, u64::from(u32::MAX))? as u32;
@@ -798,6 +805,17 @@ Ok(())
         d.spec.control.cmdprio.level = super::control_opts::cmdprio_field(c, cur, 0, 7)?;
         Ok(())
     }),
+    OptionDef::new(
+        "userspace_reap",
+        S::Engine,
+        "libaio: reap completions only from the AIO ring in user space, spinning (completion=poll), never io_getevents; 0: every reap is io_getevents; unset: ring first, io_getevents to sleep",
+    )
+    .stricter("needs ioengine=libaio and iodepth_batch_complete_min=0 (fio silently keeps io_getevents otherwise), and conflicts with a completion= other than poll")
+    .flag()
+    .set(|d, c| {
+        d.spec.userspace_reap = Some(c.boolean()?);
+        Ok(())
+    }),
     refused(
         "cmdprio_bssplit",
         S::Engine,
@@ -1174,25 +1192,25 @@ Ok(())
 Ok(())
 }),
     refused("unified_rw_reporting", S::Measurements, "reads and writes are always reported separately"),
-    OptionDef::new("clat_percentiles", S::Measurements, "report these latency percentiles")
+    OptionDef::new("clat_percentiles", S::Measurements, "completion-latency percentiles in the reports, and clat_ns bins in json+ (default 1)")
         .flag()
-        .noted(ALL_PCT)
-        .set(|_, c| {
-            c.boolean()?;
+        .noted(PCT_NOTE)
+        .set(|d, c| {
+            d.spec.lat_percentiles.clat = c.boolean()?;
             Ok(())
         }),
-    OptionDef::new("lat_percentiles", S::Measurements, "report these latency percentiles")
+    OptionDef::new("lat_percentiles", S::Measurements, "total-latency percentiles in the reports, and lat_ns bins in json+ (default 0)")
         .flag()
-        .noted(ALL_PCT)
-        .set(|_, c| {
-            c.boolean()?;
+        .noted(PCT_NOTE)
+        .set(|d, c| {
+            d.spec.lat_percentiles.lat = c.boolean()?;
             Ok(())
         }),
-    OptionDef::new("slat_percentiles", S::Measurements, "report these latency percentiles")
+    OptionDef::new("slat_percentiles", S::Measurements, "submission-latency percentiles in the reports, and slat_ns bins in json+ (default 0; synchronous engines have no slat)")
         .flag()
-        .noted(ALL_PCT)
-        .set(|_, c| {
-            c.boolean()?;
+        .noted(PCT_NOTE)
+        .set(|d, c| {
+            d.spec.lat_percentiles.slat = c.boolean()?;
             Ok(())
         }),
     OptionDef::new("disable_lat", S::Measurements, "do not measure total latency")
@@ -1291,6 +1309,25 @@ Ok(())
         .flag()
         .set(|d, c| {
             d.spec.logs.per_job = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("log_unix_epoch", S::Measurements, "log timestamps in ms since the Unix epoch (CLOCK_REALTIME, or log_alternate_epoch_clock_id's clock) instead of since the job's start")
+        .flag()
+        .set(|d, c| {
+            d.spec.logs.unix_epoch = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("log_alternate_epoch", S::Measurements, "log timestamps in ms on log_alternate_epoch_clock_id's clock instead of since the job's start")
+        .flag()
+        .set(|d, c| {
+            d.spec.logs.alternate_epoch = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("log_alternate_epoch_clock_id", S::Measurements, "clock_gettime(2) clock id of epoch timestamps (0 CLOCK_REALTIME, 1 CLOCK_MONOTONIC, 7 CLOCK_BOOTTIME, 11 CLOCK_TAI, ...)")
+        .stricter(EPOCH_CLOCK)
+        .expects(EPOCH_CLOCK_EXPECTED)
+        .set(|d, c| {
+            d.spec.logs.epoch_clock_id = super::log_epoch::clock_id(c)?;
             Ok(())
         }),
     refused("log_compression", S::Measurements, "iolab's logs are written as the run goes by a writer thread, never held in memory to compress; compress the files afterwards"),

@@ -4,6 +4,7 @@
 //!
 //! Pure: reads the raw results and snapshots it is given, runs nothing.
 
+use crate::device::libaio::AioReap;
 use crate::job::{Engine, JobSpec};
 use crate::measure::clock::ClockCheck;
 use crate::measure::cpu::{DiskStats, SystemDelta, SystemSnapshot, ThreadUsage, disk_of_path};
@@ -95,9 +96,13 @@ pub fn group_results(specs: &[JobSpec], g: &GroupRun, fio_bins: bool) -> Vec<Job
             elapsed_ns: g.wall_ns,
         };
         let mut jr = JobResult::from_recorder(&meta, &rec, &cpu);
-        if fio_bins {
-            jr.add_fio_bins(&rec);
-        }
+        let p = spec.lat_percentiles;
+        jr.choose_percentiles(
+            &rec,
+            [p.slat, p.clat, p.lat],
+            &spec.percentile_list,
+            fio_bins,
+        );
         let runs: Vec<&JobRun> = members.iter().map(|&k| &g.jobs[k]).collect();
         let steady: Vec<_> = runs.iter().filter_map(|r| r.steady.as_ref()).collect();
         jr.steadystate = crate::report::steady::SteadyReport::merge(&steady);
@@ -135,6 +140,7 @@ pub fn job_engine(spec: &JobSpec, runs: &[&JobRun]) -> JobEngine {
         backend.punted += r.backend_stats.punted;
         backend.interrupts += r.backend_stats.interrupts;
         backend.completed_in_submit += r.backend_stats.completed_in_submit;
+        backend.aio_reap = AioReap::merge(backend.aio_reap, r.backend_stats.aio_reap);
     }
     let mut acct = Accounting::default();
     let mut verify: Option<crate::workload::verify::VerifyStats> = None;

@@ -6,9 +6,10 @@
 //! honestly as `iolab-<version>` ([`FIO_VERSION_STRING`]), so tools that only
 //! parse the schema work and tools that check the producer can tell.
 //!
-//! `json+` is the same document with fio's completion-latency bins
-//! (`clat_ns.bins`, see [`crate::report::jsonplus`]) in each direction that saw
-//! I/O; plain `json` leaves them out, as fio does.
+//! `json+` is the same document with fio's latency bins (`clat_ns.bins`, and
+//! `slat_ns.bins`/`lat_ns.bins` with `slat_percentiles`/`lat_percentiles`, see
+//! [`crate::report::jsonplus`]) in each direction that saw I/O; plain `json`
+//! leaves them out, as fio does.
 //!
 //! The document reads back into the same typed value
 //! (`serde_json::from_str::<RunResult>`), and renders again to the same text
@@ -53,9 +54,11 @@ fn pretty(run: &RunResult) -> String {
 /// `run` without json+'s bins (borrowed when it has none).
 fn without_bins(run: &RunResult) -> Cow<'_, RunResult> {
     let has = run.jobs.iter().any(|j| {
-        [&j.read, &j.write, &j.trim]
-            .iter()
-            .any(|d| d.clat_ns.bins.is_some())
+        [&j.read, &j.write, &j.trim].iter().any(|d| {
+            [&d.slat_ns, &d.clat_ns, &d.lat_ns]
+                .iter()
+                .any(|s| s.bins.is_some())
+        })
     });
     if !has {
         return Cow::Borrowed(run);
@@ -63,7 +66,9 @@ fn without_bins(run: &RunResult) -> Cow<'_, RunResult> {
     let mut r = run.clone();
     for j in &mut r.jobs {
         for d in [&mut j.read, &mut j.write, &mut j.trim] {
-            d.clat_ns.bins = None;
+            for s in [&mut d.slat_ns, &mut d.clat_ns, &mut d.lat_ns] {
+                s.bins = None;
+            }
         }
     }
     Cow::Owned(r)

@@ -153,9 +153,9 @@ pub struct LatStats {
     /// Present where fio prints it: clat and sync latency with samples.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub percentile: Option<Percentiles>,
-    /// fio's json+ latency bins (clat only, added by
-    /// [`JobResult::add_fio_bins`]); `report::json` drops them for plain json,
-    /// as fio does.
+    /// fio's json+ latency bins (clat by default; slat and lat with their
+    /// `*_percentiles`, see [`JobResult::choose_percentiles`]); `report::json`
+    /// drops them for plain json, as fio does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bins: Option<FioBins>,
 }
@@ -602,6 +602,34 @@ impl JobResult {
     pub fn add_fio_bins(&mut self, rec: &Recorder) {
         for (d, dir) in [(&mut self.read, 0), (&mut self.write, 1)] {
             d.clat_ns.bins = FioBins::of(&rec.dirs[dir].clat);
+        }
+    }
+
+    /// fio's `slat_percentiles`, `clat_percentiles`, `lat_percentiles` (`on`, in
+    /// that order): the latency objects of each direction that carry
+    /// `percentile` of `list` and, with `bins` (json+), fio's `bins` — both
+    /// only where the series has samples, as fio's stat.c writes them.
+    pub fn choose_percentiles(&mut self, rec: &Recorder, on: [bool; 3], list: &[f64], bins: bool) {
+        for (d, dir) in [(&mut self.read, 0), (&mut self.write, 1)] {
+            let r = &rec.dirs[dir];
+            let objs = [
+                (&mut d.slat_ns, &r.slat),
+                (&mut d.clat_ns, &r.clat),
+                (&mut d.lat_ns, &r.lat),
+            ];
+            for ((s, h), on) in objs.into_iter().zip(on) {
+                if on {
+                    s.percentile = LatStats::with_percentiles(h, list).percentile;
+                    s.bins = if bins && s.percentile.is_some() {
+                        FioBins::of(h)
+                    } else {
+                        None
+                    };
+                } else {
+                    s.percentile = None;
+                    s.bins = None;
+                }
+            }
         }
     }
 

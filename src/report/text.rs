@@ -170,7 +170,9 @@ fn dir_block(out: &mut String, label: &str, d: &DirResult, precision: usize) {
     lat_line(out, "slat", &d.slat_ns);
     lat_line(out, "clat", &d.clat_ns);
     lat_line(out, " lat", &d.lat_ns);
+    percentile_block(out, "slat", &d.slat_ns, precision);
     percentile_block(out, "clat", &d.clat_ns, precision);
+    percentile_block(out, "lat", &d.lat_ns, precision);
     if d.bw_samples > 0 {
         let (mut min, mut max, mut mean, mut dev, mut unit) =
             (d.bw_min, d.bw_max, d.bw_mean, d.bw_dev, "KiB");
@@ -319,6 +321,16 @@ pub fn job_block(out: &mut String, j: &JobResult, time: &str, precision: usize) 
         "  iolab backend   : {}, submit calls={}, wait calls={}, io-wq punts={}, interrupts={}",
         e.backend, b.submit_calls, b.wait_calls, b.punted, b.interrupts
     );
+    if let Some(r) = &b.aio_reap {
+        let _ = writeln!(
+            out,
+            "  iolab reap      : {}: {} completions from the ring, {} from {} io_getevents calls",
+            r.path.describe(),
+            r.counts.ring_events,
+            r.counts.syscall_events,
+            r.counts.getevents_calls
+        );
+    }
     if b.completed_in_submit > 0 {
         let _ = writeln!(
             out,

@@ -175,7 +175,7 @@ fn bad_file_options_say_what_is_valid() {
             "'$fileno' is not one of them",
         ),
         ("fallocate=sometimes", "none, native, posix"),
-        ("openfiles=2", "keeps every file of a job open"),
+        ("openfiles=0", "option 'openfiles'"),
     ];
     for (line, want) in cases {
         let f = d.path().join("bad.fio");

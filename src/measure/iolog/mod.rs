@@ -15,6 +15,7 @@
 //! written fails the run before it starts; a run that never starts removes
 //! the files it created.
 
+pub mod epoch;
 pub mod format;
 pub mod record;
 mod writer;
@@ -23,6 +24,7 @@ use std::fs::{File, OpenOptions};
 use std::io::BufWriter;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::request::Op;
 use format::{Columns, PLAT_NR, plat_index};
@@ -68,6 +70,9 @@ pub struct StreamLogs {
     /// The directions the job issues (averaged bandwidth/IOPS rows are written
     /// for these, also in windows without I/O).
     pub dirs: [bool; 2],
+    /// Timestamps on this clock's epoch (a clock_gettime id; see [`epoch`]),
+    /// or None: from the stream's start.
+    pub epoch_clock: Option<i32>,
 }
 
 /// fio's index of the job at `position` (0-based) in a run's report, where
@@ -139,6 +144,9 @@ pub struct Logger {
     created: Vec<PathBuf>,
     files: Vec<PathBuf>,
     closed: bool,
+    /// Per stream: ns added to its rows' times (epoch timestamps), shared with
+    /// the writer; 0 = times from the stream's start.
+    epochs: Arc<[AtomicU64]>,
 }
 
 impl std::fmt::Debug for Logger {
@@ -214,7 +222,8 @@ impl Logger {
         let ring = Arc::new(Ring::new(RING_BLOCKS, BLOCK_RECORDS));
         let producer = Producer::new(ring.clone());
         let names: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
-        let pending = writer::Writer::new(ring, files, outs);
+        let epochs: Arc<[AtomicU64]> = streams.iter().map(|_| AtomicU64::new(0)).collect();
+        let pending = writer::Writer::new(ring, files, outs, epochs.clone());
         let states = streams
             .into_iter()
             .map(|s| {
@@ -252,6 +261,7 @@ impl Logger {
             created,
             files: names,
             closed: false,
+            epochs,
         }))
     }
 
@@ -275,6 +285,19 @@ impl Logger {
             .map_err(IologError::Spawn)?;
         self.writer = Some(h);
         Ok(())
+    }
+
+    /// The streams' measurements begin at these engine times (in stream
+    /// order): streams logging on an epoch read their clock for that moment.
+    /// Called once as the worker's run starts, before the first record.
+    pub fn began(&mut self, began_ns: impl Iterator<Item = u64>) {
+        for ((s, e), at) in self.streams.iter().zip(self.epochs.iter()).zip(began_ns) {
+            if let Some(id) = s.as_ref().and_then(|s| s.cfg.epoch_clock) {
+                // Relaxed: the ring's release/acquire orders it before the
+                // records the writer reads it for.
+                e.store(epoch::base_ns(id, at), Ordering::Relaxed);
+            }
+        }
     }
 
     /// A measured I/O of `stream` completed `t_ns` after its measurement began.
@@ -518,6 +541,7 @@ mod tests {
             max_value: false,
             slat: true,
             dirs: [true, false],
+            epoch_clock: None,
         }
     }
 
@@ -547,6 +571,28 @@ mod tests {
                 bs: 4096,
                 offset: None
             }
+        );
+    }
+
+    #[test]
+    fn epoch_rows_add_the_clock_at_the_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = dir.path().join("e").display().to_string();
+        let mut s = stream(&prefix);
+        s.epoch_clock = Some(libc::CLOCK_REALTIME);
+        let mut l = Logger::open(vec![Some(s)]).unwrap().unwrap();
+        l.start(true).unwrap();
+        let wall_ms = |_: ()| epoch::read_clock_ns(libc::CLOCK_REALTIME).unwrap() / 1_000_000;
+        let before = wall_ms(());
+        l.began(std::iter::once(crate::measure::clock::now_ns()));
+        let after = wall_ms(());
+        l.completed(0, Op::Read, 1_500_000_000, 30, 20, 10, 0, 4096);
+        l.close().unwrap();
+        let clat = std::fs::read_to_string(dir.path().join("e_clat.1.log")).unwrap();
+        let t = format::parse_rows(&clat).unwrap()[0].t_ms;
+        assert!(
+            t >= before + 1500 && t <= after + 1500,
+            "{before} {t} {after}"
         );
     }
 

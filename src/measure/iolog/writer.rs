@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::IologError;
@@ -34,6 +35,8 @@ pub(super) struct Writer {
     bins: Vec<u64>,
     /// The first write error: later rows are dropped, the error is reported.
     error: Option<IologError>,
+    /// Per stream: ns added to row times (log_unix_epoch and friends).
+    epochs: Arc<[AtomicU64]>,
 }
 
 impl Writer {
@@ -41,6 +44,7 @@ impl Writer {
         ring: Arc<Ring>,
         files: Vec<(PathBuf, BufWriter<File>)>,
         streams: Vec<Option<StreamOut>>,
+        epochs: Arc<[AtomicU64]>,
     ) -> Writer {
         Writer {
             ring,
@@ -49,6 +53,7 @@ impl Writer {
             hist_row: None,
             bins: vec![0; PLAT_NR],
             error: None,
+            epochs,
         }
     }
 
@@ -99,7 +104,11 @@ impl Writer {
         let Some(Some(s)) = self.streams.get(r.stream as usize) else {
             return;
         };
-        let t_ms = r.t_ns / 1_000_000;
+        let epoch = self
+            .epochs
+            .get(r.stream as usize)
+            .map_or(0, |e| e.load(Ordering::Relaxed));
+        let t_ms = (epoch + r.t_ns) / 1_000_000;
         let (cols, files) = (s.cols, s.files);
         match r.kind {
             Kind::None => {}
