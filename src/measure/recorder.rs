@@ -434,6 +434,9 @@ const LAT_BUCKET_BY_POW2: [(u64, u64, u64); 64] = {
 /// third of `Worker::finish` at QD1 on the null device).
 #[inline]
 fn lat_bucket(ns: u64) -> usize {
+    // u64::MAX marks an absent bound; no value may reach it (the top bucket
+    // starts at 2 s, so clamping changes no answer).
+    let ns = ns.min(u64::MAX - 1);
     let k = 63 - (ns | 1).leading_zeros() as usize;
     let (below, a, b) = LAT_BUCKET_BY_POW2[k];
     below as usize + (ns >= a) as usize + (ns >= b) as usize

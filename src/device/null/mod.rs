@@ -323,7 +323,7 @@ impl NullDevice {
     /// Process the earliest device event if it happens at or before `limit`.
     /// Inlined: at QD1 every commit and every completing peek runs it, and the
     /// call itself was a visible share of a null-device I/O.
-    #[inline]
+    #[inline(always)]
     fn step(&mut self, limit: u64) -> bool {
         let t = self.next_event;
         if t > limit || t == u64::MAX {
