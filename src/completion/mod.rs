@@ -507,7 +507,13 @@ impl Completer {
             }
             n
         } else {
-            let mut n = self.wait_model(q, out, min, req, deadline_ns)?;
+            // Polling needs none of wait_model's choices: calling it directly
+            // saves a call per wait on the shortest path there is (QD1 polling).
+            let mut n = if self.model == CompletionModel::Poll {
+                self.poll(q, out, deadline_ns)?
+            } else {
+                self.wait_model(q, out, min, req, deadline_ns)?
+            };
             // Models other than interrupt return what one wakeup brought: wait
             // again (same model) until `min` are in, or the deadline ends it.
             let want = (min as usize).min(out.len());

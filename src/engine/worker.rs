@@ -641,19 +641,25 @@ impl Worker {
             0 => clock::now_ns(),
             t => t,
         };
-        for &s in &self.batch {
-            let sl = &mut self.slots[s as usize];
-            sl.t_submit = t;
-            self.streams[sl.stream as usize].batch_n += 1;
+        if let [s] = self.streams.as_mut_slice() {
+            // One stream (most jobs): the whole batch is its, no tally per slot.
+            for &i in &self.batch {
+                self.slots[i as usize].t_submit = t;
+            }
+            s.batch_n = self.batch.len() as u32;
+        } else {
+            for &s in &self.batch {
+                let sl = &mut self.slots[s as usize];
+                sl.t_submit = t;
+                self.streams[sl.stream as usize].batch_n += 1;
+            }
         }
         self.batch.clear();
         for s in &mut self.streams {
             if s.batch_n > 0 {
                 s.rec.note_submit(s.batch_n);
                 // fio weighs the depth by the requests submitted at it.
-                for _ in 0..s.batch_n {
-                    s.rec.note_depth(s.in_device);
-                }
+                s.rec.note_depths(s.in_device, s.batch_n);
                 s.batch_n = 0;
             }
         }
@@ -665,6 +671,18 @@ impl Worker {
     /// (a reap that found none counts for every stream, as fio's polling one does).
     #[inline]
     fn note_reap(&mut self, n: usize) {
+        if let [s] = self.streams.as_mut_slice() {
+            // One stream: every completion for a real slot is its.
+            let nslots = self.slots.len();
+            let k = self.comps[..n]
+                .iter()
+                .filter(|c| (c.slot as usize) < nslots)
+                .count();
+            if k > 0 || n == 0 {
+                s.rec.note_complete(k as u32);
+            }
+            return;
+        }
         for c in &self.comps[..n] {
             if let Some(sl) = self.slots.get(c.slot as usize)
                 && let Some(s) = self.streams.get_mut(sl.stream as usize)

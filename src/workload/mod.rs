@@ -297,7 +297,8 @@ impl Generator {
     /// Take back the request just generated and make one in direction `op`
     /// instead (a mixed job whose next direction must wait for its rate while
     /// the other may go now: fio switches direction then). `None` if the last
-    /// request cannot be taken back.
+    /// request cannot be taken back (an fsync, or a job that is not mixed:
+    /// only a mixed job keeps what it takes to take one back).
     pub fn redo_as(&mut self, op: Op) -> Option<NextIo> {
         let snap = self.undo.take()?;
         self.seq_pos = snap.seq_pos;
@@ -319,7 +320,9 @@ impl Generator {
 
     #[inline]
     fn next_io_as(&mut self, force: Option<Op>) -> Option<NextIo> {
-        self.undo = Some(Undo {
+        // Only a mixed job ever switches direction (`due_or_switch`): other jobs
+        // skip the snapshot, a dozen stores on every request.
+        self.undo = (self.dir == Direction::Mixed).then(|| Undo {
             seq_pos: self.seq_pos,
             last_end: self.last_end,
             rand_run_left: self.rand_run_left,
