@@ -521,7 +521,7 @@ pub struct Pacer {
     dirs: [bool; 2],
     cycle_ns: u64,
     ramp_ns: u64,
-    check_from: u64,
+    check_from: [u64; 2],
     cycle_bytes: [u64; 2],
     cycle_ios: [u64; 2],
     /// The first window that fell short.
@@ -566,7 +566,7 @@ impl Pacer {
             dirs,
             cycle_ns,
             ramp_ns,
-            check_from: start_ns + ramp_ns,
+            check_from: [start_ns + ramp_ns; 2],
             cycle_bytes: [0, 0],
             cycle_ios: [0, 0],
             missed: None,
@@ -578,7 +578,7 @@ impl Pacer {
         self.next_ns = [start_ns, start_ns];
         self.since_think = 0;
         self.think_until = 0;
-        self.check_from = start_ns + self.ramp_ns;
+        self.check_from = [start_ns + self.ramp_ns; 2];
         self.cycle_bytes = [0, 0];
         self.cycle_ios = [0, 0];
     }
@@ -633,43 +633,41 @@ impl Pacer {
         if self.min_bps == [0, 0] && self.min_iops == [0, 0] {
             return false;
         }
-        if now < self.check_from {
+        // Each direction keeps its own window and is checked when one of its
+        // own I/Os completes (fio: `lastrate[ddir]`, checked for the
+        // directions that completed something). A shared window would judge
+        // the writes at a read's completion: after a stall longer than the
+        // cycle, the first read to finish would find no write in the window.
+        if d >= 2 || now < self.check_from[d] || !self.dirs[d] {
             // Ramp time: not held to the minimum, not counted.
             return false;
         }
-        if d < 2 {
-            self.cycle_bytes[d] += bytes;
-            self.cycle_ios[d] += 1;
-        }
-        let spent = now - self.check_from;
+        self.cycle_bytes[d] += bytes;
+        self.cycle_ios[d] += 1;
+        let spent = now - self.check_from[d];
         if spent < self.cycle_ns || self.missed.is_some() {
             return false;
         }
         let per_s = |n: u64| (n as u128 * 1_000_000_000 / spent as u128) as u64;
-        for d in 0..2 {
-            if !self.dirs[d] {
-                continue;
-            }
-            let checks = [
-                (per_s(self.cycle_bytes[d]), self.min_bps[d], false),
-                (per_s(self.cycle_ios[d]), self.min_iops[d], true),
-            ];
-            for (got, want, iops) in checks {
-                if want > 0 && got < want {
-                    self.missed = Some(MinRateMiss {
-                        dir: d,
-                        got,
-                        want,
-                        iops,
-                        cycle_ms: self.cycle_ns / 1_000_000,
-                    });
-                    return true;
-                }
+        let checks = [
+            (per_s(self.cycle_bytes[d]), self.min_bps[d], false),
+            (per_s(self.cycle_ios[d]), self.min_iops[d], true),
+        ];
+        for (got, want, iops) in checks {
+            if want > 0 && got < want {
+                self.missed = Some(MinRateMiss {
+                    dir: d,
+                    got,
+                    want,
+                    iops,
+                    cycle_ms: self.cycle_ns / 1_000_000,
+                });
+                return true;
             }
         }
-        self.check_from = now;
-        self.cycle_bytes = [0, 0];
-        self.cycle_ios = [0, 0];
+        self.check_from[d] = now;
+        self.cycle_bytes[d] = 0;
+        self.cycle_ios[d] = 0;
         false
     }
 
