@@ -6,6 +6,7 @@
 //! engine's.
 
 pub mod buffers;
+pub mod cmdprio;
 pub mod control;
 mod control_opts;
 mod draft;

@@ -798,11 +798,16 @@ Ok(())
         d.spec.control.cmdprio.level = super::control_opts::cmdprio_field(c, cur, 0, 7)?;
         Ok(())
     }),
-    refused(
+    OptionDef::new(
         "cmdprio_bssplit",
         S::Engine,
-        "per-block-size command priorities are not implemented; use cmdprio_percentage with cmdprio_class and cmdprio",
-    ),
+        "command priority by block size: bs/percentage (class from cmdprio_class/cmdprio) or bs/percentage/class/level entries joined by ':', or 'read,write'; excludes cmdprio_percentage; io_uring and libaio",
+    )
+    .expects("bs/percentage[/class/level] entries such as 64k/25/1/1:64k/75/3/2, or 'read,write'")
+    .set(|d, c| {
+        d.spec.control.cmdprio.bssplit = super::cmdprio::bssplit(c, &d.spec.control.cmdprio.bssplit)?;
+        Ok(())
+    }),
     // I/O depth.
     OptionDef::new("iodepth", S::Depth, "requests in flight per worker, 1-65535")
         .expects("a depth, 1-65535")
