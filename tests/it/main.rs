@@ -28,6 +28,7 @@ mod backend_uring;
 mod browser_report;
 mod buffers_run;
 mod cli_pipe;
+mod cmdprio_bssplit;
 mod completion_policies;
 mod deploy_manifests;
 mod faults_conservation;
