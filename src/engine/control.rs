@@ -255,6 +255,7 @@ mod tests {
             percentage: [20, 100],
             class: [1, 3],
             level: [4, 7],
+            bssplit: Default::default(),
         };
         let mut c = CmdPrio::new(&spec, 0x89);
         let base = (2 << 13) | 7;

@@ -222,7 +222,6 @@ fn log_prefix(c: &Ctx) -> Result<String, JobError> {
 }
 const NO_EXEC: &str = "iolab runs as root and runs no external commands from job files; run the \
                        command yourself before or after iolab";
-const BUFFERS: &str = "only dedupe_mode=repeat is supported (fio's default)";
 const ALL_PCT: &str = "iolab reports slat, clat and lat percentiles whatever clat_percentiles, \
                        lat_percentiles and slat_percentiles say";
 const ALWAYS_LAT: &str = "iolab still records every latency (its clock reads cost little; the \
@@ -659,15 +658,28 @@ Ok(())
 d.spec.buffers.dedupe_percentage = c.int(0, 100)? as u32;
 Ok(())
 }),
-    OptionDef::new("dedupe_mode", S::Buffers, "how dedupe_percentage's repeats are made: repeat (the last unique write, fio's default)")
-        .stricter("working_set is refused")
-        .expects("repeat")
-        .set(|_, c| match c.value {
-    "repeat" => Ok(()),
-    "working_set" => Err(c.bad("repeat (working_set is not supported by iolab: its repeats copy the last unique write)")),
-    _ => Err(c.bad("repeat")),
+    OptionDef::new("dedupe_mode", S::Buffers, "how dedupe_percentage's repeats are made: repeat (the last unique write, fio's default) or working_set (a page drawn from dedupe_working_set_percentage of size)")
+        .expects("repeat or working_set")
+        .set(|d, c| {
+    d.spec.buffers.dedupe_mode = match c.value {
+        "repeat" => super::buffers::DedupeMode::Repeat,
+        "working_set" => super::buffers::DedupeMode::WorkingSet,
+        _ => return Err(c.bad("repeat or working_set")),
+    };
+    Ok(())
 }),
-    refused("dedupe_working_set_percentage", S::Buffers, BUFFERS),
+    OptionDef::new("dedupe_working_set_percentage", S::Buffers, "dedupe_mode=working_set: the working set's share of size, 0-100 (default 5); with dedupe_percentage at most 100")
+        .expects("a percentage, 0-100")
+        .set(|d, c| {
+d.spec.buffers.dedupe_working_set_percentage = c.int(0, 100)? as u32;
+Ok(())
+}),
+    OptionDef::new("dedupe_global", S::Buffers, "dedupe_mode=working_set: one working set shared by every job that sets dedupe_global, spread evenly over them")
+        .flag()
+        .set(|d, c| {
+d.spec.buffers.dedupe_global = c.boolean()?;
+Ok(())
+}),
     refused("mem", S::Buffers, ALIGNED),
     refused("iomem", S::Buffers, ALIGNED),
     refused("iomem_align", S::Buffers, "buffers are always aligned for O_DIRECT"),

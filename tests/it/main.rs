@@ -30,6 +30,7 @@ mod buffers_run;
 mod cli_pipe;
 mod cmdprio_bssplit;
 mod completion_policies;
+mod dedupe_working_set;
 mod deploy_manifests;
 mod faults_conservation;
 mod fio_examples;
