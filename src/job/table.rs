@@ -226,6 +226,13 @@ const ALL_PCT: &str = "iolab reports slat, clat and lat percentiles whatever cla
                        lat_percentiles and slat_percentiles say";
 const ALWAYS_LAT: &str = "iolab still records every latency (its clock reads cost little; the \
                           reports are built on them)";
+const OFFLOAD: &str = "offload is not supported by iolab: fio's offload hands each I/O to \
+    a pool of threads that each own an engine instance and submit and reap there, so the job \
+    thread only keeps the rate schedule; an iolab worker owns one queue pair and submits and \
+    reaps on one thread, which is what its completion models and per-thread CPU figures \
+    measure. Use io_submit_mode=inline: with rate or rate_iops the worker issues on schedule \
+    while iodepth has room (a late request goes at once, with at most one gap of credit); \
+    raise iodepth if the device falls behind";
 const ONLY_FSYNC: &str = "only fsync=N is implemented";
 const SAME_USER: &str = "jobs run as the invoking user";
 const ALIGNED: &str = "buffers are always aligned anonymous memory";
@@ -1009,13 +1016,12 @@ Ok(())
         S::Engine,
         "inline: the worker thread submits its own I/O (fio's default)",
     )
-    .stricter("io_submit_mode=offload (submission by a separate pool of threads) is refused")
-    .expects("inline (offload is not supported by iolab: the worker thread submits its own I/O)")
+    .stricter("offload is refused: an iolab worker owns one queue pair and submits and reaps on its own thread (fio's offload threads each own an engine instance); with rate/rate_iops inline issues on schedule while iodepth has room")
+    .expects("inline")
     .set(|_, c| match c.value {
         "inline" => Ok(()),
-        _ => Err(c.bad(
-            "inline (offload is not supported by iolab: the worker thread submits its own I/O)",
-        )),
+        "offload" => Err(c.bad(format!("inline ({OFFLOAD})"))),
+        _ => Err(c.bad("inline (offload is not supported by iolab)")),
     }),
     OptionDef::new("thread", S::Threads, "run jobs as threads: iolab's workers always are")
         .alias(&["threads"])
