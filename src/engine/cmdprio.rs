@@ -4,7 +4,7 @@
 //! The table is built once per stream before the clock starts; per request
 //! the lookup is a scan of a few entries and one random draw: no allocation.
 
-use crate::job::cmdprio::BsPrio;
+use crate::job::control::BsPrio;
 
 /// One priority of one block size, with the draw that selects it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

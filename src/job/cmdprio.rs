@@ -7,24 +7,14 @@
 //! so one block size may be split over several priorities
 //! (`64k/25/1/1:64k/75/3/2`). Requests of a size the list does not name, and
 //! the share of a size its entries leave, keep the job's `prio`/`prioclass`.
-//! The engine side (a table looked up per request) is `engine::cmdprio`.
+//! The parsed entries are `job::control::BsPrio`; the engine side (a table
+//! looked up per request) is `engine::cmdprio`.
 
+use super::control::BsPrio;
 use super::draft::Ctx;
 use super::error::JobError;
 use super::parse;
 use super::units;
-
-/// One entry of a `cmdprio_bssplit` list.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct BsPrio {
-    /// The block size in bytes the entry applies to.
-    pub bs: u32,
-    /// Share (0-100) of that size's requests issued with this priority.
-    pub percentage: u32,
-    /// `(class, level)` of the advanced form; `None` in the simple form,
-    /// which takes `cmdprio_class`/`cmdprio` of the direction.
-    pub prio: Option<(u8, u8)>,
-}
 
 const EXPECTED: &str = "':'-separated entries bs/percentage (priority from cmdprio_class and \
      cmdprio) or bs/percentage/class/level (class 1-3, level 0-7), such as 64k/40:1m/0 or \

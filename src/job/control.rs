@@ -43,6 +43,18 @@ pub struct IgnoreError {
     pub lists: [Option<Vec<i32>>; 2],
 }
 
+/// One entry of a `cmdprio_bssplit` list (parsed in `job::cmdprio`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct BsPrio {
+    /// The block size in bytes the entry applies to.
+    pub bs: u32,
+    /// Share (0-100) of that size's requests issued with this priority.
+    pub percentage: u32,
+    /// `(class, level)` of the advanced form; `None` in the simple form,
+    /// which takes `cmdprio_class`/`cmdprio` of the direction.
+    pub prio: Option<(u8, u8)>,
+}
+
 /// `cmdprio_percentage` / `cmdprio_class` / `cmdprio` / `cmdprio_bssplit`, per
 /// direction [read, write].
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -55,7 +67,7 @@ pub struct CmdPrioSpec {
     pub level: [u64; 2],
     /// `cmdprio_bssplit` (`job::cmdprio`): the priority by block size; empty
     /// = not used. Excludes `percentage` (fio's rule).
-    pub bssplit: [Vec<super::cmdprio::BsPrio>; 2],
+    pub bssplit: [Vec<BsPrio>; 2],
 }
 
 impl Default for CmdPrioSpec {

@@ -6,7 +6,8 @@
 //! engine's.
 
 pub mod buffers;
-pub mod cmdprio;
+mod buffers_opts;
+mod cmdprio;
 pub mod control;
 mod control_opts;
 mod draft;
