@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use crate::engine::cmdprio::BsPrioTable;
 use crate::job::control::{CmdPrioSpec, ExitWhat, IgnoreError};
 use crate::job::{ContinueOnError, JobSpec};
 use crate::request::Op;
@@ -79,30 +80,42 @@ pub fn goes_on(coe: ContinueOnError, ignore: &IgnoreError, op: Op, errno: i32) -
         .is_none_or(|list| list.contains(&errno))
 }
 
-/// `cmdprio_percentage`: which requests carry the job's command priority.
-#[derive(Clone, Copy, Debug, Default)]
+/// `cmdprio_percentage` / `cmdprio_bssplit`: which requests carry a command
+/// priority, and which.
+#[derive(Clone, Debug, Default)]
 pub struct CmdPrio {
     percentage: [u32; 2],
     ioprio: [u16; 2],
+    bssplit: BsPrioTable,
     rng: u64,
 }
 
 impl CmdPrio {
     pub fn new(spec: &CmdPrioSpec, seed: u64) -> CmdPrio {
+        let ioprio = [spec.ioprio(0), spec.ioprio(1)];
         CmdPrio {
             percentage: spec.percentage.map(|p| p.min(100) as u32),
-            ioprio: [spec.ioprio(0), spec.ioprio(1)],
+            ioprio,
+            bssplit: BsPrioTable::new(&spec.bssplit, ioprio),
             // Never zero: xorshift would stay at zero.
             rng: seed | 1,
         }
     }
 
-    /// The ioprio for the next request of direction `dir` (0 read, else write):
-    /// the command priority for `percentage` of them, `base` (the job's
-    /// prio/prioclass) for the rest.
+    /// The ioprio for the next request of direction `dir` (0 read, else write)
+    /// and `len` bytes: with `cmdprio_bssplit`, the entry of its block size
+    /// the draw falls in; otherwise the command priority for `percentage` of
+    /// them. `base` (the job's prio/prioclass) for the rest.
     #[inline]
-    pub fn pick(&mut self, dir: usize, base: u16) -> u16 {
+    pub fn pick(&mut self, dir: usize, len: u32, base: u16) -> u16 {
         let d = dir.min(1);
+        if !self.bssplit.is_empty() {
+            if !self.bssplit.names(d, len) {
+                return base;
+            }
+            let draw = (self.draw() % 100) as u32;
+            return self.bssplit.pick(d, len, draw).unwrap_or(base);
+        }
         let p = self.percentage[d];
         if p == 0 {
             return base;
@@ -110,16 +123,21 @@ impl CmdPrio {
         if p >= 100 {
             return self.ioprio[d];
         }
+        if (self.draw() % 100) < u64::from(p) {
+            self.ioprio[d]
+        } else {
+            base
+        }
+    }
+
+    #[inline]
+    fn draw(&mut self) -> u64 {
         let mut x = self.rng;
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
         self.rng = x;
-        if (x % 100) < u64::from(p) {
-            self.ioprio[d]
-        } else {
-            base
-        }
+        x
     }
 }
 
@@ -237,20 +255,23 @@ mod tests {
             percentage: [20, 100],
             class: [1, 3],
             level: [4, 7],
+            bssplit: Default::default(),
         };
         let mut c = CmdPrio::new(&spec, 0x89);
         let base = (2 << 13) | 7;
         let n = 100_000;
-        let hits = (0..n).filter(|_| c.pick(0, base) == (1 << 13) | 4).count();
+        let hits = (0..n)
+            .filter(|_| c.pick(0, 4096, base) == (1 << 13) | 4)
+            .count();
         let share = hits as f64 / n as f64;
         assert!((0.19..0.21).contains(&share), "read share {share}");
         // The rest keep the job's own priority.
-        assert!((0..1000).all(|_| [base, (1 << 13) | 4].contains(&c.pick(0, base))));
+        assert!((0..1000).all(|_| [base, (1 << 13) | 4].contains(&c.pick(0, 4096, base))));
         // 100% of writes (and syncs, which count as writes).
-        assert!((0..1000).all(|_| c.pick(1, base) == (3 << 13) | 7));
-        assert_eq!(c.pick(2, base), (3 << 13) | 7);
+        assert!((0..1000).all(|_| c.pick(1, 4096, base) == (3 << 13) | 7));
+        assert_eq!(c.pick(2, 4096, base), (3 << 13) | 7);
         let mut off = CmdPrio::new(&CmdPrioSpec::default(), 1);
-        assert_eq!(off.pick(0, base), base);
+        assert_eq!(off.pick(0, 4096, base), base);
     }
 
     #[test]

@@ -155,9 +155,10 @@ impl Hooks {
         slat: u64,
         offset: u64,
         len: u32,
+        ioprio: u16,
     ) {
         if let Some(l) = self.iolog.as_deref_mut() {
-            l.completed(stream, op, t_ns, lat, clat, slat, offset, len);
+            l.completed(stream, op, t_ns, lat, clat, slat, offset, len, ioprio);
         }
     }
 

@@ -6,6 +6,7 @@
 //! barrier, and collects per-job results.
 
 pub mod cli;
+pub mod cmdprio;
 pub mod control;
 pub mod error;
 pub mod files;

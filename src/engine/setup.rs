@@ -25,6 +25,7 @@ use crate::measure::iolog::Logger;
 use crate::measure::recorder::{Recorder, RecorderConfig};
 use crate::sched::Scheduler;
 use crate::workload::buffers::BufferFill;
+use crate::workload::dedupe;
 use crate::workload::verify::Verifier;
 use crate::workload::{Generator, Pacer, dur_ns};
 
@@ -423,7 +424,11 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         stream.continue_on_error = job.continue_on_error;
         stream.ignore_error = job.control.ignore_error.clone();
         stream.cmdprio = crate::engine::control::CmdPrio::new(&job.control.cmdprio, seed);
-        stream.fill = Some(BufferFill::new(&job.buffers, seed)).filter(|f| f.per_write());
+        stream.fill = Some(
+            BufferFill::new(&job.buffers, dedupe::buffer_seed(jobs, p.job, p.jobnum))
+                .with_working_set(dedupe::WorkingSet::new(jobs, p.job, p.jobnum)),
+        )
+        .filter(|f| f.per_write());
         streams.push(stream);
     }
     let mut worker = Worker::new(queue, sched, completer, streams, bufs);

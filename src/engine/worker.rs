@@ -46,6 +46,8 @@ struct Slot {
     /// io_timeout expired and the backend was asked to abort it.
     abort_tried: bool,
     aborted: bool,
+    /// The ioprio it was issued with (fio's per-I/O log column).
+    ioprio: u16,
 }
 
 // The stream's request accounting is a reported fact: its type lives with
@@ -506,6 +508,7 @@ impl Worker {
                     inline: false,
                     abort_tried: false,
                     aborted: false,
+                    ioprio: 0,
                 };
                 let r = SchedReq {
                     slot,
@@ -579,10 +582,12 @@ impl Worker {
                 file: slot.file,
                 ioprio: {
                     let s = &mut self.streams[slot.stream as usize];
-                    s.cmdprio.pick(slot.op.unwrap_or(Op::Read).dir(), s.ioprio)
+                    s.cmdprio
+                        .pick(slot.op.unwrap_or(Op::Read).dir(), slot.len, s.ioprio)
                 },
                 class: r.class,
             };
+            self.slots[r.slot as usize].ioprio = cmd.ioprio;
             let inline = self.completer.take_inline(cmd.len);
             self.slots[r.slot as usize].inline = inline;
             if (self.sync_backend || inline) && t_call == 0 {
@@ -889,6 +894,7 @@ impl Worker {
                 slat,
                 slot.offset,
                 slot.len,
+                slot.ioprio,
             );
             bump(&self.live.ios);
             self.live.bytes.store(

@@ -1,7 +1,21 @@
 //! fio's buffer-contents options of a job (`zero_buffers`, `buffer_pattern`,
 //! `buffer_compress_percentage`, `dedupe_percentage`, ...) as parsed, and the
 //! rules that tie them together (which imply `refill_buffers`, which allow
-//! `scramble_buffers`). What the bytes become is `workload::buffers`.
+//! `scramble_buffers`; the checks of `dedupe_mode=working_set` are
+//! `job::buffers_opts`). What the bytes become is `workload::buffers`.
+
+/// fio's `dedupe_mode`: where `dedupe_percentage`'s repeated writes take
+/// their content from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DedupeMode {
+    /// The last unique write, byte for byte (fio's default).
+    #[default]
+    Repeat,
+    /// A page drawn uniformly from a working set of
+    /// `dedupe_working_set_percentage` of `size` (`workload::dedupe`).
+    WorkingSet,
+}
 
 /// fio's buffer-contents options of one job, as parsed.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -17,6 +31,12 @@ pub struct BufferSpec {
     pub compress_chunk: u32,
     /// `dedupe_percentage` (0-100).
     pub dedupe_percentage: u32,
+    pub dedupe_mode: DedupeMode,
+    /// `dedupe_working_set_percentage`: the working set's share of `size`
+    /// (fio's default 5).
+    pub dedupe_working_set_percentage: u32,
+    /// `dedupe_global`: the working set is shared by every job that sets it.
+    pub dedupe_global: bool,
 }
 
 impl Default for BufferSpec {
@@ -29,6 +49,9 @@ impl Default for BufferSpec {
             compress_percentage: None,
             compress_chunk: 512,
             dedupe_percentage: 0,
+            dedupe_mode: DedupeMode::Repeat,
+            dedupe_working_set_percentage: 5,
+            dedupe_global: false,
         }
     }
 }
@@ -40,6 +63,11 @@ impl BufferSpec {
             && (self.refill
                 || self.dedupe_percentage > 0
                 || self.compress_percentage.is_some_and(|p| p < 100))
+    }
+
+    /// `dedupe_mode=working_set` is in effect (it needs repeats to draw).
+    pub fn working_set(&self) -> bool {
+        self.dedupe_mode == DedupeMode::WorkingSet && self.dedupe_percentage > 0 && !self.zero
     }
 
     /// Stamp every write (`scramble_buffers`): only random, reused buffers.

@@ -43,8 +43,21 @@ pub struct IgnoreError {
     pub lists: [Option<Vec<i32>>; 2],
 }
 
-/// `cmdprio_percentage` / `cmdprio_class` / `cmdprio`, per direction [read, write].
+/// One entry of a `cmdprio_bssplit` list (parsed in `job::cmdprio`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct BsPrio {
+    /// The block size in bytes the entry applies to.
+    pub bs: u32,
+    /// Share (0-100) of that size's requests issued with this priority.
+    pub percentage: u32,
+    /// `(class, level)` of the advanced form; `None` in the simple form,
+    /// which takes `cmdprio_class`/`cmdprio` of the direction.
+    pub prio: Option<(u8, u8)>,
+}
+
+/// `cmdprio_percentage` / `cmdprio_class` / `cmdprio` / `cmdprio_bssplit`, per
+/// direction [read, write].
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct CmdPrioSpec {
     /// Share of requests (0-100) issued with the priority below; 0 = off.
     pub percentage: [u64; 2],
@@ -52,6 +65,9 @@ pub struct CmdPrioSpec {
     pub class: [u64; 2],
     /// Level within the class, 0-7 (fio's default: 0).
     pub level: [u64; 2],
+    /// `cmdprio_bssplit` (`job::cmdprio`): the priority by block size; empty
+    /// = not used. Excludes `percentage` (fio's rule).
+    pub bssplit: [Vec<BsPrio>; 2],
 }
 
 impl Default for CmdPrioSpec {
@@ -60,13 +76,19 @@ impl Default for CmdPrioSpec {
             percentage: [0; 2],
             class: [1; 2],
             level: [0; 2],
+            bssplit: Default::default(),
         }
     }
 }
 
 impl CmdPrioSpec {
     pub fn enabled(&self) -> bool {
-        self.percentage.iter().any(|&p| p > 0)
+        self.percentage.iter().any(|&p| p > 0) || self.bssplit_enabled()
+    }
+
+    /// `cmdprio_bssplit` gives some block size a share.
+    pub fn bssplit_enabled(&self) -> bool {
+        self.bssplit.iter().flatten().any(|e| e.percentage > 0)
     }
 
     /// The Linux ioprio value (class << 13 | level) of direction `dir`.

@@ -194,7 +194,18 @@ impl Draft {
             ));
         }
         let cp = &s.control.cmdprio;
-        if !cp.enabled() {
+        let has_split = cp.bssplit.iter().any(|l| !l.is_empty());
+        let has_perc = cp.percentage.iter().any(|&p| p > 0);
+        if has_split && has_perc {
+            return Err(conflict(
+                self.control_set_at("cmdprio_bssplit"),
+                &name,
+                "cmdprio_percentage and cmdprio_bssplit both choose which requests carry the \
+                 command priority (fio: mutually exclusive): keep one of them"
+                    .into(),
+            ));
+        }
+        if !cp.enabled() && !has_split {
             for opt in ["cmdprio_class", "cmdprio"] {
                 if let Some(at) = self.control_set_at(opt) {
                     return Err(conflict(
@@ -202,17 +213,23 @@ impl Draft {
                         &name,
                         format!(
                             "{opt} gives the priority of the share of requests \
-                             cmdprio_percentage chooses: set cmdprio_percentage=1-100 too"
+                             cmdprio_percentage chooses: set cmdprio_percentage=1-100 (or \
+                             cmdprio_bssplit) too"
                         ),
                     ));
                 }
             }
-        } else if !matches!(s.ioengine, Engine::IoUring | Engine::Libaio) {
+        } else if cp.enabled() && !matches!(s.ioengine, Engine::IoUring | Engine::Libaio) {
+            let opt = if has_split {
+                "cmdprio_bssplit"
+            } else {
+                "cmdprio_percentage"
+            };
             return Err(conflict(
-                self.control_set_at("cmdprio_percentage"),
+                self.control_set_at(opt),
                 &name,
                 format!(
-                    "cmdprio_percentage sets a priority per request, which only io_uring and \
+                    "{opt} sets a priority per request, which only io_uring and \
                      libaio requests carry; the job uses ioengine={}: use ioengine=io_uring or \
                      libaio, or prio/prioclass for the whole job",
                     s.ioengine.fio_name()

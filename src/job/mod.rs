@@ -6,6 +6,8 @@
 //! engine's.
 
 pub mod buffers;
+mod buffers_opts;
+mod cmdprio;
 pub mod control;
 mod control_opts;
 mod draft;

@@ -290,6 +290,7 @@ impl Draft {
         }
         self.check_placement(section_at)?;
         self.check_control(section_at)?;
+        self.check_dedupe(section_at)?;
         self.check_random_and_rate(section_at)?;
         self.check_files(section_at)?;
         self.check_reap_and_epoch(section_at)?;

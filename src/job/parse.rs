@@ -229,7 +229,7 @@ pub(crate) fn rw(c: &Ctx) -> Result<(RwMode, RwSuffix), JobError> {
 
 /// fio's `read,write[,trim]` form: one value sets both directions, an empty
 /// part keeps that direction's current value, a trim part is refused.
-fn split_dirs<'a>(c: &Ctx, v: &'a str) -> Result<[Option<&'a str>; 2], JobError> {
+pub(crate) fn split_dirs<'a>(c: &Ctx, v: &'a str) -> Result<[Option<&'a str>; 2], JobError> {
     // fio drops one trailing comma.
     let v = v.strip_suffix(',').unwrap_or(v);
     let parts: Vec<&str> = v.split(',').map(str::trim).collect();

@@ -231,9 +231,15 @@ fn log_prefix(c: &Ctx) -> Result<String, JobError> {
 }
 const NO_EXEC: &str = "iolab runs as root and runs no external commands from job files; run the \
                        command yourself before or after iolab";
-const BUFFERS: &str = "only dedupe_mode=repeat is supported (fio's default)";
 const ALWAYS_LAT: &str = "iolab still records every latency (its clock reads cost little; the \
                           reports are built on them)";
+const OFFLOAD: &str = "offload is not supported by iolab: fio's offload hands each I/O to \
+    a pool of threads that each own an engine instance and submit and reap there, so the job \
+    thread only keeps the rate schedule; an iolab worker owns one queue pair and submits and \
+    reaps on one thread, which is what its completion models and per-thread CPU figures \
+    measure. Use io_submit_mode=inline: with rate or rate_iops the worker issues on schedule \
+    while iodepth has room (a late request goes at once, with at most one gap of credit); \
+    raise iodepth if the device falls behind";
 const ONLY_FSYNC: &str = "only fsync=N is implemented";
 const SAME_USER: &str = "jobs run as the invoking user";
 const ALIGNED: &str = "buffers are always aligned anonymous memory";
@@ -666,15 +672,28 @@ Ok(())
 d.spec.buffers.dedupe_percentage = c.int(0, 100)? as u32;
 Ok(())
 }),
-    OptionDef::new("dedupe_mode", S::Buffers, "how dedupe_percentage's repeats are made: repeat (the last unique write, fio's default)")
-        .stricter("working_set is refused")
-        .expects("repeat")
-        .set(|_, c| match c.value {
-    "repeat" => Ok(()),
-    "working_set" => Err(c.bad("repeat (working_set is not supported by iolab: its repeats copy the last unique write)")),
-    _ => Err(c.bad("repeat")),
+    OptionDef::new("dedupe_mode", S::Buffers, "how dedupe_percentage's repeats are made: repeat (the last unique write, fio's default) or working_set (a page drawn from dedupe_working_set_percentage of size)")
+        .expects("repeat or working_set")
+        .set(|d, c| {
+    d.spec.buffers.dedupe_mode = match c.value {
+        "repeat" => super::buffers::DedupeMode::Repeat,
+        "working_set" => super::buffers::DedupeMode::WorkingSet,
+        _ => return Err(c.bad("repeat or working_set")),
+    };
+    Ok(())
 }),
-    refused("dedupe_working_set_percentage", S::Buffers, BUFFERS),
+    OptionDef::new("dedupe_working_set_percentage", S::Buffers, "dedupe_mode=working_set: the working set's share of size, 0-100 (default 5); with dedupe_percentage at most 100")
+        .expects("a percentage, 0-100")
+        .set(|d, c| {
+d.spec.buffers.dedupe_working_set_percentage = c.int(0, 100)? as u32;
+Ok(())
+}),
+    OptionDef::new("dedupe_global", S::Buffers, "dedupe_mode=working_set: one working set shared by every job that sets dedupe_global, spread evenly over them")
+        .flag()
+        .set(|d, c| {
+d.spec.buffers.dedupe_global = c.boolean()?;
+Ok(())
+}),
     refused("mem", S::Buffers, ALIGNED),
     refused("iomem", S::Buffers, ALIGNED),
     refused("iomem_align", S::Buffers, "buffers are always aligned for O_DIRECT"),
@@ -816,11 +835,16 @@ Ok(())
         d.spec.userspace_reap = Some(c.boolean()?);
         Ok(())
     }),
-    refused(
+    OptionDef::new(
         "cmdprio_bssplit",
         S::Engine,
-        "per-block-size command priorities are not implemented; use cmdprio_percentage with cmdprio_class and cmdprio",
-    ),
+        "command priority by block size: bs/percentage (class from cmdprio_class/cmdprio) or bs/percentage/class/level entries joined by ':', or 'read,write'; excludes cmdprio_percentage; io_uring and libaio",
+    )
+    .expects("bs/percentage[/class/level] entries such as 64k/25/1/1:64k/75/3/2, or 'read,write'")
+    .set(|d, c| {
+        d.spec.control.cmdprio.bssplit = super::cmdprio::bssplit(c, &d.spec.control.cmdprio.bssplit)?;
+        Ok(())
+    }),
     // I/O depth.
     OptionDef::new("iodepth", S::Depth, "requests in flight per worker, 1-65535")
         .expects("a depth, 1-65535")
@@ -1010,13 +1034,12 @@ Ok(())
         S::Engine,
         "inline: the worker thread submits its own I/O (fio's default)",
     )
-    .stricter("io_submit_mode=offload (submission by a separate pool of threads) is refused")
-    .expects("inline (offload is not supported by iolab: the worker thread submits its own I/O)")
+    .stricter("offload is refused: an iolab worker owns one queue pair and submits and reaps on its own thread (fio's offload threads each own an engine instance); with rate/rate_iops inline issues on schedule while iodepth has room")
+    .expects("inline")
     .set(|_, c| match c.value {
         "inline" => Ok(()),
-        _ => Err(c.bad(
-            "inline (offload is not supported by iolab: the worker thread submits its own I/O)",
-        )),
+        "offload" => Err(c.bad(format!("inline ({OFFLOAD})"))),
+        _ => Err(c.bad("inline (offload is not supported by iolab)")),
     }),
     OptionDef::new("thread", S::Threads, "run jobs as threads: iolab's workers always are")
         .alias(&["threads"])

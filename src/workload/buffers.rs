@@ -12,6 +12,8 @@
 //! - `dedupe_percentage=D`: D % of the writes repeat the content of the last
 //!   unique write byte for byte (fio's default `dedupe_mode=repeat`); the
 //!   others are new.
+//! - `dedupe_mode=working_set`: the repeats carry a page drawn from a working
+//!   set instead (`workload::dedupe`, with `dedupe_global`).
 //! - `refill_buffers`: new content for every write instead of reusing what
 //!   setup put there. Turned on by itself, as in fio, by
 //!   `dedupe_percentage`, and by `buffer_compress_percentage` below 100, so
@@ -33,6 +35,7 @@
 
 use crate::buf::Buffers;
 pub use crate::job::buffers::BufferSpec;
+use crate::workload::dedupe::{self, WorkingSet};
 
 /// Bytes per sector that `scramble_buffers` stamps (fio's sector size).
 const SCRAMBLE_SECTOR: usize = 512;
@@ -74,6 +77,11 @@ pub struct BufferFill {
     last_unique: Option<u64>,
     /// Writes stamped so far (`scramble_buffers`).
     stamps: u64,
+    /// `dedupe_mode=working_set`: the pages repeats draw from, ...
+    working_set: Option<WorkingSet>,
+    /// ... the seed the unique pages derive from, and how many were written.
+    own: u64,
+    unique: u64,
 }
 
 impl BufferFill {
@@ -85,7 +93,17 @@ impl BufferFill {
             rng: Gen(seed ^ 0x0062_7566_6665_7273),
             last_unique: None,
             stamps: 0,
+            working_set: None,
+            own: seed,
+            unique: 0,
         }
+    }
+
+    /// Repeats draw from `ws` (`dedupe_mode=working_set`); unique writes
+    /// carry the pages of this filler's seed in order.
+    pub fn with_working_set(mut self, ws: Option<WorkingSet>) -> BufferFill {
+        self.working_set = ws;
+        self
     }
 
     /// Whether writes need [`before_write`](Self::before_write) at all.
@@ -106,7 +124,15 @@ impl BufferFill {
     /// write should carry. Hot path: no allocation.
     #[inline]
     pub fn before_write(&mut self, buf: &mut [u8], offset: u64) {
-        if self.refills {
+        if let Some(ws) = &self.working_set {
+            let seed = if Self::repeat(&mut self.rng, self.spec.dedupe_percentage) {
+                ws.page(self.rng.next())
+            } else {
+                self.unique += 1;
+                dedupe::page_seed(self.own, self.unique - 1)
+            };
+            self.content(buf, seed);
+        } else if self.refills {
             let seed = match self.last_unique {
                 Some(s) if Self::repeat(&mut self.rng, self.spec.dedupe_percentage) => s,
                 _ => {

@@ -5,6 +5,7 @@
 //! request without allocating.
 
 pub mod buffers;
+pub mod dedupe;
 pub mod distribution;
 pub mod verify;
 

@@ -185,7 +185,7 @@ fn bad_buffer_options_name_the_option_and_what_is_valid() {
         ("--dedupe_percentage=-1", "0 to 100"),
         ("--buffer_pattern='/etc/passwd'", "'file' is not supported"),
         ("--buffer_pattern=0xzz", "hex number"),
-        ("--dedupe_mode=working_set", "working_set is not supported"),
+        ("--dedupe_mode=sideways", "repeat or working_set"),
         ("--buffer_compress_chunk=5g", "below 4 GiB"),
     ] {
         let (code, out, err) =

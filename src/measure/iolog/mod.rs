@@ -314,6 +314,7 @@ impl Logger {
         slat: u64,
         offset: u64,
         bs: u32,
+        ioprio: u16,
     ) {
         let ddir = match op {
             Op::Read => 0u8,
@@ -354,6 +355,7 @@ impl Logger {
                 t_ns,
                 offset,
                 v: [lat, clat, slat],
+                ioprio,
             });
             return;
         }
@@ -439,6 +441,7 @@ fn send_hist(p: &mut Producer, stream: u16, ddir: u8, w: &mut HistWin) {
         t_ns: w.last_t_ns,
         offset: 0,
         v: [w.touched.len() as u64, 0, 0],
+        ioprio: 0,
     });
     for &b in &w.touched {
         let b = b as usize;
@@ -450,6 +453,7 @@ fn send_hist(p: &mut Producer, stream: u16, ddir: u8, w: &mut HistWin) {
             t_ns: w.last_t_ns,
             offset: 0,
             v: [b as u64, w.counts[b] as u64, 0],
+            ioprio: 0,
         });
         w.counts[b] = 0;
     }
@@ -487,6 +491,7 @@ fn send_window(p: &mut Producer, stream: u16, s: &mut StreamState, end_ns: u64, 
                     t_ns: end_ns,
                     offset: 0,
                     v: [value, ty as u64, 0],
+                    ioprio: 0,
                 });
             }
         };
@@ -553,7 +558,7 @@ mod tests {
         // The writer has not started: the ring fills, then records drop.
         let n = (RING_BLOCKS * BLOCK_RECORDS + 1000) as u64;
         for i in 0..n {
-            l.completed(0, Op::Read, i * 1000, 30, 20, 10, i * 4096, 4096);
+            l.completed(0, Op::Read, i * 1000, 30, 20, 10, i * 4096, 4096, 0);
         }
         l.start(true).unwrap();
         let o = l.close().unwrap();

@@ -124,6 +124,11 @@ impl Writer {
                     (LogType::Bw, bw),
                     (LogType::Iops, 1),
                 ];
+                // The request's own priority (cmdprio picks it per request).
+                let cols = Columns {
+                    ioprio: r.ioprio,
+                    ..cols
+                };
                 for (ty, value) in rows {
                     if let Some(f) = files[ty as usize] {
                         self.row(f, &cols, t_ms, value, r.ddir, r.bs, r.offset);
