@@ -14,6 +14,7 @@ pub mod error;
 pub mod files;
 pub mod files_opts;
 pub mod ini;
+pub mod lat_target;
 pub mod options;
 mod parse;
 pub mod plan;
