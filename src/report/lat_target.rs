@@ -40,13 +40,16 @@ impl LatTargetReport {
             format!("{}ns", self.target_ns)
         };
         if self.unmet_at_depth_1 {
+            let share = self.last_met_pct.map_or(String::new(), |p| {
+                format!(
+                    " ({p:.2}% of the last window's I/Os within it, {:.2}% needed)",
+                    self.percentile
+                )
+            });
             return Some(format!(
-                "latency_target={target} is not met even at depth 1 ({} of the last window's \
-                 I/Os within it, {:.2}% needed): the device is slower than the target without \
-                 any queueing; raise latency_target or lower latency_percentile",
-                self.last_met_pct
-                    .map_or("none".to_string(), |p| format!("{p:.2}%")),
-                self.percentile
+                "latency_target={target} is not met even at depth 1{share}: the device is \
+                 slower than the target without any queueing; raise latency_target or lower \
+                 latency_percentile"
             ));
         }
         if !self.settled && !self.keep_running {

@@ -40,6 +40,7 @@ mod iolog_run;
 mod job_control;
 mod job_files;
 mod job_parse;
+mod latency_target;
 mod null_conservation;
 mod null_device;
 mod null_measure;
