@@ -13,6 +13,7 @@ pub mod files;
 pub mod fill;
 pub mod hooks;
 pub mod joblogs;
+pub mod lat_target;
 pub mod place;
 pub mod progress;
 pub mod setup;
@@ -222,7 +223,8 @@ fn run_group(
             let verify = stream.verify.as_ref().map(|v| v.stats);
             let error = loop_error.clone().or_else(|| {
                 let io = io_error_message(job, &stream)
-                    .or_else(|| stream.pacer.min_rate_message(&setup::label(job)));
+                    .or_else(|| stream.pacer.min_rate_message(&setup::label(job)))
+                    .or_else(|| (stream.lat_target.as_ref()?).fatal_message(&setup::label(job)));
                 let bad = verify.and_then(|v| verify_error_message(job, &v));
                 match (io, bad) {
                     (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
@@ -253,6 +255,10 @@ fn run_group(
                 continue_on_error: job.continue_on_error,
                 trace: None,
                 steady: stream.steady.as_ref().map(steady::Detector::report),
+                lat_target: stream
+                    .lat_target
+                    .as_ref()
+                    .map(lat_target::LatTarget::report),
             });
             logs.push(trace_logs.next().unwrap_or_default());
         }

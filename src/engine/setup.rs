@@ -416,6 +416,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         }
         stream.ramp_ns = dur_ns(job.ramp_time);
         stream.steady = crate::engine::steady::Detector::new(&job.steady, stream.ramp_ns);
+        stream.lat_target = crate::engine::lat_target::LatTarget::new(&job.lat_target, job.iodepth);
         stream.verify =
             Verifier::new(job, start, region_len, seed).map_err(|err| EngineError::Verify {
                 job: label(job),

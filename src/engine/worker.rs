@@ -119,6 +119,8 @@ pub struct Stream {
     in_device: u32,
     /// `steadystate`: ends the stream once its rate is steady (`engine::steady`).
     pub steady: Option<crate::engine::steady::Detector>,
+    /// `latency_target`: the depth search that caps `iodepth` (`engine::lat_target`).
+    pub lat_target: Option<crate::engine::lat_target::LatTarget>,
 }
 
 impl Stream {
@@ -160,7 +162,15 @@ impl Stream {
             batch_n: 0,
             in_device: 0,
             steady: None,
+            lat_target: None,
         }
+    }
+
+    /// Requests the stream may keep in flight: `iodepth`, or less while a
+    /// latency target searches.
+    #[inline]
+    fn depth(&self) -> u32 {
+        self.lat_target.as_ref().map_or(self.iodepth, |l| l.depth())
     }
 
     #[inline]
@@ -204,7 +214,7 @@ impl Stream {
     /// Whether the stream has a request it could issue at `now` if a slot were
     /// free (not paced, not held by verification, depth left).
     fn could_issue(&self, now: u64) -> bool {
-        if self.exhausted || self.held || self.outstanding >= self.iodepth {
+        if self.exhausted || self.held || self.outstanding >= self.depth() {
             return false;
         }
         match &self.pending {
@@ -314,6 +324,7 @@ impl Worker {
             if let Some(d) = s.steady.as_mut() {
                 d.start(start);
             }
+            s.lat_target.iter_mut().for_each(|l| l.start(start));
         }
         self.trace
             .logs_began(self.streams.iter().map(|s| s.ramp_end_ns));
@@ -415,12 +426,16 @@ impl Worker {
                 // End of ramp_time: start measuring from here (once per stream).
                 s.rec.reset(now);
                 s.measuring = true;
+                s.lat_target.iter_mut().for_each(|l| l.start(now));
             }
             if let Some(d) = s.steady.as_mut().filter(|d| d.due(now)) {
                 let [r, w, _] = &s.rec.dirs;
                 if d.sample(now, r.total_ios + w.total_ios, r.io_bytes + w.io_bytes) {
                     s.end_ns = now; // steady: the runtime ends here
                 }
+            }
+            if let Some(l) = s.lat_target.as_mut() {
+                crate::engine::lat_target::apply(l.check(now, s.outstanding), s, now);
             }
             if !s.workload_over && now >= s.end_ns {
                 // The workload ends; a write job's read-back still runs.
@@ -438,7 +453,7 @@ impl Worker {
                     }
                 }
             }
-            while !s.exhausted && s.outstanding < s.iodepth {
+            while !s.exhausted && s.outstanding < s.depth() {
                 let mut io = match s.pending.take() {
                     Some(io) => io,
                     None => match s.next_request() {
@@ -884,6 +899,10 @@ impl Worker {
                 lat_ns: lat,
                 done_ns: t_seen,
             });
+            if s.lat_target.as_mut().is_some_and(|l| l.completed(lat)) {
+                s.stop(); // 100% target missed at depth 1: fio's ETIMEDOUT
+                s.rec.first_error = libc::ETIMEDOUT;
+            }
             let t_log = t_seen.saturating_sub(s.ramp_end_ns);
             self.trace.measured(
                 slot.stream,

@@ -17,6 +17,7 @@ pub mod files;
 pub mod files_opts;
 pub mod ini;
 pub mod log_epoch;
+pub mod lat_target;
 pub mod options;
 mod parse;
 pub mod plan;

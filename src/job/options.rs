@@ -298,6 +298,8 @@ impl Draft {
             &self.spec.steady,
             self.set_at("steadystate").unwrap_or(section_at),
         )?;
+        let at = self.set_at("latency_target").unwrap_or(section_at);
+        super::lat_target::check(&self.spec.lat_target, at)?;
         // Linux ioprio: class in the top 3 bits of 16, level below. A level alone
         // means best-effort, as fio does.
         let class = match (self.prioclass, self.prio) {

@@ -780,6 +780,8 @@ pub struct JobSpec {
     pub files: super::files::FileSpec,
     /// steadystate, ss_dur, ss_ramp (`job::steady`).
     pub steady: super::steady::SteadySpec,
+    /// latency_target, latency_window, latency_percentile, latency_run (`job::lat_target`).
+    pub lat_target: super::lat_target::LatTargetSpec,
     /// fio's per-job logs (`write_lat_log`, `write_bw_log`, ...).
     pub logs: LogSpec,
 }
@@ -972,6 +974,7 @@ impl Default for JobSpec {
             syncs: Default::default(),
             files: Default::default(),
             steady: Default::default(),
+            lat_target: Default::default(),
         }
     }
 }

@@ -206,7 +206,6 @@ const NO_TRIM: &str = "iolab issues no trims";
 const ZONED: &str = "zoned block devices are out of scope";
 const NUMA: &str = "iolab does not bind memory or NUMA nodes; use cpus_allowed= or placement=";
 const BATCH_EXPECTED: &str = "a count, 0-65535";
-const LAT_TARGET: &str = "latency-target depth search is not implemented";
 const LOG_PREFIX: &str = "a log needs a file-name prefix (write_lat_log=NAME); fio 3.33 fails to open \
                           a log given none";
 const LOG_PREFIX_EXPECTED: &str = "a file-name prefix (a path without the _type.N.log ending)";
@@ -980,9 +979,52 @@ Ok(())
     refused("flow_id", S::Rate, "flow control between jobs is not implemented"),
     refused("flow_sleep", S::Rate, "flow control between jobs is not implemented"),
     // I/O latency.
-    refused("latency_target", S::Latency, LAT_TARGET),
-    refused("latency_window", S::Latency, LAT_TARGET),
-    refused("latency_percentile", S::Latency, LAT_TARGET),
+    OptionDef::new(
+        "latency_target",
+        S::Latency,
+        "find the deepest queue whose I/Os meet this latency (starts at depth 1, up to iodepth)",
+    )
+    .expects(super::lat_target::TARGET_EXPECTED)
+    .set(|d, c| {
+        let t = c.time(TimeUnit::Micros, true)?;
+        if t.is_zero() {
+            return Err(c.bad(super::lat_target::TARGET_EXPECTED));
+        }
+        d.spec.lat_target.target = Some(t);
+        Ok(())
+    }),
+    OptionDef::new("latency_window", S::Latency, "how long each depth runs before it is judged")
+        .stricter("required with latency_target (fio judges every loop pass without it)")
+        .expects(super::lat_target::WINDOW_EXPECTED)
+        .set(|d, c| {
+            let t = c.time(TimeUnit::Micros, false)?;
+            if t.is_zero() {
+                return Err(c.bad(super::lat_target::WINDOW_EXPECTED));
+            }
+            d.spec.lat_target.window = Some(t);
+            Ok(())
+        }),
+    OptionDef::new(
+        "latency_percentile",
+        S::Latency,
+        "share of a window's I/Os, in percent, that must meet latency_target (default 100)",
+    )
+    .expects(super::lat_target::PERCENTILE_EXPECTED)
+    .set(|d, c| {
+        d.spec.lat_target.percentile = super::lat_target::percentile(c.value)
+            .ok_or_else(|| c.bad(super::lat_target::PERCENTILE_EXPECTED))?;
+        Ok(())
+    }),
+    OptionDef::new(
+        "latency_run",
+        S::Latency,
+        "keep adjusting the depth to latency_target for the whole runtime instead of ending",
+    )
+    .flag()
+    .set(|d, c| {
+        d.spec.lat_target.keep_running = c.boolean()?;
+        Ok(())
+    }),
     // Threads, processes and job synchronization.
     OptionDef::new("stonewall", S::Threads, "wait for every job before this one to finish")
         .alias(&["wait_for_previous"])

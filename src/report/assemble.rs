@@ -106,6 +106,9 @@ pub fn group_results(specs: &[JobSpec], g: &GroupRun, fio_bins: bool) -> Vec<Job
         let runs: Vec<&JobRun> = members.iter().map(|&k| &g.jobs[k]).collect();
         let steady: Vec<_> = runs.iter().filter_map(|r| r.steady.as_ref()).collect();
         jr.steadystate = crate::report::steady::SteadyReport::merge(&steady);
+        if let Some(lt) = runs.iter().find_map(|r| r.lat_target.as_ref()) {
+            lt.fill_fio_keys(&mut jr);
+        }
         jr.iolab.engine = Some(job_engine(spec, &runs));
         out.push(jr);
     }
@@ -183,6 +186,7 @@ pub fn job_engine(spec: &JobSpec, runs: &[&JobRun]) -> JobEngine {
         faults_injected: runs[0].injected,
         error_message: first.error.clone(),
         trace: first.trace.clone(),
+        lat_target: first.lat_target.clone(),
     }
 }
 

@@ -11,6 +11,7 @@ pub mod fleet_html;
 pub mod html;
 pub mod json;
 pub mod jsonplus;
+pub mod lat_target;
 pub mod model;
 pub mod raw;
 pub mod steady;

@@ -353,6 +353,9 @@ pub struct JobEngine {
     pub error_message: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<JobTrace>,
+    /// The latency-target depth search (`latency_target=` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_target: Option<crate::report::lat_target::LatTargetReport>,
 }
 
 /// Data verification of a job, with its first failure in words.
@@ -396,7 +399,8 @@ pub struct JobResult {
     pub latency_us: Dist,
     pub latency_ms: Dist,
     pub latency_depth: u32,
-    /// fio's latency-target mode, which iolab does not implement: fio's "off" values.
+    /// fio's latency-target search (`latency_target=`, ns; window in us); without
+    /// one, fio's "off" values and `latency_depth` = iodepth.
     pub latency_target: u64,
     pub latency_percentile: f64,
     pub latency_window: u64,

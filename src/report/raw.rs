@@ -53,6 +53,8 @@ pub struct JobRun {
     pub trace: Option<JobTrace>,
     /// fio's `steadystate` object (only with `steadystate=`).
     pub steady: Option<crate::report::steady::SteadyReport>,
+    /// fio's latency-target depth search (only with `latency_target=`).
+    pub lat_target: Option<crate::report::lat_target::LatTargetReport>,
 }
 
 /// One stonewall group's results.

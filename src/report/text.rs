@@ -263,6 +263,9 @@ pub fn job_block(out: &mut String, j: &JobResult, time: &str, precision: usize) 
         "     latency   : target={}, window={}, percentile={:.2}%, depth={}",
         j.latency_target, j.latency_window, j.latency_percentile, j.latency_depth
     );
+    if let Some(n) = (j.iolab.engine.as_ref()).and_then(|e| e.lat_target.as_ref()?.note()) {
+        let _ = writeln!(out, "     note      : {n}");
+    }
     if let Some(ss) = &j.steadystate {
         let _ = writeln!(
             out,

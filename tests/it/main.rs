@@ -44,6 +44,7 @@ mod job_files;
 mod job_parse;
 mod jsonplus_bins;
 mod log_epoch;
+mod latency_target;
 mod null_conservation;
 mod null_device;
 mod null_measure;

@@ -156,6 +156,8 @@ pub(super) fn null_schedulers(r: &mut StudyResult, rt: Duration) -> Result<Vec<P
             Cell::num(p.held_by_ois_min as f64, 0),
         ]);
     }
+    // The offline cousin: fio's depth search on the background (lat_target.rs).
+    super::lat_target::push_row(r, &mut table, &super::lat_target::point(rt)?);
     r.tables.push(table);
     r.charts.push(two_metric_chart(
         "Null device: periodic-read latency and background bandwidth by scheduler",

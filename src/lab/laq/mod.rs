@@ -23,6 +23,7 @@
 
 pub mod emulated;
 pub mod kernel;
+pub mod lat_target;
 pub mod pair;
 pub mod sweep;
 

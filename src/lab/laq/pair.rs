@@ -83,6 +83,8 @@ pub struct PairResult {
     pub model_p50_ns: u64,
     pub model_p99_ns: u64,
     pub model_mb_s: f64,
+    /// The background's depth at the end, when it ran under `latency_target`.
+    pub bg_depth: Option<u32>,
 }
 
 /// Run the two jobs (periodic = job 0, background = job 1) and reduce them.
@@ -104,6 +106,7 @@ pub fn measure_pair(label: &str, jobs: &[JobSpec]) -> Result<PairResult> {
             out.held_by_ois_max = r.sched.held_by_ois_max;
             out.held_by_ois_min = r.sched.held_by_ois_min;
         } else {
+            out.bg_depth = r.lat_target.as_ref().map(|l| l.depth);
             let secs = r.runtime_ns as f64 / 1e9;
             if secs > 0.0 {
                 out.bg_mb_s += r.rec.dirs[0].io_bytes as f64 / secs / 1e6;
