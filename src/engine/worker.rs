@@ -117,6 +117,8 @@ pub struct Stream {
     in_device: u32,
     /// `steadystate`: ends the stream once its rate is steady (`engine::steady`).
     pub steady: Option<crate::engine::steady::Detector>,
+    /// `fill_device`: a write failing with ENOSPC ends the workload cleanly.
+    pub fill_device: bool,
 }
 
 impl Stream {
@@ -158,6 +160,7 @@ impl Stream {
             batch_n: 0,
             in_device: 0,
             steady: None,
+            fill_device: false,
         }
     }
 
@@ -781,6 +784,14 @@ impl Worker {
             } else {
                 (-c.result) as i32
             };
+            if op == Op::Write && crate::engine::verify_setup::is_full(s.fill_device, errno) {
+                // The target is full: the workload ends here, without error.
+                s.end_ns = t_seen;
+                if let Some(v) = s.verify.as_mut() {
+                    v.write_done(slot.offset, slot.len, slot.seq, false);
+                }
+                return;
+            }
             s.acct.errors += 1;
             s.errors += 1;
             if s.error.is_none() {
@@ -803,9 +814,14 @@ impl Worker {
             return;
         }
         s.acct.ok += 1;
+        let full = c.result as u64 >= slot.len as u64;
+        if op == Op::Write && !full && s.fill_device {
+            s.end_ns = t_seen; // a short write: the target is full
+        }
         if let Some(v) = s.verify.as_mut() {
             match op {
-                Op::Write => v.write_done(slot.offset, slot.len, slot.seq, true),
+                // A short write left the block's tail as it was: not a block.
+                Op::Write => v.write_done(slot.offset, slot.len, slot.seq, full),
                 Op::Read => {
                     // SAFETY: the read has completed into this slot's buffer,
                     // which holds at least `len` bytes; nothing reuses the slot

@@ -7,6 +7,8 @@
 pub mod buffers;
 pub mod distribution;
 pub mod verify;
+pub mod verify_block;
+pub mod verify_dump;
 
 use std::time::Duration;
 
