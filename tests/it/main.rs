@@ -70,4 +70,5 @@ mod trace_block_live;
 mod trace_fixtures;
 mod trace_live;
 mod trace_run;
+mod verify_more;
 mod verify_run;
