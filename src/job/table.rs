@@ -1127,7 +1127,7 @@ Ok(())
     refused("verify_state_save", S::Verify, "what was written is kept in memory for the run only"),
     OptionDef::new("verify_dump", S::Verify, "write each mismatching block (or interval) as FILE.OFFSET.received and FILE.OFFSET.expected in the working directory")
         .flag()
-        .noted("iolab writes the first 64 mismatches of a job and says how many it left out")
+        .noted("iolab writes the first 64 mismatches of a job to files and says when it stops")
         .set(|d, c| {
 d.spec.verify.dump = c.boolean()?;
 Ok(())

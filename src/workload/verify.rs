@@ -18,85 +18,17 @@
 //! Per request nothing here allocates: filling and checking walk the buffer in
 //! place and a failure is a `Copy` value formatted only when the run ends.
 
-use std::fmt;
-
 use crate::job::{Direction, JobSpec, VerifyKind, VerifySpec};
 use crate::request::{Class, Op};
 use crate::workload::NextIo;
 use crate::workload::verify_block::{Layout, Origin, Write};
 use crate::workload::verify_dump::Dumper;
 
-pub use crate::workload::verify_block::{HEADER_LEN, MAGIC};
+pub use crate::workload::verify_block::{Field, HEADER_LEN, MAGIC, VerifyFailure};
 /// Smallest block verification accepts: a header and some data to check.
 pub const MIN_BLOCK: usize = VerifySpec::MIN_BLOCK;
 /// Most units a block map may hold (12 bytes each: ~200 MiB).
 pub const MAX_UNITS: u64 = 16 << 20;
-
-/// Which part of a block did not match.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Field {
-    Magic,
-    Length,
-    Offset,
-    Seq,
-    HeaderCrc,
-    DataCrc,
-    Pattern,
-    /// The read returned fewer bytes than the block holds.
-    ShortRead,
-}
-
-impl Field {
-    pub fn name(self) -> &'static str {
-        match self {
-            Field::Magic => "magic",
-            Field::Length => "length",
-            Field::Offset => "offset",
-            Field::Seq => "seq",
-            Field::HeaderCrc => "header crc",
-            Field::DataCrc => "data crc",
-            Field::Pattern => "pattern",
-            Field::ShortRead => "short read",
-        }
-    }
-}
-
-/// One mismatch: where, which field, and the two values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct VerifyFailure {
-    /// Offset of the block on the target.
-    pub offset: u64,
-    pub len: u32,
-    pub field: Field,
-    pub expected: u64,
-    pub found: u64,
-    /// First differing byte within the block, with its expected and found
-    /// values, when the data could be compared byte by byte.
-    pub bad_byte: Option<(u32, u8, u8)>,
-}
-
-impl fmt::Display for VerifyFailure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "verify: block at offset {} ({} bytes): {} mismatch: expected {:#x}, found {:#x}",
-            self.offset,
-            self.len,
-            self.field.name(),
-            self.expected,
-            self.found
-        )?;
-        if let Some((at, e, g)) = self.bad_byte {
-            write!(
-                f,
-                "; first bad byte at block offset {at} (device offset {}): expected {e:#04x}, found {g:#04x}",
-                self.offset + at as u64
-            )?;
-        }
-        Ok(())
-    }
-}
 
 /// What verification did in one job.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -29,8 +29,9 @@
 //! Nothing here allocates except [`Layout::expected`], which only a
 //! `verify_dump` of a mismatch calls.
 
+use std::fmt;
+
 use crate::job::{VerifyKind, VerifySpec};
-use crate::workload::verify::{Field, VerifyFailure};
 
 pub const HEADER_LEN: usize = VerifySpec::HEADER_LEN;
 pub const MAGIC: u32 = u32::from_le_bytes(*b"iolb");
@@ -43,6 +44,72 @@ const AT_JOB: usize = 40;
 const AT_CLONE: usize = 44;
 const AT_DATA_CRC: usize = 48;
 const AT_HDR_CRC: usize = 52;
+
+/// Which part of a block did not match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Field {
+    Magic,
+    Length,
+    Offset,
+    Seq,
+    HeaderCrc,
+    DataCrc,
+    Pattern,
+    /// The read returned fewer bytes than the block holds.
+    ShortRead,
+}
+
+impl Field {
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::Magic => "magic",
+            Field::Length => "length",
+            Field::Offset => "offset",
+            Field::Seq => "seq",
+            Field::HeaderCrc => "header crc",
+            Field::DataCrc => "data crc",
+            Field::Pattern => "pattern",
+            Field::ShortRead => "short read",
+        }
+    }
+}
+
+/// One mismatch: where, which field, and the two values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct VerifyFailure {
+    /// Offset of the block on the target.
+    pub offset: u64,
+    pub len: u32,
+    pub field: Field,
+    pub expected: u64,
+    pub found: u64,
+    /// First differing byte within the block, with its expected and found
+    /// values, when the data could be compared byte by byte.
+    pub bad_byte: Option<(u32, u8, u8)>,
+}
+
+impl fmt::Display for VerifyFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "verify: block at offset {} ({} bytes): {} mismatch: expected {:#x}, found {:#x}",
+            self.offset,
+            self.len,
+            self.field.name(),
+            self.expected,
+            self.found
+        )?;
+        if let Some((at, e, g)) = self.bad_byte {
+            write!(
+                f,
+                "; first bad byte at block offset {at} (device offset {}): expected {e:#04x}, found {g:#04x}",
+                self.offset + at as u64
+            )?;
+        }
+        Ok(())
+    }
+}
 
 /// Who writes: recorded in every header (fio's meta thread number).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
