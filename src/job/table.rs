@@ -1116,7 +1116,7 @@ d.spec.verify.interval = u32::try_from(v)
     .map_err(|_| c.bad("a size of at least 64 bytes that divides every block size (at most 4 GiB)"))?;
 Ok(())
 }),
-    refused("verify_offset", S::Verify, "the verify header always sits at the start of the block"),
+    refused("verify_offset", S::Verify, "the verify header always sits at the start of each block (or verify_interval): checks read it there without moving bytes"),
     refused("verify_async", S::Verify, "blocks are checked on the worker as their reads complete"),
     refused(
         "verify_only",
