@@ -174,7 +174,7 @@ impl Stream {
         };
         loop {
             match v.step(self.writes_in_flight) {
-                Step::Read(io) => return Next::Io(io),
+                Step::Read(io) | Step::Resume(io) => return Next::Io(io),
                 Step::Wait => return Next::Wait,
                 Step::Done => return Next::Done,
                 Step::Workload => {}
@@ -182,6 +182,9 @@ impl Stream {
             if !self.workload_over
                 && let Some(io) = self.generator.next_io()
             {
+                if self.generator.take_new_loop() && v.loop_ended(io) {
+                    continue; // read back the last loop's blocks first
+                }
                 return Next::Io(io);
             }
             self.workload_over = true;

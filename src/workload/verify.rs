@@ -189,6 +189,9 @@ enum Phase {
     /// The workload is over: waiting for writes in flight, then reading back
     /// every block (`do_verify`).
     Final,
+    /// A `loops` pass is over: reading back every block, as `Final`, then
+    /// handing back the next pass's first request (fio verifies every loop).
+    LoopEnd,
     Done,
 }
 
@@ -197,6 +200,8 @@ enum Phase {
 pub enum Step {
     /// Issue this verify read.
     Read(NextIo),
+    /// Issue this workload request, held while a loop's blocks were read back.
+    Resume(NextIo),
     /// Take the next request from the workload generator.
     Workload,
     /// Nothing now; ask again after a completion.
@@ -231,6 +236,8 @@ pub struct Verifier {
     ring_head: usize,
     ring_len: usize,
     cursor: usize,
+    /// The next pass's first request, held during a `LoopEnd` read-back.
+    resume: Option<NextIo>,
     workload_over: bool,
     pub stats: VerifyStats,
 }
@@ -297,6 +304,7 @@ impl Verifier {
             ring_head: 0,
             ring_len: 0,
             cursor: 0,
+            resume: None,
             workload_over: false,
             stats: VerifyStats::default(),
         }))
@@ -363,6 +371,20 @@ impl Verifier {
         }
     }
 
+    /// The workload generator started a new `loops` pass with `io`. A write
+    /// job with `do_verify` (and no backlog, which checks as it goes) reads
+    /// back what the last pass wrote first: returns true if it holds `io`
+    /// for that, to hand it back as [`Step::Resume`].
+    pub fn loop_ended(&mut self, io: NextIo) -> bool {
+        if !(self.writes && self.do_verify && self.backlog == 0 && self.phase == Phase::Workload) {
+            return false;
+        }
+        self.resume = Some(io);
+        self.cursor = 0;
+        self.phase = Phase::LoopEnd;
+        true
+    }
+
     /// Stop verifying at once (verify_fatal, a stopping error).
     pub fn stop(&mut self) {
         self.phase = Phase::Done;
@@ -400,6 +422,25 @@ impl Verifier {
                     match map.block_at(off) {
                         Some((_, len)) => return Step::Read(read_io(off, len)),
                         None => self.stats.skipped += 1,
+                    }
+                }
+                Phase::LoopEnd => {
+                    if writes_in_flight > 0 {
+                        return Step::Wait;
+                    }
+                    let map = self.map.as_ref().expect("write jobs have a map");
+                    match map.next_block(self.cursor) {
+                        Some((u, off, len)) => {
+                            self.cursor = u + 1;
+                            return Step::Read(read_io(off, len));
+                        }
+                        None => {
+                            self.cursor = 0;
+                            self.phase = Phase::Workload;
+                            if let Some(io) = self.resume.take() {
+                                return Step::Resume(io);
+                            }
+                        }
                     }
                 }
                 Phase::Final => {
@@ -682,6 +723,28 @@ mod tests {
         assert_eq!(v.step(1), Step::Wait);
         assert_eq!(v.step(0), Step::Read(read_io(0, 4096)));
         assert_eq!(v.step(0), Step::Read(read_io(8192, 4096)));
+        assert_eq!(v.step(0), Step::Done);
+    }
+
+    #[test]
+    fn each_loop_is_read_back_before_the_next_one_writes() {
+        let mut v = Verifier::new(&job(VerifyKind::Crc32c, Direction::Write), 0, 64 * 1024, 1)
+            .unwrap()
+            .unwrap();
+        v.write_done(0, 4096, 1, true);
+        let next = NextIo {
+            op: Op::Write,
+            offset: 0,
+            len: 4096,
+            class: Class::AsyncWrite,
+        };
+        assert!(v.loop_ended(next));
+        assert_eq!(v.step(1), Step::Wait);
+        assert_eq!(v.step(0), Step::Read(read_io(0, 4096)));
+        assert_eq!(v.step(0), Step::Resume(next));
+        assert_eq!(v.step(0), Step::Workload);
+        v.workload_over();
+        assert_eq!(v.step(0), Step::Read(read_io(0, 4096)));
         assert_eq!(v.step(0), Step::Done);
     }
 

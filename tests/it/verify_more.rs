@@ -382,3 +382,29 @@ fn a_write_job_dumps_what_it_wrote_next_to_what_came_back() {
         "one pair per mismatch, at most 64"
     );
 }
+
+#[test]
+fn loops_read_back_every_pass_as_fio_does() {
+    let (dir, f) = scratch();
+    let fname = format!("--filename={}", f.display());
+    let (code, out, err) = iolab_in(
+        dir.path(),
+        &[
+            "--name=w",
+            fname.as_str(),
+            "--rw=write",
+            "--bs=4k",
+            "--size=64k",
+            "--loops=2",
+            "--verify=crc32c",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let job = &doc["jobs"][0];
+    // fio 3.33 on the same job: 32 writes, 32 reads.
+    assert_eq!(job["write"]["total_ios"], 32);
+    assert_eq!(job["read"]["total_ios"], 32);
+    assert_eq!(job["iolab"]["engine"]["verify"]["failures"], 0);
+}
