@@ -72,6 +72,9 @@ pub enum Layout {
     Random,
     /// Zeroes (fio `zero_buffers=1`).
     Zero,
+    /// Nothing: the file is created and the job's own writes grow it
+    /// (`fill_device`, whose writes run until the size or ENOSPC).
+    Grow,
 }
 
 /// What a job's target is once opened: a file iolab lays out, or a block device
@@ -408,6 +411,9 @@ fn lay_out(spec: &TargetSpec, from: u64, to: u64) -> Result<u64, TargetErrorKind
                 "; point filename= into a directory this user may write",
             )
         })?;
+    if spec.layout == Layout::Grow {
+        return Ok(0);
+    }
     preallocate(&f, spec.prealloc, from, to).map_err(|e| {
         io(
             "cannot preallocate (fallocate=)",

@@ -70,6 +70,12 @@ pub enum EngineError {
     BlockTooLarge { job: String, bs: u32, region: u64 },
     #[error("{job}: {err}")]
     Verify { job: String, err: VerifyError },
+    #[error(
+        "{job}: fill_device on the regular file {path} would write until its filesystem is \
+         full (fio's meaning); iolab does not fill a filesystem: give size= (or --max-size) to \
+         bound the job, or point filename= at a block device"
+    )]
+    FillUnbounded { job: String, path: String },
     #[error("{job}: {err}")]
     Distribution { job: String, err: DistError },
     #[error(

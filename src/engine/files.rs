@@ -63,6 +63,14 @@ impl Source {
         }
     }
 
+    /// A new `loops` pass began (one file only: verify has one file).
+    pub fn take_new_loop(&mut self) -> bool {
+        match self {
+            Source::One(g) => g.take_new_loop(),
+            Source::Many(_) => false,
+        }
+    }
+
     /// The file of the request `next_io` returned last (the queue's file index).
     #[inline]
     pub fn file(&self) -> u16 {

@@ -20,6 +20,7 @@ pub mod setup;
 pub mod steady;
 pub mod summary;
 pub mod trace;
+pub mod verify_setup;
 pub mod worker;
 
 use std::sync::atomic::{AtomicI32, Ordering};

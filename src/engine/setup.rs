@@ -207,8 +207,10 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                 min_bs,
                 max_bs: max_bs as u32,
                 allow_destructive,
+                layout: crate::engine::verify_setup::layout(first),
                 ..TargetSpec::new(first.name.clone(), paths[0].clone())
             };
+            crate::engine::verify_setup::check_bounded(first, &spec.path)?;
             let target = open_target(&spec)?;
             files = crate::engine::files::OpenSet::open(first, &spec, &paths)?;
             if first.files.pre_read {
@@ -422,6 +424,10 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                 job: label(job),
                 err,
             })?;
+        if let Some(v) = stream.verify.as_mut() {
+            crate::engine::verify_setup::verify_origin(v, job, p.job, p.jobnum);
+        }
+        stream.fill_device = job.fill_device;
         stream.continue_on_error = job.continue_on_error;
         stream.ignore_error = job.control.ignore_error.clone();
         stream.cmdprio = crate::engine::control::CmdPrio::new(&job.control.cmdprio, seed);

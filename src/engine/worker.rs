@@ -121,6 +121,8 @@ pub struct Stream {
     pub steady: Option<crate::engine::steady::Detector>,
     /// `latency_target`: the depth search that caps `iodepth` (`engine::lat_target`).
     pub lat_target: Option<crate::engine::lat_target::LatTarget>,
+    /// `fill_device`: a write failing with ENOSPC ends the workload cleanly.
+    pub fill_device: bool,
 }
 
 impl Stream {
@@ -163,6 +165,7 @@ impl Stream {
             in_device: 0,
             steady: None,
             lat_target: None,
+            fill_device: false,
         }
     }
 
@@ -183,7 +186,7 @@ impl Stream {
         };
         loop {
             match v.step(self.writes_in_flight) {
-                Step::Read(io) => return Next::Io(io),
+                Step::Read(io) | Step::Resume(io) => return Next::Io(io),
                 Step::Wait => return Next::Wait,
                 Step::Done => return Next::Done,
                 Step::Workload => {}
@@ -191,6 +194,9 @@ impl Stream {
             if !self.workload_over
                 && let Some(io) = self.generator.next_io()
             {
+                if self.generator.take_new_loop() && v.loop_ended(io) {
+                    continue; // read back the last loop's blocks first
+                }
                 return Next::Io(io);
             }
             self.workload_over = true;
@@ -828,6 +834,14 @@ impl Worker {
             } else {
                 (-c.result) as i32
             };
+            if op == Op::Write && crate::engine::verify_setup::is_full(s.fill_device, errno) {
+                // The target is full: the workload ends here, without error.
+                s.end_ns = t_seen;
+                if let Some(v) = s.verify.as_mut() {
+                    v.write_done(slot.offset, slot.len, slot.seq, false);
+                }
+                return;
+            }
             s.acct.errors += 1;
             s.errors += 1;
             if s.error.is_none() {
@@ -850,9 +864,14 @@ impl Worker {
             return;
         }
         s.acct.ok += 1;
+        let full = c.result as u64 >= slot.len as u64;
+        if op == Op::Write && !full && s.fill_device {
+            s.end_ns = t_seen; // a short write: the target is full
+        }
         if let Some(v) = s.verify.as_mut() {
             match op {
-                Op::Write => v.write_done(slot.offset, slot.len, slot.seq, true),
+                // A short write left the block's tail as it was: not a block.
+                Op::Write => v.write_done(slot.offset, slot.len, slot.seq, full),
                 Op::Read => {
                     // SAFETY: the read has completed into this slot's buffer,
                     // which holds at least `len` bytes; nothing reuses the slot

@@ -26,6 +26,7 @@ pub mod spec;
 pub mod steady;
 pub mod table;
 pub mod units;
+mod verify_opts;
 
 pub use error::JobError;
 pub use ini::{Keywords, ParseCtx};

@@ -267,6 +267,9 @@ impl Draft {
         }
         self.check_verify(section_at)?;
         let s = &self.spec;
+        if let Some(problem) = super::verify_opts::fill_device_problem(s) {
+            return Err(conflict(self.set_at("fill_device"), s, problem));
+        }
         if s.io_timeout.is_some() && s.ioengine != Engine::Null {
             return Err(conflict(
                 self.set_at("io_timeout"),
@@ -388,11 +391,19 @@ impl Draft {
             problem,
         };
         let Some(kind) = s.verify.kind else {
-            for opt in ["do_verify", "verify_fatal", "verify_backlog"] {
+            for opt in [
+                "do_verify",
+                "verify_fatal",
+                "verify_backlog",
+                "verify_interval",
+                "verify_dump",
+            ] {
                 if self.set_at(opt).is_some() {
                     return Err(conflict(
                         opt,
-                        format!("{opt} has no effect without verify=crc32c or verify=pattern"),
+                        format!(
+                            "{opt} has no effect without verify=crc32c, verify=meta or verify=pattern"
+                        ),
                     ));
                 }
             }
@@ -430,6 +441,9 @@ impl Draft {
             ));
         }
         let min = s.bs[0].min().min(s.bs[1].min());
+        if let Some(problem) = super::verify_opts::interval_problem(s) {
+            return Err(conflict("verify_interval", problem));
+        }
         if (min as usize) < VerifySpec::MIN_BLOCK {
             return Err(conflict(
                 "verify",

@@ -540,6 +540,9 @@ pub enum VerifyKind {
     Crc32c,
     /// Header plus the data filled with `verify_pattern`, compared byte by byte.
     Pattern,
+    /// fio's `meta`: only the header is checked (where the block was written,
+    /// which write it was, its header crc); with `verify_pattern` also the data.
+    Meta,
 }
 
 impl VerifyKind {
@@ -547,6 +550,7 @@ impl VerifyKind {
         match self {
             VerifyKind::Crc32c => "crc32c",
             VerifyKind::Pattern => "pattern",
+            VerifyKind::Meta => "meta",
         }
     }
 }
@@ -565,13 +569,19 @@ pub struct VerifySpec {
     pub fatal: bool,
     /// Verify the last N written blocks after every N writes (0 = off).
     pub backlog: u64,
+    /// fio's `verify_interval`: a header every this many bytes of a block, each
+    /// chunk checked on its own (0 = one header per block).
+    pub interval: u32,
+    /// fio's `verify_dump`: write the received and expected bytes of a
+    /// mismatch to files (`workload::verify_dump`).
+    pub dump: bool,
 }
 
 impl VerifySpec {
     /// Bytes of the header at the start of every verified block (its layout
     /// is `workload::verify`'s; the size lives here so the option checks and
     /// the verifier share one value without the job layer depending on it).
-    pub const HEADER_LEN: usize = 40;
+    pub const HEADER_LEN: usize = 56;
     /// Smallest block verification accepts: a header and some data to check.
     pub const MIN_BLOCK: usize = 64;
 }
@@ -584,6 +594,8 @@ impl Default for VerifySpec {
             do_verify: true,
             fatal: false,
             backlog: 0,
+            interval: 0,
+            dump: false,
         }
     }
 }
@@ -711,6 +723,9 @@ pub struct JobSpec {
     pub io_size: Option<u64>,
     /// fio's `offset_increment`: clone N starts at `offset + N * this`.
     pub offset_increment: u64,
+    /// fio's `fill_device`/`fill_fs`: a write job whose write fails with
+    /// ENOSPC ends there, cleanly (the region's end bounds it otherwise).
+    pub fill_device: bool,
     pub ioengine: Engine,
     pub hipri: bool,
     /// io_uring IORING_SETUP_HYBRID_IOPOLL (Linux 6.13); implies `hipri`.
@@ -937,6 +952,7 @@ impl Default for JobSpec {
             blockalign: [0, 0],
             io_size: None,
             offset_increment: 0,
+            fill_device: false,
             ioengine: Engine::Psync,
             hipri: false,
             hybrid_iopoll: false,

@@ -389,6 +389,21 @@ Ok(())
         Ok(())
     }),
     refused("fadvise_hint", S::Target, "iolab does not call posix_fadvise"),
+    OptionDef::new("create_serialize", S::Target, "create the jobs' files one after another")
+        .flag()
+        .noted("iolab always creates and lays out files one job after another, before the clock starts; =0 does not lay them out in parallel")
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("fill_device", S::Target, "write until the target is full: a write that fails with ENOSPC ends the job cleanly")
+        .alias(&["fill_fs"])
+        .flag()
+        .stricter("on a regular file the job needs size= (or --max-size): iolab will not fill a filesystem; read jobs are refused")
+        .set(|d, c| {
+            d.spec.fill_device = c.boolean()?;
+            Ok(())
+        }),
     OptionDef::new("create_on_open", S::Target, "create files when the job opens them")
         .flag()
         .noted("iolab creates and lays out every file while the job is set up, before its clock starts")
@@ -1138,9 +1153,9 @@ Ok(())
     OptionDef::new(
         "verify",
         S::Verify,
-        "crc32c (crc32c-intel), pattern, 0/none: a header per block, read back and checked; see docs/reliability.md",
+        "crc32c (crc32c-intel), meta, pattern, 0/none: a header per block (or per verify_interval), read back and checked; see docs/reliability.md",
     )
-    .stricter("fio's other checksums are refused; rw/randrw with verify are refused")
+    .stricter("fio's other checksums (md5, sha*, xxhash, crc64/32/16/7) are refused: no crate for them is a dependency; rw/randrw with verify are refused")
     .expects(parse::VERIFY_VALID)
     .set(|d, c| {
 d.spec.verify.kind = parse::verify(c)?;
@@ -1149,7 +1164,7 @@ Ok(())
     OptionDef::new(
         "verify_pattern",
         S::Verify,
-        "hex 0x..., decimal, quoted \"text\", or a concatenation; implies verify=pattern",
+        "hex 0x..., decimal, quoted \"text\", or a concatenation; alone implies verify=pattern, with crc32c or meta the data is the pattern and is checked too",
     )
     .stricter("fio's %o offset format is refused")
     .expects("a pattern such as 0xdeadbeef")
@@ -1175,8 +1190,16 @@ Ok(())
 d.spec.verify.backlog = c.int(0, u64::from(u32::MAX))?;
 Ok(())
 }),
-    refused("verify_interval", S::Verify, "a block is verified as a whole: one header and checksum per written block"),
-    refused("verify_offset", S::Verify, "the verify header always sits at the start of the block"),
+    OptionDef::new("verify_interval", S::Verify, "a header every N bytes of a block, each chunk checked on its own (0 = one per block)")
+        .stricter("every block size must be a multiple of it (fio lets the last chunk of a block be shorter)")
+        .expects("a size of at least 64 bytes that divides every block size")
+        .set(|d, c| {
+let v = c.size()?;
+d.spec.verify.interval = u32::try_from(v)
+    .map_err(|_| c.bad("a size of at least 64 bytes that divides every block size (at most 4 GiB)"))?;
+Ok(())
+}),
+    refused("verify_offset", S::Verify, "the verify header always sits at the start of each block (or verify_interval): checks read it there without moving bytes"),
     refused("verify_async", S::Verify, "blocks are checked on the worker as their reads complete"),
     refused(
         "verify_only",
@@ -1185,11 +1208,13 @@ Ok(())
          checks every block's header and data",
     ),
     refused("verify_state_save", S::Verify, "what was written is kept in memory for the run only"),
-    refused(
-        "verify_dump",
-        S::Verify,
-        "iolab writes no dump files of failed blocks; the job's error names the first mismatch (offset and what differed)",
-    ),
+    OptionDef::new("verify_dump", S::Verify, "write each mismatching block (or interval) as FILE.OFFSET.received and FILE.OFFSET.expected in the working directory")
+        .flag()
+        .noted("iolab writes the first 64 mismatches of a job to files and says when it stops")
+        .set(|d, c| {
+d.spec.verify.dump = c.boolean()?;
+Ok(())
+}),
     // Steady state.
     OptionDef::new(
         "steadystate",

@@ -8,6 +8,8 @@ pub mod buffers;
 pub mod dedupe;
 pub mod distribution;
 pub mod verify;
+pub mod verify_block;
+pub mod verify_dump;
 
 use std::time::Duration;
 
@@ -164,6 +166,9 @@ pub struct Generator {
     /// A new pass over the region began with the last request (fio drops the
     /// page cache at each pass of a buffered job; the engine does the same).
     new_pass: bool,
+    /// A new `loops` pass began with the last request (fio verifies what a
+    /// write job wrote after every loop; `workload::verify`).
+    new_loop: bool,
     /// fio's random map: with one block size, random offsets visit every block
     /// once per pass. `None` with variable sizes (offsets drawn with replacement).
     coverage: Option<Coverage>,
@@ -273,6 +278,7 @@ impl Generator {
             rand_run_left: 0,
             rand_run_pos: 0,
             new_pass: false,
+            new_loop: false,
             bytes_left: region_len,
             loops_left: job.loops.max(1) - 1,
             ios_left: job.number_ios.unwrap_or(u64::MAX),
@@ -360,6 +366,7 @@ impl Generator {
             self.bytes_left = self.len;
             self.seq_pos = [0, 0];
             self.new_pass = true;
+            self.new_loop = true;
         }
         if self.bytes_left == 0 && self.io_per_loop.is_some() {
             // io_size beyond the region: wrap and go on (fio's "40GiB of I/O
@@ -374,6 +381,7 @@ impl Generator {
                 self.loops_left -= 1;
                 self.bytes_left = self.len;
                 self.seq_pos = [0, 0];
+                self.new_loop = true;
             } else {
                 return None;
             }
@@ -479,6 +487,11 @@ impl Generator {
     #[inline]
     pub fn take_new_pass(&mut self) -> bool {
         std::mem::take(&mut self.new_pass)
+    }
+
+    /// Did the last request start a new `loops` pass? (Once per pass.)
+    pub fn take_new_loop(&mut self) -> bool {
+        std::mem::take(&mut self.new_loop)
     }
 
     fn class_of(&self, op: Op) -> Class {

@@ -2,22 +2,12 @@
 //! known pattern), and is read back and checked — after the write phase
 //! (`do_verify`), every `verify_backlog` writes, or by a later read job.
 //!
-//! Block layout (little endian), at the start of every block a write job issues:
-//!
-//! ```text
-//!  0  magic     u32   "iolb"
-//!  4  len       u32   block length in bytes
-//!  8  offset    u64   where the block was written (device/file offset)
-//! 16  seed      u64   seed of the data bytes (crc32c mode)
-//! 24  seq       u64   write sequence number within the job, from 1
-//! 32  data_crc  u32   crc32c of bytes [HEADER_LEN, len) (0 in pattern mode)
-//! 36  hdr_crc   u32   crc32c of bytes [0, 36)
-//! ```
-//!
-//! The data after the header is either pseudo-random from `seed` (crc32c) or
-//! `verify_pattern` repeated from the block start (pattern). Because the data can
-//! be regenerated from the header, a checksum mismatch is reported with the first
-//! byte that differs, not only with two checksums.
+//! The layout of a block on the device (a header per block or per
+//! `verify_interval`, then pattern or pseudo-random data) and the checks of
+//! each kind are [`crate::workload::verify_block`]'s. Because the data can be
+//! regenerated from the header, a checksum mismatch is reported with the first
+//! byte that differs, not only with two checksums; `verify_dump` writes the
+//! received and expected bytes to files ([`crate::workload::verify_dump`]).
 //!
 //! What was written where is kept in a [`BlockMap`] sized from size/unit before
 //! the clock starts (the unit is the greatest common divisor of the job's block
@@ -28,84 +18,17 @@
 //! Per request nothing here allocates: filling and checking walk the buffer in
 //! place and a failure is a `Copy` value formatted only when the run ends.
 
-use std::fmt;
-
 use crate::job::{Direction, JobSpec, VerifyKind, VerifySpec};
 use crate::request::{Class, Op};
 use crate::workload::NextIo;
+use crate::workload::verify_block::{Layout, Origin, Write};
+use crate::workload::verify_dump::Dumper;
 
-pub const HEADER_LEN: usize = VerifySpec::HEADER_LEN;
+pub use crate::workload::verify_block::{Field, HEADER_LEN, MAGIC, VerifyFailure};
 /// Smallest block verification accepts: a header and some data to check.
 pub const MIN_BLOCK: usize = VerifySpec::MIN_BLOCK;
-pub const MAGIC: u32 = u32::from_le_bytes(*b"iolb");
 /// Most units a block map may hold (12 bytes each: ~200 MiB).
 pub const MAX_UNITS: u64 = 16 << 20;
-
-/// Which part of a block did not match.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Field {
-    Magic,
-    Length,
-    Offset,
-    Seq,
-    HeaderCrc,
-    DataCrc,
-    Pattern,
-    /// The read returned fewer bytes than the block holds.
-    ShortRead,
-}
-
-impl Field {
-    pub fn name(self) -> &'static str {
-        match self {
-            Field::Magic => "magic",
-            Field::Length => "length",
-            Field::Offset => "offset",
-            Field::Seq => "seq",
-            Field::HeaderCrc => "header crc",
-            Field::DataCrc => "data crc",
-            Field::Pattern => "pattern",
-            Field::ShortRead => "short read",
-        }
-    }
-}
-
-/// One mismatch: where, which field, and the two values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct VerifyFailure {
-    /// Offset of the block on the target.
-    pub offset: u64,
-    pub len: u32,
-    pub field: Field,
-    pub expected: u64,
-    pub found: u64,
-    /// First differing byte within the block, with its expected and found
-    /// values, when the data could be compared byte by byte.
-    pub bad_byte: Option<(u32, u8, u8)>,
-}
-
-impl fmt::Display for VerifyFailure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "verify: block at offset {} ({} bytes): {} mismatch: expected {:#x}, found {:#x}",
-            self.offset,
-            self.len,
-            self.field.name(),
-            self.expected,
-            self.found
-        )?;
-        if let Some((at, e, g)) = self.bad_byte {
-            write!(
-                f,
-                "; first bad byte at block offset {at} (device offset {}): expected {e:#04x}, found {g:#04x}",
-                self.offset + at as u64
-            )?;
-        }
-        Ok(())
-    }
-}
 
 /// What verification did in one job.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -266,6 +189,9 @@ enum Phase {
     /// The workload is over: waiting for writes in flight, then reading back
     /// every block (`do_verify`).
     Final,
+    /// A `loops` pass is over: reading back every block, as `Final`, then
+    /// handing back the next pass's first request (fio verifies every loop).
+    LoopEnd,
     Done,
 }
 
@@ -274,6 +200,8 @@ enum Phase {
 pub enum Step {
     /// Issue this verify read.
     Read(NextIo),
+    /// Issue this workload request, held while a loop's blocks were read back.
+    Resume(NextIo),
     /// Take the next request from the workload generator.
     Workload,
     /// Nothing now; ask again after a completion.
@@ -286,6 +214,12 @@ pub enum Step {
 pub struct Verifier {
     kind: VerifyKind,
     pattern: Box<[u8]>,
+    /// `verify_interval` (0 = one header per block).
+    interval: u32,
+    /// Who writes, recorded in every header.
+    origin: Origin,
+    /// `verify_dump`: where mismatches are written.
+    dump: Option<Dumper>,
     pub fatal: bool,
     do_verify: bool,
     /// Write job (headers with seq, a block map) or read job (check what an
@@ -302,6 +236,8 @@ pub struct Verifier {
     ring_head: usize,
     ring_len: usize,
     cursor: usize,
+    /// The next pass's first request, held during a `LoopEnd` read-back.
+    resume: Option<NextIo>,
     workload_over: bool,
     pub stats: VerifyStats,
 }
@@ -352,6 +288,9 @@ impl Verifier {
         Ok(Some(Verifier {
             kind,
             pattern: job.verify.pattern.clone().into_boxed_slice(),
+            interval: job.verify.interval,
+            origin: Origin::default(),
+            dump: None,
             fatal: job.verify.fatal,
             do_verify: job.verify.do_verify,
             writes,
@@ -365,6 +304,7 @@ impl Verifier {
             ring_head: 0,
             ring_len: 0,
             cursor: 0,
+            resume: None,
             workload_over: false,
             stats: VerifyStats::default(),
         }))
@@ -372,6 +312,31 @@ impl Verifier {
 
     pub fn kind(&self) -> VerifyKind {
         self.kind
+    }
+
+    /// The writing job's index in its job file and its clone number, for the
+    /// headers (set once at setup).
+    pub fn set_origin(&mut self, job: u32, clone: u32) {
+        self.origin = Origin { job, clone };
+    }
+
+    /// `verify_dump`: write mismatches with `dumper` (set once at setup).
+    pub fn dump_to(&mut self, dumper: Dumper) {
+        self.dump = Some(dumper);
+    }
+
+    fn layout(&self) -> Layout<'_> {
+        Layout {
+            kind: self.kind,
+            pattern: &self.pattern,
+            interval: self.interval,
+        }
+    }
+
+    /// The seed of the block written with `seq`.
+    #[inline]
+    fn block_seed(&self, seq: u64) -> u64 {
+        self.seed ^ seq.wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }
 
     /// Must this request wait for an overlapping one in flight?
@@ -404,6 +369,20 @@ impl Verifier {
                 Phase::Done
             };
         }
+    }
+
+    /// The workload generator started a new `loops` pass with `io`. A write
+    /// job with `do_verify` (and no backlog, which checks as it goes) reads
+    /// back what the last pass wrote first: returns true if it holds `io`
+    /// for that, to hand it back as [`Step::Resume`].
+    pub fn loop_ended(&mut self, io: NextIo) -> bool {
+        if !(self.writes && self.do_verify && self.backlog == 0 && self.phase == Phase::Workload) {
+            return false;
+        }
+        self.resume = Some(io);
+        self.cursor = 0;
+        self.phase = Phase::LoopEnd;
+        true
     }
 
     /// Stop verifying at once (verify_fatal, a stopping error).
@@ -445,6 +424,25 @@ impl Verifier {
                         None => self.stats.skipped += 1,
                     }
                 }
+                Phase::LoopEnd => {
+                    if writes_in_flight > 0 {
+                        return Step::Wait;
+                    }
+                    let map = self.map.as_ref().expect("write jobs have a map");
+                    match map.next_block(self.cursor) {
+                        Some((u, off, len)) => {
+                            self.cursor = u + 1;
+                            return Step::Read(read_io(off, len));
+                        }
+                        None => {
+                            self.cursor = 0;
+                            self.phase = Phase::Workload;
+                            if let Some(io) = self.resume.take() {
+                                return Step::Resume(io);
+                            }
+                        }
+                    }
+                }
                 Phase::Final => {
                     if writes_in_flight > 0 {
                         return Step::Wait;
@@ -462,32 +460,21 @@ impl Verifier {
         }
     }
 
-    /// Fill the header (and, by mode, the data) of a write about to be issued.
-    /// Returns the block's seq, to be handed back to [`Verifier::write_done`].
+    /// Fill the headers (and, by mode, the data) of a write about to be
+    /// issued. Returns the block's seq, to be handed back to
+    /// [`Verifier::write_done`].
     #[inline]
     pub fn fill(&mut self, buf: &mut [u8], offset: u64) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let seed = self.seed ^ seq.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let data_crc = match self.kind {
-            VerifyKind::Crc32c => {
-                fill_random(&mut buf[HEADER_LEN..], seed);
-                crc32c::crc32c(&buf[HEADER_LEN..])
-            }
-            VerifyKind::Pattern => {
-                fill_pattern(buf, &self.pattern);
-                0
-            }
+        let w = Write {
+            offset,
+            seq,
+            seed: self.block_seed(seq),
+            time_ns: wall_ns(),
+            origin: self.origin,
         };
-        let len = buf.len() as u32;
-        buf[0..4].copy_from_slice(&MAGIC.to_le_bytes());
-        buf[4..8].copy_from_slice(&len.to_le_bytes());
-        buf[8..16].copy_from_slice(&offset.to_le_bytes());
-        buf[16..24].copy_from_slice(&seed.to_le_bytes());
-        buf[24..32].copy_from_slice(&seq.to_le_bytes());
-        buf[32..36].copy_from_slice(&data_crc.to_le_bytes());
-        let hc = crc32c::crc32c(&buf[..36]);
-        buf[36..40].copy_from_slice(&hc.to_le_bytes());
+        self.layout().fill(buf, &w);
         seq
     }
 
@@ -562,16 +549,54 @@ impl Verifier {
                 None,
             ))
         } else {
-            check_block(buf, offset, expected_seq, self.kind, &self.pattern)
+            self.layout().check(buf, offset, expected_seq)
         };
         if let Some(f) = fail {
             self.stats.failures += 1;
             if self.stats.first_failure.is_none() {
                 self.stats.first_failure = Some(f);
             }
+            if f.field != Field::ShortRead {
+                self.dump_failure(buf, offset, expected_seq, &f);
+            }
         }
         fail
     }
+
+    /// `verify_dump`: the failing interval as received and as expected.
+    #[cold]
+    fn dump_failure(
+        &mut self,
+        buf: &[u8],
+        offset: u64,
+        expected_seq: Option<u64>,
+        f: &VerifyFailure,
+    ) {
+        if self.dump.is_none() {
+            return;
+        }
+        let at = (f.offset - offset) as usize;
+        let received = &buf[at..at + f.len as usize];
+        let known = expected_seq.map(|seq| Write {
+            offset,
+            seq,
+            seed: self.block_seed(seq),
+            time_ns: 0,
+            origin: self.origin,
+        });
+        let expected = self.layout().expected(received, at, f.offset, known);
+        if let Some(d) = self.dump.as_mut() {
+            d.dump(f.offset, received, &expected);
+        }
+    }
+}
+
+/// Wall-clock time for the header (vDSO: no system call).
+#[inline]
+fn wall_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 fn read_io(offset: u64, len: u32) -> NextIo {
@@ -601,128 +626,22 @@ fn failure(
     }
 }
 
-fn le32(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
-}
-
-fn le64(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
-}
-
-/// Check one block read from `offset`. `expected_seq` is known to write jobs
-/// (the last write there); a read job checks everything else.
-pub fn check_block(
+/// Check one block read from `offset` with one header per block (the unit
+/// tests' shorthand for [`Layout::check`]).
+#[cfg(test)]
+fn check_block(
     buf: &[u8],
     offset: u64,
     expected_seq: Option<u64>,
     kind: VerifyKind,
     pattern: &[u8],
 ) -> Option<VerifyFailure> {
-    let len = buf.len() as u32;
-    let f = |field, e: u64, g: u64| Some(failure(offset, len, field, e, g, None));
-    if buf.len() < HEADER_LEN {
-        return f(Field::Length, HEADER_LEN as u64, buf.len() as u64);
+    Layout {
+        kind,
+        pattern,
+        interval: 0,
     }
-    let magic = le32(buf, 0);
-    if magic != MAGIC {
-        return f(Field::Magic, MAGIC as u64, magic as u64);
-    }
-    let hlen = le32(buf, 4);
-    if hlen != len {
-        return f(Field::Length, len as u64, hlen as u64);
-    }
-    let hoff = le64(buf, 8);
-    if hoff != offset {
-        return f(Field::Offset, offset, hoff);
-    }
-    let seq = le64(buf, 24);
-    if let Some(e) = expected_seq
-        && seq != e
-    {
-        return f(Field::Seq, e, seq);
-    }
-    let hc = le32(buf, 36);
-    let want_hc = crc32c::crc32c(&buf[..36]);
-    if hc != want_hc {
-        return f(Field::HeaderCrc, want_hc as u64, hc as u64);
-    }
-    match kind {
-        VerifyKind::Crc32c => {
-            let stored = le32(buf, 32);
-            let actual = crc32c::crc32c(&buf[HEADER_LEN..]);
-            if stored != actual {
-                let seed = le64(buf, 16);
-                let bad = first_random_mismatch(&buf[HEADER_LEN..], seed)
-                    .map(|(i, e, g)| ((i + HEADER_LEN) as u32, e, g));
-                return Some(failure(
-                    offset,
-                    len,
-                    Field::DataCrc,
-                    stored as u64,
-                    actual as u64,
-                    bad,
-                ));
-            }
-        }
-        VerifyKind::Pattern => {
-            if pattern.is_empty() {
-                return None;
-            }
-            for (i, &g) in buf.iter().enumerate().skip(HEADER_LEN) {
-                let e = pattern[i % pattern.len()];
-                if g != e {
-                    return Some(failure(
-                        offset,
-                        len,
-                        Field::Pattern,
-                        e as u64,
-                        g as u64,
-                        Some((i as u32, e, g)),
-                    ));
-                }
-            }
-        }
-    }
-    None
-}
-
-/// The data bytes of a crc32c block: a fast PRNG stream from the header's seed.
-#[inline]
-fn fill_random(data: &mut [u8], seed: u64) {
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let mut chunks = data.chunks_exact_mut(8);
-    for c in &mut chunks {
-        c.copy_from_slice(&rng.u64(..).to_le_bytes());
-    }
-    let rest = chunks.into_remainder();
-    let last = rng.u64(..).to_le_bytes();
-    let n = rest.len();
-    rest.copy_from_slice(&last[..n]);
-}
-
-/// Regenerate the data from `seed` and find the first byte that differs.
-fn first_random_mismatch(data: &[u8], seed: u64) -> Option<(usize, u8, u8)> {
-    let mut rng = fastrand::Rng::with_seed(seed);
-    for (k, c) in data.chunks(8).enumerate() {
-        let want = rng.u64(..).to_le_bytes();
-        for (j, &g) in c.iter().enumerate() {
-            if g != want[j] {
-                return Some((k * 8 + j, want[j], g));
-            }
-        }
-    }
-    None
-}
-
-/// Repeat the pattern from the block start (the header then overwrites its part).
-#[inline]
-fn fill_pattern(buf: &mut [u8], pattern: &[u8]) {
-    if pattern.is_empty() {
-        return;
-    }
-    for (i, b) in buf.iter_mut().enumerate().skip(HEADER_LEN) {
-        *b = pattern[i % pattern.len()];
-    }
+    .check(buf, offset, expected_seq)
 }
 
 #[cfg(test)]
@@ -804,6 +723,28 @@ mod tests {
         assert_eq!(v.step(1), Step::Wait);
         assert_eq!(v.step(0), Step::Read(read_io(0, 4096)));
         assert_eq!(v.step(0), Step::Read(read_io(8192, 4096)));
+        assert_eq!(v.step(0), Step::Done);
+    }
+
+    #[test]
+    fn each_loop_is_read_back_before_the_next_one_writes() {
+        let mut v = Verifier::new(&job(VerifyKind::Crc32c, Direction::Write), 0, 64 * 1024, 1)
+            .unwrap()
+            .unwrap();
+        v.write_done(0, 4096, 1, true);
+        let next = NextIo {
+            op: Op::Write,
+            offset: 0,
+            len: 4096,
+            class: Class::AsyncWrite,
+        };
+        assert!(v.loop_ended(next));
+        assert_eq!(v.step(1), Step::Wait);
+        assert_eq!(v.step(0), Step::Read(read_io(0, 4096)));
+        assert_eq!(v.step(0), Step::Resume(next));
+        assert_eq!(v.step(0), Step::Workload);
+        v.workload_over();
+        assert_eq!(v.step(0), Step::Read(read_io(0, 4096)));
         assert_eq!(v.step(0), Step::Done);
     }
 

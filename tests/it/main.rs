@@ -77,4 +77,5 @@ mod trace_fixtures;
 mod trace_live;
 mod trace_run;
 mod userspace_reap;
+mod verify_more;
 mod verify_run;

@@ -178,7 +178,7 @@ fn bad_verify_options_are_refused_with_what_is_valid() {
     let cases: [(&[&str], &str); 5] = [
         (
             &["--verify=md5", "--null_backing=mem"],
-            "crc32c, pattern, or 0/none (md5 is fio's",
+            "crc32c (crc32c-intel), meta, pattern, or 0/none (md5 is fio's",
         ),
         (
             &["--verify=pattern", "--null_backing=mem"],

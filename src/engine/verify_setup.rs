@@ -1,0 +1,63 @@
+//! The verify family's part of building and running a worker: what the
+//! verifier records in its headers and where `verify_dump` writes, and
+//! `fill_device` (fio's `fill_fs`): its bound, and ENOSPC as the end of a
+//! write job rather than an error.
+
+use std::path::Path;
+
+use crate::engine::error::EngineError;
+use crate::engine::error::label;
+use crate::job::JobSpec;
+use crate::workload::verify::Verifier;
+use crate::workload::verify_dump::Dumper;
+
+/// fio fills a filesystem when `fill_device` is given a regular file without
+/// a size. iolab refuses that (other users' space, and a scratch file is
+/// never meant to fill a disk): the job needs a size, or a block device,
+/// whose end bounds it.
+pub fn check_bounded(job: &JobSpec, path: &Path) -> Result<(), EngineError> {
+    use std::os::unix::fs::FileTypeExt;
+    if !job.fill_device || job.size.is_some() {
+        return Ok(());
+    }
+    let block = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device());
+    if block {
+        return Ok(());
+    }
+    Err(EngineError::FillUnbounded {
+        job: label(job),
+        path: path.display().to_string(),
+    })
+}
+
+/// How the job's file is laid out: a `fill_device` job's writes make it
+/// (laying out `size` first could itself run out of space).
+pub fn layout(job: &JobSpec) -> crate::device::target::Layout {
+    if job.fill_device {
+        crate::device::target::Layout::Grow
+    } else {
+        crate::device::target::Layout::default()
+    }
+}
+
+/// Give clone `clone` of job number `job_index` its header origin and, with
+/// `verify_dump`, its dump files (named after its target, in the working
+/// directory as fio's are).
+pub fn verify_origin(v: &mut Verifier, job: &JobSpec, job_index: usize, clone: u32) {
+    v.set_origin(job_index as u32, clone);
+    if job.verify.dump {
+        let target = crate::job::files_opts::paths(job, clone)
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| job.name.clone().into());
+        let dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
+        v.dump_to(Dumper::new(dir, &target, label(job)));
+    }
+}
+
+/// A write of a `fill_device` job failed with `errno`: is that the device
+/// being full, which ends the job's writing cleanly (fio's err=0)?
+#[inline]
+pub fn is_full(fill_device: bool, errno: i32) -> bool {
+    fill_device && (errno == libc::ENOSPC || errno == libc::EDQUOT)
+}

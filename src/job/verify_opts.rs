@@ -1,0 +1,53 @@
+//! Cross-option rules of `verify_interval` and `fill_device` (the verify
+//! family's checks beyond `options::check_verify`).
+
+use super::spec::{BlockSizes, Direction, JobSpec, VerifySpec};
+
+/// Why the job's `verify_interval` cannot be used, or None if it can (or is
+/// not set). Every block must split into whole intervals: a chunk shorter than
+/// one would carry a header and almost no data.
+pub(crate) fn interval_problem(s: &JobSpec) -> Option<String> {
+    let iv = s.verify.interval;
+    if iv == 0 {
+        return None;
+    }
+    if (iv as usize) < VerifySpec::MIN_BLOCK {
+        return Some(format!(
+            "verify_interval={iv} is smaller than {} bytes (each interval carries a {}-byte \
+             header); use verify_interval=512 or more",
+            VerifySpec::MIN_BLOCK,
+            VerifySpec::HEADER_LEN
+        ));
+    }
+    for b in &s.bs {
+        // A range's sizes are multiples of its minimum, so checking it covers them.
+        let sizes: Vec<u32> = match b {
+            BlockSizes::Fixed(x) => vec![*x],
+            BlockSizes::Range { min, .. } => vec![*min],
+            BlockSizes::Split(v) => v.iter().map(|(x, _)| *x).collect(),
+        };
+        if let Some(bad) = sizes.into_iter().find(|x| x % iv != 0) {
+            return Some(format!(
+                "verify_interval={iv} does not divide the block size {bad}: every block must \
+                 split into whole intervals; use a verify_interval that divides every block size"
+            ));
+        }
+    }
+    None
+}
+
+/// Why the job's `fill_device` cannot be used as written, or None.
+pub(crate) fn fill_device_problem(s: &JobSpec) -> Option<String> {
+    if !s.fill_device {
+        return None;
+    }
+    if s.rw.dir != Direction::Write {
+        return Some(format!(
+            "fill_device applies to write jobs (rw=write or randwrite); rw={} would first fill \
+             the filesystem and then read it, which iolab does not do: lay the file out with a \
+             write job and size=",
+            s.rw.fio_name()
+        ));
+    }
+    None
+}

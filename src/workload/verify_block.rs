@@ -1,0 +1,475 @@
+//! The on-device layout of a verified block: one header per block, or one per
+//! `verify_interval` bytes of it (each interval then checks on its own, like
+//! fio's), followed by data that is either `verify_pattern` or pseudo-random
+//! from the interval's seed.
+//!
+//! Header (little endian), at the start of every interval:
+//!
+//! ```text
+//!  0  magic     u32   "iolb"
+//!  4  len       u32   interval length in bytes (the block's without verify_interval)
+//!  8  offset    u64   where the interval was written (device/file offset)
+//! 16  seed      u64   seed of the data bytes (when they are not the pattern)
+//! 24  seq       u64   write sequence number within the job, from 1 (one per block)
+//! 32  time      u64   wall-clock time of the write, ns since the Unix epoch
+//! 40  job       u32   the writing job's index in its job file, from 0
+//! 44  clone     u32   its clone number (numjobs), from 0
+//! 48  data_crc  u32   crc32c of bytes [HEADER_LEN, len) (verify=crc32c; else 0)
+//! 52  hdr_crc   u32   crc32c of bytes [0, 52)
+//! ```
+//!
+//! What each kind checks: every kind checks magic, length, offset, seq (write
+//! jobs know which write they expect) and the header crc — fio's `meta`
+//! fields. `crc32c` adds the data crc, `pattern` compares the data with the
+//! pattern, and `meta` with a `verify_pattern` compares it too. `time`, `job`
+//! and `clone` are recorded for whoever reads a dump, not checked: a later
+//! read job is another job, writing at another time (fio does not check them
+//! either).
+//!
+//! Nothing here allocates except [`Layout::expected`], which only a
+//! `verify_dump` of a mismatch calls.
+
+use std::fmt;
+
+use crate::job::{VerifyKind, VerifySpec};
+
+pub const HEADER_LEN: usize = VerifySpec::HEADER_LEN;
+pub const MAGIC: u32 = u32::from_le_bytes(*b"iolb");
+const AT_LEN: usize = 4;
+const AT_OFFSET: usize = 8;
+const AT_SEED: usize = 16;
+const AT_SEQ: usize = 24;
+const AT_TIME: usize = 32;
+const AT_JOB: usize = 40;
+const AT_CLONE: usize = 44;
+const AT_DATA_CRC: usize = 48;
+const AT_HDR_CRC: usize = 52;
+
+/// Which part of a block did not match.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Field {
+    Magic,
+    Length,
+    Offset,
+    Seq,
+    HeaderCrc,
+    DataCrc,
+    Pattern,
+    /// The read returned fewer bytes than the block holds.
+    ShortRead,
+}
+
+impl Field {
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::Magic => "magic",
+            Field::Length => "length",
+            Field::Offset => "offset",
+            Field::Seq => "seq",
+            Field::HeaderCrc => "header crc",
+            Field::DataCrc => "data crc",
+            Field::Pattern => "pattern",
+            Field::ShortRead => "short read",
+        }
+    }
+}
+
+/// One mismatch: where, which field, and the two values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct VerifyFailure {
+    /// Offset of the block on the target.
+    pub offset: u64,
+    pub len: u32,
+    pub field: Field,
+    pub expected: u64,
+    pub found: u64,
+    /// First differing byte within the block, with its expected and found
+    /// values, when the data could be compared byte by byte.
+    pub bad_byte: Option<(u32, u8, u8)>,
+}
+
+impl fmt::Display for VerifyFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "verify: block at offset {} ({} bytes): {} mismatch: expected {:#x}, found {:#x}",
+            self.offset,
+            self.len,
+            self.field.name(),
+            self.expected,
+            self.found
+        )?;
+        if let Some((at, e, g)) = self.bad_byte {
+            write!(
+                f,
+                "; first bad byte at block offset {at} (device offset {}): expected {e:#04x}, found {g:#04x}",
+                self.offset + at as u64
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Who writes: recorded in every header (fio's meta thread number).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Origin {
+    pub job: u32,
+    pub clone: u32,
+}
+
+/// One write as its headers describe it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Write {
+    pub offset: u64,
+    pub seq: u64,
+    /// Seed of the block; interval k's data comes from [`interval_seed`].
+    pub seed: u64,
+    pub time_ns: u64,
+    pub origin: Origin,
+}
+
+/// The seed of interval `k` of a block whose seed is `seed`.
+#[inline]
+pub fn interval_seed(seed: u64, k: usize) -> u64 {
+    seed.wrapping_add((k as u64).wrapping_mul(0xD1B5_4A32_D192_ED03))
+}
+
+/// How a job's blocks are laid out and checked.
+#[derive(Clone, Copy, Debug)]
+pub struct Layout<'a> {
+    pub kind: VerifyKind,
+    /// Empty: the data is pseudo-random from each interval's seed.
+    pub pattern: &'a [u8],
+    /// Bytes per header; 0 = one header per block.
+    pub interval: u32,
+}
+
+impl Layout<'_> {
+    /// Bytes per interval of a block of `len` bytes.
+    #[inline]
+    pub fn step(&self, len: usize) -> usize {
+        match self.interval as usize {
+            0 => len,
+            iv => iv.min(len).max(1),
+        }
+    }
+
+    /// Fill every interval of `buf` (a whole block) for write `w`.
+    #[inline]
+    pub fn fill(&self, buf: &mut [u8], w: &Write) {
+        let step = self.step(buf.len());
+        for (k, chunk) in buf.chunks_mut(step).enumerate() {
+            let at = k * step;
+            self.fill_interval(chunk, at, w.offset + at as u64, interval_seed(w.seed, k), w);
+        }
+    }
+
+    /// Fill one interval at block position `at` (the pattern runs on from the
+    /// block's start, as fio's does).
+    #[inline]
+    fn fill_interval(&self, chunk: &mut [u8], at: usize, offset: u64, seed: u64, w: &Write) {
+        if chunk.len() < HEADER_LEN {
+            return;
+        }
+        if !self.pattern.is_empty() {
+            fill_pattern(chunk, at, self.pattern);
+        } else {
+            fill_random(&mut chunk[HEADER_LEN..], seed);
+        }
+        let data_crc = match self.kind {
+            VerifyKind::Crc32c => crc32c::crc32c(&chunk[HEADER_LEN..]),
+            VerifyKind::Pattern | VerifyKind::Meta => 0,
+        };
+        let len = chunk.len() as u32;
+        chunk[0..4].copy_from_slice(&MAGIC.to_le_bytes());
+        put32(chunk, AT_LEN, len);
+        put64(chunk, AT_OFFSET, offset);
+        put64(chunk, AT_SEED, seed);
+        put64(chunk, AT_SEQ, w.seq);
+        put64(chunk, AT_TIME, w.time_ns);
+        put32(chunk, AT_JOB, w.origin.job);
+        put32(chunk, AT_CLONE, w.origin.clone);
+        put32(chunk, AT_DATA_CRC, data_crc);
+        let hc = crc32c::crc32c(&chunk[..AT_HDR_CRC]);
+        put32(chunk, AT_HDR_CRC, hc);
+    }
+
+    /// Check a block read from `offset`: the first interval that fails.
+    /// `expected_seq` is known to write jobs (the last write there).
+    pub fn check(
+        &self,
+        buf: &[u8],
+        offset: u64,
+        expected_seq: Option<u64>,
+    ) -> Option<VerifyFailure> {
+        let step = self.step(buf.len());
+        buf.chunks(step).enumerate().find_map(|(k, chunk)| {
+            let at = k * step;
+            self.check_interval(chunk, at, offset + at as u64, expected_seq)
+        })
+    }
+
+    fn check_interval(
+        &self,
+        chunk: &[u8],
+        at: usize,
+        offset: u64,
+        expected_seq: Option<u64>,
+    ) -> Option<VerifyFailure> {
+        let len = chunk.len() as u32;
+        let f = |field, e: u64, g: u64| Some(failure(offset, len, field, e, g, None));
+        if chunk.len() < HEADER_LEN {
+            return f(Field::Length, HEADER_LEN as u64, chunk.len() as u64);
+        }
+        let magic = le32(chunk, 0);
+        if magic != MAGIC {
+            return f(Field::Magic, MAGIC as u64, magic as u64);
+        }
+        let hlen = le32(chunk, AT_LEN);
+        if hlen != len {
+            return f(Field::Length, len as u64, hlen as u64);
+        }
+        let hoff = le64(chunk, AT_OFFSET);
+        if hoff != offset {
+            return f(Field::Offset, offset, hoff);
+        }
+        let seq = le64(chunk, AT_SEQ);
+        if let Some(e) = expected_seq
+            && seq != e
+        {
+            return f(Field::Seq, e, seq);
+        }
+        let hc = le32(chunk, AT_HDR_CRC);
+        let want_hc = crc32c::crc32c(&chunk[..AT_HDR_CRC]);
+        if hc != want_hc {
+            return f(Field::HeaderCrc, want_hc as u64, hc as u64);
+        }
+        if self.kind == VerifyKind::Crc32c {
+            let stored = le32(chunk, AT_DATA_CRC);
+            let actual = crc32c::crc32c(&chunk[HEADER_LEN..]);
+            if stored != actual {
+                let bad = if self.pattern.is_empty() {
+                    first_random_mismatch(&chunk[HEADER_LEN..], le64(chunk, AT_SEED))
+                        .map(|(i, e, g)| ((i + HEADER_LEN) as u32, e, g))
+                } else {
+                    first_pattern_mismatch(chunk, at, self.pattern)
+                };
+                return Some(failure(
+                    offset,
+                    len,
+                    Field::DataCrc,
+                    stored as u64,
+                    actual as u64,
+                    bad,
+                ));
+            }
+        } else if !self.pattern.is_empty()
+            && let Some((i, e, g)) = first_pattern_mismatch(chunk, at, self.pattern)
+        {
+            return Some(failure(
+                offset,
+                len,
+                Field::Pattern,
+                e as u64,
+                g as u64,
+                Some((i, e, g)),
+            ));
+        }
+        None
+    }
+
+    /// What interval `k` of a block should have held, for a dump: regenerated
+    /// from what the job knows (its expected seq and seed for a write job) and
+    /// otherwise from the received header (a read job knows no more; the
+    /// write time is always the received one). Allocates: failures only.
+    pub fn expected(
+        &self,
+        received: &[u8],
+        at: usize,
+        offset: u64,
+        known: Option<Write>,
+    ) -> Vec<u8> {
+        let mut out = vec![0u8; received.len()];
+        if received.len() < HEADER_LEN {
+            return out;
+        }
+        let from_header = Write {
+            offset,
+            seq: le64(received, AT_SEQ),
+            seed: le64(received, AT_SEED),
+            time_ns: le64(received, AT_TIME),
+            origin: Origin {
+                job: le32(received, AT_JOB),
+                clone: le32(received, AT_CLONE),
+            },
+        };
+        let (w, seed) = match known {
+            Some(k) => {
+                let step = self.step(received.len()).max(1);
+                let w = Write {
+                    time_ns: from_header.time_ns,
+                    ..k
+                };
+                (w, interval_seed(k.seed, at / step))
+            }
+            None => (from_header, from_header.seed),
+        };
+        self.fill_interval(&mut out, at, offset, seed, &w);
+        out
+    }
+}
+
+fn failure(
+    offset: u64,
+    len: u32,
+    field: Field,
+    expected: u64,
+    found: u64,
+    bad_byte: Option<(u32, u8, u8)>,
+) -> VerifyFailure {
+    VerifyFailure {
+        offset,
+        len,
+        field,
+        expected,
+        found,
+        bad_byte,
+    }
+}
+
+#[inline]
+fn put32(b: &mut [u8], at: usize, v: u32) {
+    b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+#[inline]
+fn put64(b: &mut [u8], at: usize, v: u64) {
+    b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+}
+
+fn le32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn le64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// The data bytes of an interval: a fast PRNG stream from its seed.
+#[inline]
+fn fill_random(data: &mut [u8], seed: u64) {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut chunks = data.chunks_exact_mut(8);
+    for c in &mut chunks {
+        c.copy_from_slice(&rng.u64(..).to_le_bytes());
+    }
+    let rest = chunks.into_remainder();
+    let last = rng.u64(..).to_le_bytes();
+    let n = rest.len();
+    rest.copy_from_slice(&last[..n]);
+}
+
+/// Regenerate the data from `seed` and find the first byte that differs.
+fn first_random_mismatch(data: &[u8], seed: u64) -> Option<(usize, u8, u8)> {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    for (k, c) in data.chunks(8).enumerate() {
+        let want = rng.u64(..).to_le_bytes();
+        for (j, &g) in c.iter().enumerate() {
+            if g != want[j] {
+                return Some((k * 8 + j, want[j], g));
+            }
+        }
+    }
+    None
+}
+
+/// The pattern, repeated from the block's start, over an interval's data
+/// (`at` = the interval's position in its block).
+#[inline]
+fn fill_pattern(chunk: &mut [u8], at: usize, pattern: &[u8]) {
+    for (i, b) in chunk.iter_mut().enumerate().skip(HEADER_LEN) {
+        *b = pattern[(at + i) % pattern.len()];
+    }
+}
+
+/// First data byte of an interval that is not the pattern: (position in the
+/// interval, expected, found).
+fn first_pattern_mismatch(chunk: &[u8], at: usize, pattern: &[u8]) -> Option<(u32, u8, u8)> {
+    chunk
+        .iter()
+        .enumerate()
+        .skip(HEADER_LEN)
+        .find_map(|(i, &g)| {
+            let e = pattern[(at + i) % pattern.len()];
+            (g != e).then_some((i as u32, e, g))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(offset: u64) -> Write {
+        Write {
+            offset,
+            seq: 3,
+            seed: 99,
+            time_ns: 1,
+            origin: Origin { job: 1, clone: 2 },
+        }
+    }
+
+    #[test]
+    fn each_interval_has_its_own_header_and_a_flip_in_the_second_is_named_there() {
+        let pat = [0xaa, 0x55, 0x5a, 0xa5];
+        for (kind, pattern) in [
+            (VerifyKind::Crc32c, &[][..]),
+            (VerifyKind::Crc32c, &pat[..]),
+            (VerifyKind::Meta, &pat[..]),
+            (VerifyKind::Pattern, &pat[..]),
+        ] {
+            let l = Layout {
+                kind,
+                pattern,
+                interval: 512,
+            };
+            let mut buf = vec![0u8; 2048];
+            l.fill(&mut buf, &w(8192));
+            assert_eq!(l.check(&buf, 8192, Some(3)), None, "{kind:?}");
+            assert_eq!(le64(&buf, 512 + AT_OFFSET), 8192 + 512);
+            let mut bad = buf.clone();
+            bad[512 + 300] ^= 0x01;
+            let f = l.check(&bad, 8192, Some(3)).expect("caught");
+            assert_eq!((f.offset, f.len), (8192 + 512, 512), "{kind:?} {f}");
+            assert_eq!(f.bad_byte.map(|b| b.0), Some(300), "{kind:?} {f}");
+            // The dump's expected interval is the one written.
+            let exp = l.expected(&bad[512..1024], 512, 8192 + 512, Some(w(8192)));
+            assert_eq!(exp, buf[512..1024], "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn meta_without_pattern_checks_the_header_only() {
+        let l = Layout {
+            kind: VerifyKind::Meta,
+            pattern: &[],
+            interval: 0,
+        };
+        let mut buf = vec![0u8; 4096];
+        l.fill(&mut buf, &w(0));
+        let mut data = buf.clone();
+        data[1000] ^= 0xff;
+        assert_eq!(l.check(&data, 0, Some(3)), None);
+        // A block written at another offset is caught by its header.
+        let f = l.check(&buf, 4096, Some(3)).unwrap();
+        assert_eq!((f.field, f.expected, f.found), (Field::Offset, 4096, 0));
+        let f = l.check(&buf, 0, Some(4)).unwrap();
+        assert_eq!(f.field, Field::Seq);
+        for pos in [AT_TIME, AT_JOB + 1, AT_CLONE, AT_SEED + 3] {
+            let mut h = buf.clone();
+            h[pos] ^= 1;
+            assert_eq!(l.check(&h, 0, Some(3)).unwrap().field, Field::HeaderCrc);
+        }
+    }
+}
