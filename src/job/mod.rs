@@ -22,6 +22,7 @@ pub mod spec;
 pub mod steady;
 pub mod table;
 pub mod units;
+pub mod zones;
 
 pub use error::JobError;
 pub use ini::{Keywords, ParseCtx};

@@ -292,6 +292,7 @@ impl Draft {
         self.check_control(section_at)?;
         self.check_random_and_rate(section_at)?;
         self.check_files(section_at)?;
+        self.check_zones(section_at)?;
         super::steady::check(
             &self.spec.steady,
             self.set_at("steadystate").unwrap_or(section_at),

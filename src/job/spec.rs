@@ -772,6 +772,8 @@ pub struct JobSpec {
     pub files: super::files::FileSpec,
     /// steadystate, ss_dur, ss_ramp (`job::steady`).
     pub steady: super::steady::SteadySpec,
+    /// zonemode, zonesize, zonerange, zoneskip, ... (`job::zones`).
+    pub zones: super::zones::ZoneSpec,
     /// fio's per-job logs (`write_lat_log`, `write_bw_log`, ...).
     pub logs: LogSpec,
 }
@@ -926,6 +928,7 @@ impl Default for JobSpec {
             syncs: Default::default(),
             files: Default::default(),
             steady: Default::default(),
+            zones: Default::default(),
         }
     }
 }

@@ -203,7 +203,8 @@ const TIME_US: &str = "a time, e.g. 10 (microseconds) or 2ms";
 const PROB: &str = "a probability: a number from 0 to 1 (e.g. 0.001) or a percentage (e.g. 0.1%)";
 const STRING: &str = "a non-empty string";
 const NO_TRIM: &str = "iolab issues no trims";
-const ZONED: &str = "zoned block devices are out of scope";
+const ZONED: &str = "zonemode=zbd on a zoned block device (queue/zoned not none) is refused; zbd \
+                     write pointers are per job clone; zoneskip with zbd is refused";
 const NUMA: &str = "iolab does not bind memory or NUMA nodes; use cpus_allowed= or placement=";
 const BATCH_EXPECTED: &str = "a count, 0-65535";
 const LAT_TARGET: &str = "latency-target depth search is not implemented";
@@ -424,13 +425,60 @@ Ok(())
         d.filesize = Some(parse::positive(c, b)?);
         Ok(())
     }),
-    refused("zonemode", S::Target, ZONED),
-    refused("zonesize", S::Target, ZONED),
-    refused("zonerange", S::Target, ZONED),
-    refused("zoneskip", S::Target, ZONED),
-    refused("max_open_zones", S::Target, ZONED),
-    refused("zone_reset_threshold", S::Target, ZONED),
-    refused("zone_reset_frequency", S::Target, ZONED),
+    OptionDef::new(
+        "zonemode",
+        S::Target,
+        "none; strided (zonesize bytes of every zonerange, then skip zoneskip); zbd (writes at each zone's write pointer, reads below it: regular files and non-zoned block devices get emulated zones)",
+    )
+    .stricter(ZONED)
+    .expects(super::zones::MODE_VALID)
+    .set(|d, c| {
+        d.spec.zones.mode = super::zones::mode(c)?;
+        Ok(())
+    }),
+    OptionDef::new("zonesize", S::Target, "bytes per zone (strided: bytes issued in each zone before the next)")
+        .expects(SIZE)
+        .set(|d, c| {
+            d.spec.zones.size = parse::positive(c, c.size()?)?;
+            Ok(())
+        }),
+    OptionDef::new("zonerange", S::Target, "strided: bytes a zone spans (0 or not given: zonesize)")
+        .expects(SIZE)
+        .set(|d, c| {
+            // fio: 0 means zonesize.
+            d.spec.zones.range = c.size()?;
+            Ok(())
+        }),
+    OptionDef::new("zoneskip", S::Target, "strided: bytes skipped after each zone")
+        .expects(SIZE)
+        .set(|d, c| {
+            d.spec.zones.skip = c.size()?;
+            Ok(())
+        }),
+    OptionDef::new("max_open_zones", S::Target, "zbd: zones written at once (0: no limit); a write to another zone goes to an open one")
+        .expects("a count of zones, 0-4096")
+        .set(|d, c| {
+            d.spec.zones.max_open = c.int(0, super::zones::MAX_OPEN_ZONES)? as u32;
+            Ok(())
+        }),
+    OptionDef::new("zone_reset_threshold", S::Target, "zbd: share of the region holding data (0-1) above which zones are reset every 1/zone_reset_frequency writes")
+        .expects("a number from 0 to 1")
+        .set(|d, c| {
+            d.spec.zones.reset_threshold = super::zones::share(c)?;
+            Ok(())
+        }),
+    OptionDef::new("zone_reset_frequency", S::Target, "zbd: reset the written zone every 1/N writes once zone_reset_threshold is passed (0: never)")
+        .expects("a number from 0 to 1")
+        .set(|d, c| {
+            d.spec.zones.reset_frequency = super::zones::share(c)?;
+            Ok(())
+        }),
+    OptionDef::new("read_beyond_wp", S::Target, "zbd: reads may go above a zone's write pointer (default 0: only written data is read)")
+        .flag()
+        .set(|d, c| {
+            d.spec.zones.read_beyond_wp = c.boolean()?;
+            Ok(())
+        }),
     // I/O type.
     OptionDef::new(
         "rw",

@@ -1,0 +1,208 @@
+//! fio's zone options (`zonemode`, `zonesize`, `zonerange`, `zoneskip`,
+//! `max_open_zones`, `zone_reset_threshold`, `zone_reset_frequency`,
+//! `read_beyond_wp`): what they mean for a job, and the rules between them.
+//! The offsets they shape are `workload::zones`'s.
+
+use super::draft::{Ctx, Draft};
+use super::error::JobError;
+use super::spec::{Direction, Pattern, RwSuffix};
+
+/// fio's `zonemode`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ZoneMode {
+    /// No zones (fio's default).
+    #[default]
+    None,
+    /// Walk `zonesize` bytes of every `zonerange`, then skip `zoneskip`.
+    Strided,
+    /// Zoned block device semantics: writes at each zone's write pointer,
+    /// reads below it. Regular files and non-zoned block devices get emulated
+    /// sequential-write-required zones, as in fio.
+    Zbd,
+}
+
+pub const MODE_VALID: &str = "none, strided or zbd";
+
+/// fio's largest `max_open_zones` (ZBD_MAX_OPEN_ZONES).
+pub const MAX_OPEN_ZONES: u64 = 4096;
+
+/// The zone options of one job.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ZoneSpec {
+    pub mode: ZoneMode,
+    /// `zonesize`: bytes per zone (strided: bytes read or written per zone
+    /// before moving on). 0 = not given.
+    pub size: u64,
+    /// `zonerange`: bytes a strided zone spans (0 = `zonesize`, fio's default).
+    pub range: u64,
+    /// `zoneskip`: bytes skipped after each strided zone.
+    pub skip: u64,
+    /// `max_open_zones` (zbd): zones written at once; 0 = no limit.
+    pub max_open: u32,
+    /// `read_beyond_wp` (zbd): reads may go above the write pointer.
+    pub read_beyond_wp: bool,
+    /// `zone_reset_threshold` (zbd): share of the region holding data above
+    /// which zones are reset every 1/`zone_reset_frequency` writes.
+    pub reset_threshold: f64,
+    /// `zone_reset_frequency` (zbd): 0 = never reset for the threshold.
+    pub reset_frequency: f64,
+}
+
+impl ZoneSpec {
+    /// `zonerange` as in effect (fio: it defaults to `zonesize`).
+    pub fn range(&self) -> u64 {
+        if self.range == 0 {
+            self.size
+        } else {
+            self.range
+        }
+    }
+}
+
+pub(crate) fn mode(c: &Ctx) -> Result<ZoneMode, JobError> {
+    match c.value {
+        "none" => Ok(ZoneMode::None),
+        "strided" => Ok(ZoneMode::Strided),
+        "zbd" => Ok(ZoneMode::Zbd),
+        _ => Err(c.bad(MODE_VALID)),
+    }
+}
+
+/// A zone share (`zone_reset_threshold`, `zone_reset_frequency`): 0 to 1, as
+/// fio's parser takes it.
+pub(crate) fn share(c: &Ctx) -> Result<f64, JobError> {
+    super::units::parse_f64(c.value, 0.0, 1.0).map_err(|e| c.bad(e))
+}
+
+impl Draft {
+    fn zones_set_at(&self, name: &str) -> Option<&str> {
+        self.set
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, at)| at.as_str())
+    }
+
+    /// Rules between the zone options and the rest of the job (fio's where it
+    /// has one; iolab's stricter ones say so).
+    pub(crate) fn check_zones(&self, section_at: &str) -> Result<(), JobError> {
+        let s = &self.spec;
+        let z = &s.zones;
+        let conflict = |opt: &str, problem: String| JobError::Conflict {
+            at: self.zones_set_at(opt).unwrap_or(section_at).to_string(),
+            job: s.name.clone(),
+            problem,
+        };
+        let given = |opt: &str| self.zones_set_at(opt).is_some();
+        match z.mode {
+            ZoneMode::None => {
+                // fio 3.33: "--zonemode=none and --zonesize are not compatible",
+                // also when zonemode is not given (no legacy strided meaning).
+                for opt in ["zonesize", "zonerange", "zoneskip"] {
+                    if given(opt) {
+                        return Err(conflict(
+                            opt,
+                            format!(
+                                "{opt} needs zonemode=strided or zonemode=zbd (fio refuses \
+                                 zonesize with zonemode=none, which is the default)"
+                            ),
+                        ));
+                    }
+                }
+            }
+            ZoneMode::Strided | ZoneMode::Zbd if z.size == 0 => {
+                return Err(conflict(
+                    "zonemode",
+                    "zonemode=strided and zonemode=zbd need zonesize= (e.g. zonesize=256m)".into(),
+                ));
+            }
+            _ => {}
+        }
+        if z.mode != ZoneMode::Zbd {
+            for opt in [
+                "max_open_zones",
+                "zone_reset_threshold",
+                "zone_reset_frequency",
+                "read_beyond_wp",
+            ] {
+                if given(opt) {
+                    return Err(conflict(opt, format!("{opt} only applies to zonemode=zbd")));
+                }
+            }
+        }
+        if let (ZoneMode::Strided | ZoneMode::Zbd, Pattern::Seq, RwSuffix::Add(n)) =
+            (z.mode, s.rw.pattern, s.rw_suffix)
+            && (n < 0 || z.mode == ZoneMode::Zbd)
+        {
+            return Err(conflict(
+                "rw",
+                format!(
+                    "rw=...:{n} with zonemode={} is not implemented by iolab (zones are walked \
+                     forwards{})",
+                    if z.mode == ZoneMode::Zbd {
+                        "zbd"
+                    } else {
+                        "strided"
+                    },
+                    if z.mode == ZoneMode::Zbd {
+                        ", writes at the write pointer"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
+        if z.mode != ZoneMode::Zbd {
+            return Ok(());
+        }
+        if given("zonerange") && z.range != z.size {
+            return Err(conflict(
+                "zonerange",
+                "zonerange applies to zonemode=strided; with zonemode=zbd every zone spans \
+                 zonesize bytes (drop zonerange)"
+                    .into(),
+            ));
+        }
+        if z.skip > 0 {
+            return Err(conflict(
+                "zoneskip",
+                "zoneskip with zonemode=zbd is not implemented by iolab; use zonemode=strided \
+                 to skip between zones"
+                    .into(),
+            ));
+        }
+        let (min_bs, max_bs) = (
+            u64::from(s.bs[0].min().min(s.bs[1].min()).max(1)),
+            u64::from(s.bs[0].max().max(s.bs[1].max())),
+        );
+        if max_bs > z.size {
+            return Err(conflict(
+                "zonesize",
+                format!(
+                    "a block of {max_bs} bytes does not fit a zone of zonesize={}: use a \
+                     zonesize of at least the largest block size",
+                    z.size
+                ),
+            ));
+        }
+        if z.size % min_bs != 0 {
+            return Err(conflict(
+                "zonesize",
+                format!(
+                    "zonesize={} is not a multiple of the smallest block size ({min_bs}): writes \
+                     at the write pointer would leave a zone's tail unwritable",
+                    z.size
+                ),
+            ));
+        }
+        if s.verify.kind.is_some() && s.rw.dir != Direction::Read {
+            return Err(conflict(
+                "zonemode",
+                "verify with zonemode=zbd is not implemented by iolab (zone resets overwrite \
+                 what was written)"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+}
