@@ -185,7 +185,7 @@ impl Draft {
                 ),
             ));
         }
-        if z.size % min_bs != 0 {
+        if !z.size.is_multiple_of(min_bs) {
             return Err(conflict(
                 "zonesize",
                 format!(

@@ -401,14 +401,14 @@ pub fn check_region(job: &JobSpec, offset: u64, len: u64) -> Result<(), ZoneErro
     if len < zone {
         return Err(ZoneError::NoZone { offset, len, zone });
     }
-    if offset % zone != 0 {
+    if !offset.is_multiple_of(zone) {
         return Err(ZoneError::Offset {
             offset,
             zone,
             rounded: offset.next_multiple_of(zone),
         });
     }
-    if len % zone != 0 {
+    if !len.is_multiple_of(zone) {
         return Err(ZoneError::Size {
             len,
             zone,
@@ -440,19 +440,30 @@ pub fn check_device(job: &JobSpec, device: &std::path::Path) -> Result<(), ZoneE
 mod tests {
     use super::*;
 
-    fn job(rw: &str, extra: &str) -> JobSpec {
-        let text = format!("[j]\nrw={rw}\nbs=4k\nsize=64k\n{extra}");
-        crate::job::parse_job_file_str(&text, "t.fio")
-            .expect("job parses")
-            .jobs
-            .remove(0)
+    fn job(pattern: Pattern, dir: Direction, zones: ZoneSpec) -> JobSpec {
+        JobSpec {
+            rw: crate::job::RwMode { pattern, dir },
+            bs: [
+                crate::job::BlockSizes::Fixed(4096),
+                crate::job::BlockSizes::Fixed(4096),
+            ],
+            zones,
+            ..JobSpec::default()
+        }
     }
 
     #[test]
     fn strided_walks_size_of_each_range_then_skips() {
         let j = job(
-            "read",
-            "zonemode=strided\nzonesize=8k\nzonerange=16k\nzoneskip=16k\n",
+            Pattern::Seq,
+            Direction::Read,
+            ZoneSpec {
+                mode: ZoneMode::Strided,
+                size: 8192,
+                range: 16384,
+                skip: 16384,
+                ..ZoneSpec::default()
+            },
         );
         let mut s = Strided::new(&j.zones, 64 * 1024);
         let mut pos = 0;
@@ -469,8 +480,14 @@ mod tests {
     #[test]
     fn zbd_writes_at_the_write_pointer_and_resets_full_zones() {
         let j = job(
-            "randwrite",
-            "zonemode=zbd\nzonesize=16k\nmax_open_zones=1\n",
+            Pattern::Rand,
+            Direction::Write,
+            ZoneSpec {
+                mode: ZoneMode::Zbd,
+                size: 16384,
+                max_open: 1,
+                ..ZoneSpec::default()
+            },
         );
         let mut z = Zbd::new(&j, 64 * 1024);
         // The first write opens zone 2; every later one lands there at its
@@ -486,5 +503,15 @@ mod tests {
         // there goes to the nearest zone with data.
         let (o, l) = z.read(20 * 1024, 4096).expect("data to read");
         assert!((o < 4096 || (32 * 1024..48 * 1024).contains(&o)) && l == 4096);
+        // Writes aimed at closed zone 3 go to the one open zone (0) until it
+        // is full and closes; a write aimed at full zone 2 then resets it and
+        // starts again at its start.
+        for k in [1, 2, 3] {
+            assert_eq!(z.write(50 * 1024, 4096).0, k * 4096);
+        }
+        assert_eq!(z.write(40 * 1024, 4096), (32 * 1024, 4096));
+        assert_eq!(z.resets(), 1);
+        // A read in zone 2 now stays below its new write pointer.
+        assert_eq!(z.read(44 * 1024, 4096), Some((32 * 1024, 4096)));
     }
 }
