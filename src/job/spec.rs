@@ -805,6 +805,21 @@ pub struct LogSpec {
     pub per_job: bool,
 }
 
+impl LogSpec {
+    /// Prefixes of log options written alone (empty here) become the job's
+    /// name, as fio names them in a job file.
+    pub fn name_bare_prefixes(&mut self, job: &str) {
+        for p in [&mut self.lat, &mut self.bw, &mut self.iops, &mut self.hist]
+            .into_iter()
+            .flatten()
+        {
+            if p.is_empty() {
+                *p = job.to_string();
+            }
+        }
+    }
+}
+
 impl Default for LogSpec {
     fn default() -> Self {
         LogSpec {
