@@ -23,6 +23,7 @@ pub mod steady;
 pub mod table;
 pub mod units;
 pub mod zones;
+mod zones_opts;
 
 pub use error::JobError;
 pub use ini::{Keywords, ParseCtx};

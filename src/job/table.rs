@@ -447,7 +447,7 @@ Ok(())
     .stricter(ZONED)
     .expects(super::zones::MODE_VALID)
     .set(|d, c| {
-        d.spec.zones.mode = super::zones::mode(c)?;
+        d.spec.zones.mode = super::zones_opts::mode(c)?;
         Ok(())
     }),
     OptionDef::new("zonesize", S::Target, "bytes per zone (strided: bytes issued in each zone before the next)")
@@ -478,13 +478,13 @@ Ok(())
     OptionDef::new("zone_reset_threshold", S::Target, "zbd: share of the region holding data (0-1) above which zones are reset every 1/zone_reset_frequency writes")
         .expects("a number from 0 to 1")
         .set(|d, c| {
-            d.spec.zones.reset_threshold = super::zones::share(c)?;
+            d.spec.zones.reset_threshold = super::zones_opts::share(c)?;
             Ok(())
         }),
     OptionDef::new("zone_reset_frequency", S::Target, "zbd: reset the written zone every 1/N writes once zone_reset_threshold is passed (0: never)")
         .expects("a number from 0 to 1")
         .set(|d, c| {
-            d.spec.zones.reset_frequency = super::zones::share(c)?;
+            d.spec.zones.reset_frequency = super::zones_opts::share(c)?;
             Ok(())
         }),
     OptionDef::new("read_beyond_wp", S::Target, "zbd: reads may go above a zone's write pointer (default 0: only written data is read)")
