@@ -78,6 +78,11 @@ pub enum EngineError {
     FillUnbounded { job: String, path: String },
     #[error("{job}: {err}")]
     Distribution { job: String, err: DistError },
+    #[error("{job}: {err}")]
+    Zones {
+        job: String,
+        err: crate::workload::zones::ZoneError,
+    },
     #[error(
         "{group}: its jobs open {need} files at once (nrfiles x numjobs, plus {open} open \
          already), above this process's open-file limit of {limit}; lower nrfiles or numjobs, \

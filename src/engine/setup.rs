@@ -327,6 +327,17 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
     if region_len == 0 {
         return Err(EngineError::EmptyRegion { job: label(first) });
     }
+    // The emulated device has no files: its one region is the job's.
+    let zone_regions = match regions.is_empty() {
+        true => vec![(first.clone_offset(placed[0].jobnum), region_len)],
+        false => regions.clone(),
+    };
+    crate::workload::zones::check_target(first, target.as_ref(), &zone_regions).map_err(|err| {
+        EngineError::Zones {
+            job: label(first),
+            err,
+        }
+    })?;
 
     let caps = queue.caps();
     let backend = queue.name();
@@ -400,7 +411,9 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                 job, &regions, seed,
             )))
         } else {
-            Generator::new(job, start, region_len, seed).into()
+            Generator::new(job, start, region_len, seed)
+                .with_zone_end(crate::workload::zones::file_end(target.as_ref(), start))
+                .into()
         };
         let planned = job.runtime.map(|r| dur_ns(r) + dur_ns(job.ramp_time));
         let slat = !caps.sync;

@@ -27,6 +27,8 @@ pub(crate) struct Ctx<'a> {
     pub at: &'a str,
     /// The section's `kb_base`.
     pub kb: u32,
+    /// Written alone (no `=value`) where the option allows that.
+    pub bare: bool,
 }
 
 impl Ctx<'_> {

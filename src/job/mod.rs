@@ -27,6 +27,8 @@ pub mod steady;
 pub mod table;
 pub mod units;
 mod verify_opts;
+pub mod zones;
+mod zones_opts;
 
 pub use error::JobError;
 pub use ini::{Keywords, ParseCtx};

@@ -113,6 +113,7 @@ impl Draft {
         let value = match (&opt.value, def.arity) {
             (Some(v), _) => v.trim(),
             (None, Arity::Flag) => "1",
+            (None, Arity::Bare) => "",
             (None, Arity::Value) => {
                 return Err(JobError::MissingValue {
                     at: opt.at.clone(),
@@ -126,6 +127,7 @@ impl Draft {
             value,
             at: &opt.at,
             kb: self.spec.kb_base,
+            bare: opt.value.is_none(),
         };
         // Every entry that is not refused has a setter (a table test checks it).
         if let Some(set) = def.set {
@@ -297,6 +299,9 @@ impl Draft {
         self.check_random_and_rate(section_at)?;
         self.check_files(section_at)?;
         self.check_reap_and_epoch(section_at)?;
+        self.check_zones(section_at)?;
+        // A log option written alone takes the job's name as its prefix.
+        self.spec.logs.name_bare_prefixes(&self.spec.name);
         super::steady::check(
             &self.spec.steady,
             self.set_at("steadystate").unwrap_or(section_at),

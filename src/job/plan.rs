@@ -110,6 +110,8 @@ impl RunCaps {
             // Clones a capped size apart, and no more I/O than one capped region.
             job.offset_increment = job.offset_increment.min(cap);
             job.io_size = job.io_size.map(|s| s.min(cap));
+            // A zone no larger than the capped region, so zbd jobs keep a whole zone.
+            job.zones.size = job.zones.size.min(cap);
         }
         if let Some(dir) = &self.scratch_dir
             && job.ioengine != super::spec::Engine::Null

@@ -797,6 +797,8 @@ pub struct JobSpec {
     pub steady: super::steady::SteadySpec,
     /// latency_target, latency_window, latency_percentile, latency_run (`job::lat_target`).
     pub lat_target: super::lat_target::LatTargetSpec,
+    /// zonemode, zonesize, zonerange, zoneskip, ... (`job::zones`).
+    pub zones: super::zones::ZoneSpec,
     /// fio's per-job logs (`write_lat_log`, `write_bw_log`, ...).
     pub logs: LogSpec,
 }
@@ -850,6 +852,21 @@ impl Default for LatPercentiles {
             slat: false,
             clat: true,
             lat: false,
+        }
+    }
+}
+
+impl LogSpec {
+    /// Prefixes of log options written alone (empty here) become the job's
+    /// name, as fio names them in a job file.
+    pub fn name_bare_prefixes(&mut self, job: &str) {
+        for p in [&mut self.lat, &mut self.bw, &mut self.iops, &mut self.hist]
+            .into_iter()
+            .flatten()
+        {
+            if p.is_empty() {
+                *p = job.to_string();
+            }
         }
     }
 }
@@ -991,6 +1008,7 @@ impl Default for JobSpec {
             files: Default::default(),
             steady: Default::default(),
             lat_target: Default::default(),
+            zones: Default::default(),
         }
     }
 }

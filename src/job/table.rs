@@ -20,6 +20,9 @@ pub enum Arity {
     /// `opt` alone means `opt=1` (fio's FIO_OPT_STR_SET; iolab also allows it for
     /// boolean options, where fio 3.33 demands a value).
     Flag,
+    /// `opt` alone has a meaning of its own, given to the setter as
+    /// [`Ctx::bare`] (a log option alone is named after the job).
+    Bare,
 }
 
 /// The part of fio's HOWTO an option is described in (iolab's own options
@@ -157,6 +160,10 @@ impl OptionDef {
         self.expected = "0 or 1 (alone it means 1)";
         self
     }
+    const fn bare(mut self) -> Self {
+        self.arity = Arity::Bare;
+        self
+    }
     const fn expects(mut self, e: &'static str) -> Self {
         self.expected = e;
         self
@@ -203,11 +210,15 @@ const TIME_US: &str = "a time, e.g. 10 (microseconds) or 2ms";
 const PROB: &str = "a probability: a number from 0 to 1 (e.g. 0.001) or a percentage (e.g. 0.1%)";
 const STRING: &str = "a non-empty string";
 const NO_TRIM: &str = "iolab issues no trims";
-const ZONED: &str = "zoned block devices are out of scope";
+const ZONED: &str = "zonemode=zbd on a zoned block device (queue/zoned not none) is refused; a zbd job \
+                     that writes needs a zone-aligned offset and size (fio rounds them); zbd write \
+                     pointers are per job clone; zoneskip/zonerange/verify/sequential holes with zbd \
+                     and backward rw=...:-N with strided are refused (docs/fio-compat.md, Zones)";
 const NUMA: &str = "iolab does not bind memory or NUMA nodes; use cpus_allowed= or placement=";
 const BATCH_EXPECTED: &str = "a count, 0-65535";
-const LOG_PREFIX: &str = "a log needs a file-name prefix (write_lat_log=NAME); fio 3.33 fails to open \
-                          a log given none";
+const LOG_PREFIX: &str = "alone, the job's name is the prefix (as fio does in a job file; for a bare \
+                          --write_*_log on its command line fio 3.33 writes no log); an empty or \
+                          directory prefix is refused";
 const LOG_PREFIX_EXPECTED: &str = "a file-name prefix (a path without the _type.N.log ending)";
 const LOG_MSEC: &str = "milliseconds, 0 to 3600000 (one hour)";
 const LOG_MSEC_MAX: u64 = 3_600_000;
@@ -223,6 +234,10 @@ const EPOCH_CLOCK_EXPECTED: &str = "a clock id clock_gettime(2) accepts: 0 CLOCK
 
 /// A log prefix: non-empty, and not a directory (the type and index are appended).
 fn log_prefix(c: &Ctx) -> Result<String, JobError> {
+    if c.bare {
+        // Named after the job when the job is finished (`LogSpec::name_bare_prefixes`).
+        return Ok(String::new());
+    }
     if c.value.is_empty() || c.value.ends_with('/') {
         return Err(c.bad(LOG_PREFIX_EXPECTED));
     }
@@ -451,13 +466,60 @@ Ok(())
         d.filesize = Some(parse::positive(c, b)?);
         Ok(())
     }),
-    refused("zonemode", S::Target, ZONED),
-    refused("zonesize", S::Target, ZONED),
-    refused("zonerange", S::Target, ZONED),
-    refused("zoneskip", S::Target, ZONED),
-    refused("max_open_zones", S::Target, ZONED),
-    refused("zone_reset_threshold", S::Target, ZONED),
-    refused("zone_reset_frequency", S::Target, ZONED),
+    OptionDef::new(
+        "zonemode",
+        S::Target,
+        "none; strided (zonesize bytes of every zonerange, then skip zoneskip); zbd (writes at each zone's write pointer, reads below it: regular files and non-zoned block devices get emulated zones)",
+    )
+    .stricter(ZONED)
+    .expects(super::zones::MODE_VALID)
+    .set(|d, c| {
+        d.spec.zones.mode = super::zones_opts::mode(c)?;
+        Ok(())
+    }),
+    OptionDef::new("zonesize", S::Target, "bytes per zone (strided: bytes issued in each zone before the next)")
+        .expects(SIZE)
+        .set(|d, c| {
+            d.spec.zones.size = parse::positive(c, c.size()?)?;
+            Ok(())
+        }),
+    OptionDef::new("zonerange", S::Target, "strided: bytes a zone spans (0 or not given: zonesize)")
+        .expects(SIZE)
+        .set(|d, c| {
+            // fio: 0 means zonesize.
+            d.spec.zones.range = c.size()?;
+            Ok(())
+        }),
+    OptionDef::new("zoneskip", S::Target, "strided: bytes skipped after each zone")
+        .expects(SIZE)
+        .set(|d, c| {
+            d.spec.zones.skip = c.size()?;
+            Ok(())
+        }),
+    OptionDef::new("max_open_zones", S::Target, "zbd: zones written at once (0: no limit); a write to another zone goes to an open one")
+        .expects("a count of zones, 0-4096")
+        .set(|d, c| {
+            d.spec.zones.max_open = c.int(0, super::zones::MAX_OPEN_ZONES)? as u32;
+            Ok(())
+        }),
+    OptionDef::new("zone_reset_threshold", S::Target, "zbd: share of the region holding data (0-1) above which zones are reset every 1/zone_reset_frequency writes")
+        .expects("a number from 0 to 1")
+        .set(|d, c| {
+            d.spec.zones.reset_threshold = super::zones_opts::share(c)?;
+            Ok(())
+        }),
+    OptionDef::new("zone_reset_frequency", S::Target, "zbd: reset the written zone every 1/N writes once zone_reset_threshold is passed (0: never)")
+        .expects("a number from 0 to 1")
+        .set(|d, c| {
+            d.spec.zones.reset_frequency = super::zones_opts::share(c)?;
+            Ok(())
+        }),
+    OptionDef::new("read_beyond_wp", S::Target, "zbd: reads may go above a zone's write pointer (default 0: only written data is read)")
+        .flag()
+        .set(|d, c| {
+            d.spec.zones.read_beyond_wp = c.boolean()?;
+            Ok(())
+        }),
     // I/O type.
     OptionDef::new(
         "rw",
@@ -1332,6 +1394,7 @@ Ok(())
             Ok(())
         }),
     OptionDef::new("write_bw_log", S::Measurements, "write PREFIX_bw.N.log: bandwidth (KiB/s) per I/O or per log_avg_msec window")
+        .bare()
         .stricter(LOG_PREFIX)
         .expects(LOG_PREFIX_EXPECTED)
         .set(|d, c| {
@@ -1339,6 +1402,7 @@ Ok(())
             Ok(())
         }),
     OptionDef::new("write_lat_log", S::Measurements, "write PREFIX_slat/_clat/_lat.N.log: latency (ns) per I/O or per log_avg_msec window")
+        .bare()
         .stricter(LOG_PREFIX)
         .expects(LOG_PREFIX_EXPECTED)
         .set(|d, c| {
@@ -1346,6 +1410,7 @@ Ok(())
             Ok(())
         }),
     OptionDef::new("write_iops_log", S::Measurements, "write PREFIX_iops.N.log: IOPS per I/O (1) or per log_avg_msec window")
+        .bare()
         .stricter(LOG_PREFIX)
         .expects(LOG_PREFIX_EXPECTED)
         .set(|d, c| {
@@ -1353,6 +1418,7 @@ Ok(())
             Ok(())
         }),
     OptionDef::new("write_hist_log", S::Measurements, "write PREFIX_clat_hist.N.log: fio's clat histogram per log_hist_msec window")
+        .bare()
         .stricter(LOG_PREFIX)
         .expects(LOG_PREFIX_EXPECTED)
         .set(|d, c| {
@@ -1826,7 +1892,7 @@ pub fn cmdhelp(which: Option<&str>) -> Result<String, JobError> {
             }
             if o.set.is_some() {
                 let v = match o.arity {
-                    Arity::Flag => "optional",
+                    Arity::Flag | Arity::Bare => "optional",
                     Arity::Value => "required",
                 };
                 out.push_str(&format!("{:<10}: {v}: {}\n", "value", o.expected));

@@ -10,6 +10,7 @@ pub mod distribution;
 pub mod verify;
 pub mod verify_block;
 pub mod verify_dump;
+pub mod zones;
 
 use std::time::Duration;
 
@@ -194,6 +195,8 @@ pub struct Generator {
     readahead: bool,
     /// State before the last request, so [`Generator::redo_as`] can take it back.
     undo: Option<Undo>,
+    /// fio's `zonemode`: the strided walk or emulated zones (`zones`).
+    zones: zones::Zones,
 }
 
 /// The generator's position before its last request (plain copies: taking a
@@ -212,6 +215,7 @@ struct Undo {
     writes_since_fsync: u32,
     pending_fsync: bool,
     coverage_x: Option<u64>,
+    strided: Option<zones::StridedPos>,
 }
 
 impl Generator {
@@ -232,7 +236,9 @@ impl Generator {
         };
         // fio turns its random map off for a non-uniform distribution and for
         // blockalign (offsets then need not be whole blocks).
-        let uniform = job.random_distribution == RandomDist::Random;
+        // A strided job draws within one zone at a time (with replacement).
+        let uniform = job.random_distribution == RandomDist::Random
+            && job.zones.mode != crate::job::zones::ZoneMode::Strided;
         let coverage = match (job.rw.pattern, fixed) {
             (Pattern::Rand, Some(bs))
                 if region_len >= bs && !job.norandommap && uniform && job.blockalign == [0, 0] =>
@@ -292,6 +298,24 @@ impl Generator {
                 && job.rw.pattern == Pattern::Seq
                 && job.rw.dir == Direction::Read,
             undo: None,
+            zones: zones::Zones::new(job, region_len),
+        }
+    }
+
+    /// fio's strided walk wraps at the end of the file (`end` bytes from the
+    /// region start), which may lie beyond the job's region.
+    pub fn with_zone_end(mut self, end: Option<u64>) -> Generator {
+        if let (zones::Zones::Strided(z), Some(e)) = (&mut self.zones, end) {
+            z.set_end(e);
+        }
+        self
+    }
+
+    /// Zone resets of a `zonemode=zbd` job so far (fio's "N zone resets").
+    pub fn zone_resets(&self) -> u64 {
+        match &self.zones {
+            zones::Zones::Zbd(z) => z.resets(),
+            _ => 0,
         }
     }
 
@@ -322,6 +346,9 @@ impl Generator {
         if let (Some(c), Some(x)) = (self.coverage.as_mut(), snap.coverage_x) {
             c.x = x;
         }
+        if let (zones::Zones::Strided(z), Some(p)) = (&mut self.zones, snap.strided) {
+            z.set_pos(p);
+        }
         self.next_io_as(Some(op))
     }
 
@@ -342,6 +369,10 @@ impl Generator {
             writes_since_fsync: self.writes_since_fsync,
             pending_fsync: self.pending_fsync,
             coverage_x: self.coverage.as_ref().map(|c| c.x),
+            strided: match &self.zones {
+                zones::Zones::Strided(z) => Some(z.pos()),
+                _ => None,
+            },
         });
         if self.pending_fsync {
             self.undo = None;
@@ -365,6 +396,7 @@ impl Generator {
             self.io_left = self.io_per_loop.unwrap_or(u64::MAX);
             self.bytes_left = self.len;
             self.seq_pos = [0, 0];
+            self.restart_zones();
             self.new_pass = true;
             self.new_loop = true;
         }
@@ -382,6 +414,7 @@ impl Generator {
                 self.bytes_left = self.len;
                 self.seq_pos = [0, 0];
                 self.new_loop = true;
+                self.restart_zones();
             } else {
                 return None;
             }
@@ -399,11 +432,20 @@ impl Generator {
                 }
             }
         };
+        let op = match &self.zones {
+            zones::Zones::Zbd(z) if op == Op::Read && !z.read_allowed(self.dir) => Op::Write,
+            _ => op,
+        };
         let d = op.dir();
         let mut len = self.bs[d].pick(&mut self.rng) as u64;
         len = len.min(self.len.max(1));
-        let rel = match self.pattern {
-            Pattern::Seq => {
+        let rel = match (self.pattern, &mut self.zones) {
+            (Pattern::Seq, zones::Zones::Strided(z)) => {
+                let o = z.seq(&mut self.seq_pos[d], len);
+                self.seq_pos[d] = o + len + self.seq_add.max(0) as u64;
+                o
+            }
+            (Pattern::Seq, _) => {
                 if self.seq_pos[d].saturating_add(len) > self.len {
                     // Wrap like fio does when a sequential job runs past the end
                     // (a backwards job wraps to the last whole block).
@@ -420,13 +462,17 @@ impl Generator {
                 self.seq_pos[d] = if next < 0 { u64::MAX } else { next as u64 };
                 o
             }
-            Pattern::Rand if self.rand_run_left > 0 && self.rand_run_pos + len <= self.len => {
+            (Pattern::Rand, zones::Zones::Strided(z)) => {
+                let rng = &mut self.rng;
+                z.rand(len, self.align[d], |n| rng.u64(0..n))
+            }
+            (Pattern::Rand, _) if self.rand_run_left > 0 && self.rand_run_pos + len <= self.len => {
                 self.rand_run_left -= 1;
                 let o = self.rand_run_pos;
                 self.rand_run_pos += len;
                 o
             }
-            Pattern::Rand
+            (Pattern::Rand, _)
                 if self.pct_random[d] < 100 && self.rng.u32(0..100) >= self.pct_random[d] =>
             {
                 // percentage_random: this one continues where the last I/O of
@@ -437,7 +483,7 @@ impl Generator {
                     self.last_end[d]
                 }
             }
-            Pattern::Rand => {
+            (Pattern::Rand, _) => {
                 let a = self.align[d];
                 let o = match (&mut self.coverage, &self.pick[d]) {
                     (Some(c), _) => c.next() * len,
@@ -455,6 +501,22 @@ impl Generator {
                 self.rand_run_pos = o + len;
                 o
             }
+        };
+        let (rel, len) = match &mut self.zones {
+            zones::Zones::Zbd(z) => {
+                // Zone state cannot be taken back cheaply: no redo after this.
+                self.undo = None;
+                let (o, l) = if op == Op::Write {
+                    z.write(rel, len)
+                } else {
+                    z.read(rel, len)?
+                };
+                if self.pattern == Pattern::Seq {
+                    self.seq_pos[d] = o + l;
+                }
+                (o, l)
+            }
+            _ => (rel, len),
         };
         self.last_end[d] = rel + len;
         // A hole (`rw=read:8k`) uses up the region as an I/O does: a pass ends
@@ -481,6 +543,12 @@ impl Generator {
             len: len as u32,
             class: self.class_of(op),
         })
+    }
+
+    fn restart_zones(&mut self) {
+        if let zones::Zones::Strided(z) = &mut self.zones {
+            z.restart();
+        }
     }
 
     /// Whether a new pass over the region started since the last call.

@@ -79,3 +79,4 @@ mod trace_run;
 mod userspace_reap;
 mod verify_more;
 mod verify_run;
+mod zones;

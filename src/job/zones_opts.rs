@@ -1,0 +1,154 @@
+//! Parsing the zone options and the rules between them and the rest of a job
+//! (`job::zones` holds what they mean).
+
+use super::draft::{Ctx, Draft};
+use super::error::JobError;
+use super::spec::{Direction, Pattern, RwSuffix};
+use super::zones::{MODE_VALID, ZoneMode};
+
+pub(crate) fn mode(c: &Ctx) -> Result<ZoneMode, JobError> {
+    match c.value {
+        "none" => Ok(ZoneMode::None),
+        "strided" => Ok(ZoneMode::Strided),
+        "zbd" => Ok(ZoneMode::Zbd),
+        _ => Err(c.bad(MODE_VALID)),
+    }
+}
+
+/// A zone share (`zone_reset_threshold`, `zone_reset_frequency`): 0 to 1, as
+/// fio's parser takes it.
+pub(crate) fn share(c: &Ctx) -> Result<f64, JobError> {
+    super::units::parse_f64(c.value, 0.0, 1.0).map_err(|e| c.bad(e))
+}
+
+impl Draft {
+    fn zones_set_at(&self, name: &str) -> Option<&str> {
+        self.set
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, at)| at.as_str())
+    }
+
+    /// Rules between the zone options and the rest of the job (fio's where it
+    /// has one; iolab's stricter ones say so).
+    pub(crate) fn check_zones(&self, section_at: &str) -> Result<(), JobError> {
+        let s = &self.spec;
+        let z = &s.zones;
+        let conflict = |opt: &str, problem: String| JobError::Conflict {
+            at: self.zones_set_at(opt).unwrap_or(section_at).to_string(),
+            job: s.name.clone(),
+            problem,
+        };
+        let given = |opt: &str| self.zones_set_at(opt).is_some();
+        match z.mode {
+            ZoneMode::None => {
+                // fio 3.33: "--zonemode=none and --zonesize are not compatible",
+                // also when zonemode is not given (no legacy strided meaning).
+                for opt in ["zonesize", "zonerange", "zoneskip"] {
+                    if given(opt) {
+                        return Err(conflict(
+                            opt,
+                            format!(
+                                "{opt} needs zonemode=strided or zonemode=zbd (fio refuses \
+                                 zonesize with zonemode=none, which is the default)"
+                            ),
+                        ));
+                    }
+                }
+            }
+            ZoneMode::Strided | ZoneMode::Zbd if z.size == 0 => {
+                return Err(conflict(
+                    "zonemode",
+                    "zonemode=strided and zonemode=zbd need zonesize= (e.g. zonesize=256m)".into(),
+                ));
+            }
+            _ => {}
+        }
+        if z.mode != ZoneMode::Zbd {
+            for opt in [
+                "max_open_zones",
+                "zone_reset_threshold",
+                "zone_reset_frequency",
+                "read_beyond_wp",
+            ] {
+                if given(opt) {
+                    return Err(conflict(opt, format!("{opt} only applies to zonemode=zbd")));
+                }
+            }
+        }
+        if let (ZoneMode::Strided | ZoneMode::Zbd, Pattern::Seq, RwSuffix::Add(n)) =
+            (z.mode, s.rw.pattern, s.rw_suffix)
+            && (n < 0 || z.mode == ZoneMode::Zbd)
+        {
+            return Err(conflict(
+                "rw",
+                format!(
+                    "rw=...:{n} with zonemode={} is not implemented by iolab (zones are walked \
+                     forwards{})",
+                    if z.mode == ZoneMode::Zbd {
+                        "zbd"
+                    } else {
+                        "strided"
+                    },
+                    if z.mode == ZoneMode::Zbd {
+                        ", writes at the write pointer"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
+        if z.mode != ZoneMode::Zbd {
+            return Ok(());
+        }
+        if given("zonerange") && z.range != z.size {
+            return Err(conflict(
+                "zonerange",
+                "zonerange applies to zonemode=strided; with zonemode=zbd every zone spans \
+                 zonesize bytes (drop zonerange)"
+                    .into(),
+            ));
+        }
+        if z.skip > 0 {
+            return Err(conflict(
+                "zoneskip",
+                "zoneskip with zonemode=zbd is not implemented by iolab; use zonemode=strided \
+                 to skip between zones"
+                    .into(),
+            ));
+        }
+        let (min_bs, max_bs) = (
+            u64::from(s.bs[0].min().min(s.bs[1].min()).max(1)),
+            u64::from(s.bs[0].max().max(s.bs[1].max())),
+        );
+        if max_bs > z.size {
+            return Err(conflict(
+                "zonesize",
+                format!(
+                    "a block of {max_bs} bytes does not fit a zone of zonesize={}: use a \
+                     zonesize of at least the largest block size",
+                    z.size
+                ),
+            ));
+        }
+        if !z.size.is_multiple_of(min_bs) {
+            return Err(conflict(
+                "zonesize",
+                format!(
+                    "zonesize={} is not a multiple of the smallest block size ({min_bs}): writes \
+                     at the write pointer would leave a zone's tail unwritable",
+                    z.size
+                ),
+            ));
+        }
+        if s.verify.kind.is_some() && s.rw.dir != Direction::Read {
+            return Err(conflict(
+                "zonemode",
+                "verify with zonemode=zbd is not implemented by iolab (zone resets overwrite \
+                 what was written)"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+}
