@@ -10,6 +10,7 @@ pub mod control;
 pub mod error;
 pub mod files;
 pub mod fill;
+pub mod flow;
 pub mod hooks;
 pub mod joblogs;
 pub mod place;
@@ -91,6 +92,7 @@ fn run_group(
     for placed in setup::plan_workers(jobs, group) {
         prepared.push(setup::prepare(jobs, placed, opts.allow_destructive)?);
     }
+    flow::attach(jobs, &mut prepared);
     let placement = place::plan(jobs, &prepared)?;
     // Poll signals for the live balancer (placement=balance), and each worker's
     // kernel thread id, published before the start barrier.

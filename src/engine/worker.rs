@@ -117,6 +117,8 @@ pub struct Stream {
     in_device: u32,
     /// `steadystate`: ends the stream once its rate is steady (`engine::steady`).
     pub steady: Option<crate::engine::steady::Detector>,
+    /// `flow`: holds requests while the job is ahead of its share (`engine::flow`).
+    pub flow: crate::engine::flow::FlowGate,
 }
 
 impl Stream {
@@ -158,6 +160,7 @@ impl Stream {
             batch_n: 0,
             in_device: 0,
             steady: None,
+            flow: Default::default(),
         }
     }
 
@@ -312,6 +315,7 @@ impl Worker {
             if let Some(d) = s.steady.as_mut() {
                 d.start(start);
             }
+            s.flow.join();
         }
         let mut out = LoopOutcome {
             started_ns: start,
@@ -396,6 +400,7 @@ impl Worker {
                 }
             }
         }
+        self.streams.iter_mut().for_each(|s| s.flow.leave());
         out.ended_ns = clock::now_ns();
         out.completion = self.completer.stats;
         Ok(out)
@@ -484,11 +489,18 @@ impl Worker {
                     next_due = Some(next_due.map_or(due, |d: u64| d.min(due)));
                     break;
                 }
+                if let Some(retry) = s.flow.hold(now) {
+                    // Ahead of its flow's share: try again after flow_sleep.
+                    s.pending = Some(io);
+                    next_due = Some(next_due.map_or(retry, |d: u64| d.min(retry)));
+                    break;
+                }
                 let Some(slot) = self.free.pop() else {
                     s.pending = Some(io);
                     break;
                 };
                 s.pacer.issued(io.op.dir(), io.len, now);
+                s.flow.issued();
                 self.slots[slot as usize] = Slot {
                     stream: si as u16,
                     file: s.generator.file(),
@@ -549,6 +561,9 @@ impl Worker {
                         self.slots[slot as usize].seq = v.fill(buf, io.offset);
                     }
                 }
+            }
+            if s.exhausted {
+                s.flow.leave(); // an ended job holds no flow back
             }
         }
         next_due

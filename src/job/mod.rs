@@ -14,6 +14,7 @@ pub mod error;
 pub mod files;
 pub mod files_opts;
 pub mod ini;
+pub mod numa;
 pub mod options;
 mod parse;
 pub mod plan;

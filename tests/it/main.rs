@@ -33,6 +33,7 @@ mod deploy_manifests;
 mod faults_conservation;
 mod fio_examples;
 mod fleet_ansible;
+mod flow;
 mod fuzz_corpus_replay;
 mod hybrid_iopoll;
 mod iolog_fio_tools;
