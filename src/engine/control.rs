@@ -132,6 +132,8 @@ pub struct WorkerControl {
     on_error: bool,
     /// fsyncs after the last I/O: one for end_fsync, one for fsync_on_close.
     end_syncs: u32,
+    /// `wait_for`: the jobs whose end starts this worker (`engine::waitfor`).
+    pub gate: crate::engine::waitfor::StartGate,
 }
 
 impl WorkerControl {
@@ -147,6 +149,12 @@ impl WorkerControl {
             Some("exitall/exit_what/exitall_on_error")
         } else if a.syncs != b.syncs {
             Some("fdatasync/end_fsync/fsync_on_close/sync_file_range")
+        } else if a.control.wait_for != b.control.wait_for {
+            Some(
+                "wait_for (a job cannot wait for one that shares its worker: give them different filenames)",
+            )
+        } else if a.control.numa != b.control.numa {
+            Some("numa_cpu_nodes/numa_mem_policy")
         } else {
             None
         }
@@ -173,11 +181,13 @@ impl WorkerControl {
             exitall: first.control.exitall.then_some(first.control.exit_what),
             on_error: first.control.exitall_on_error,
             end_syncs: u32::from(first.syncs.end_fsync) + u32::from(first.syncs.fsync_on_close),
+            gate: Default::default(),
         }
     }
 
-    /// Sleep the start delay. False if the group was stopped (or the run
-    /// interrupted) meanwhile: the worker then issues nothing, as in fio.
+    /// Sleep the start delay (counted from the group's start, as fio counts
+    /// it) and wait for the `wait_for` job. False if the group was stopped (or
+    /// the run interrupted) meanwhile: the worker then issues nothing, as in fio.
     pub fn wait_start(&self, flags: &StopFlags) -> bool {
         let end = std::time::Instant::now() + self.delay;
         loop {
@@ -185,11 +195,13 @@ impl WorkerControl {
                 return false;
             }
             let now = std::time::Instant::now();
-            if now >= end {
+            if now >= end && self.gate.open() {
                 return true;
             }
-            // Short steps so exitall or SIGINT ends a long delay promptly.
-            std::thread::sleep((end - now).min(Duration::from_millis(10)));
+            // Short steps so exitall or SIGINT ends a long delay promptly, and
+            // a waitee's end starts the waiter within a millisecond.
+            let step = if now < end { end - now } else { Duration::ZERO };
+            std::thread::sleep(step.clamp(Duration::from_millis(1), Duration::from_millis(10)));
         }
     }
 

@@ -19,6 +19,7 @@ pub mod setup;
 pub mod steady;
 pub mod summary;
 pub mod trace;
+pub mod waitfor;
 pub mod worker;
 
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -93,6 +94,7 @@ fn run_group(
         prepared.push(setup::prepare(jobs, placed, opts.allow_destructive)?);
     }
     flow::attach(jobs, &mut prepared);
+    waitfor::arm(jobs, group, &mut prepared);
     let placement = place::plan(jobs, &prepared)?;
     // Poll signals for the live balancer (placement=balance), and each worker's
     // kernel thread id, published before the start barrier.
@@ -123,6 +125,8 @@ fn run_group(
             std::thread::Builder::new()
                 .name(format!("iolab-w{i}"))
                 .spawn(move || {
+                    // However the worker ends, its wait_for waiters may start.
+                    let _ended = p.control.gate.ender();
                     crate::measure::clock::set_thread_timer_slack_ns(1);
                     let tid = crate::placement::affinity::gettid();
                     tid_slot.store(tid, Ordering::Relaxed);

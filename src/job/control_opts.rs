@@ -8,7 +8,7 @@ use super::draft::{Ctx, Draft};
 use super::errno;
 use super::error::JobError;
 use super::parse;
-use super::spec::Engine;
+use super::spec::{Engine, JobSpec};
 use super::units::{self, TimeUnit};
 
 pub(crate) fn startdelay(c: &Ctx) -> Result<[Duration; 2], JobError> {
@@ -100,6 +100,51 @@ pub(crate) fn cmdprio_field(
     max: u64,
 ) -> Result<[u64; 2], JobError> {
     parse::per_dir(c, current, |p| units::parse_int(p, c.kb, min, max))
+}
+
+/// `wait_for=NAME` names one earlier job (fio's rules: no forward reference,
+/// not itself, a unique name). `at`: where the option was written.
+pub(crate) fn check_wait_for(
+    job: &JobSpec,
+    at: Option<&str>,
+    earlier: &[JobSpec],
+) -> Result<(), JobError> {
+    let Some(name) = &job.control.wait_for else {
+        return Ok(());
+    };
+    let bad = |expected: String| JobError::BadValue {
+        at: at.unwrap_or(&job.origin.0).to_string(),
+        option: "wait_for".into(),
+        value: name.clone(),
+        expected,
+    };
+    let mut names: Vec<&str> = earlier.iter().map(|j| j.name.as_str()).collect();
+    names.dedup();
+    if *name == job.name {
+        return Err(bad(format!(
+            "the name of an earlier job ({}); a job cannot wait for itself",
+            list_or_none(&names)
+        )));
+    }
+    match earlier.iter().filter(|j| j.name == *name).count() {
+        1 => Ok(()),
+        0 => Err(bad(format!(
+            "the name of a job defined before this one ({}); a job waits only for earlier jobs",
+            list_or_none(&names)
+        ))),
+        n => Err(bad(format!(
+            "the name of one earlier job: {n} earlier jobs are called '{name}'; give the waitee \
+             a unique name"
+        ))),
+    }
+}
+
+fn list_or_none(names: &[&str]) -> String {
+    if names.is_empty() {
+        "there is none before it".into()
+    } else {
+        format!("valid: {}", names.join(", "))
+    }
 }
 
 impl Draft {

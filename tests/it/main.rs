@@ -72,3 +72,4 @@ mod trace_fixtures;
 mod trace_live;
 mod trace_run;
 mod verify_run;
+mod wait_for;
