@@ -134,6 +134,8 @@ pub struct WorkerControl {
     end_syncs: u32,
     /// `wait_for`: the jobs whose end starts this worker (`engine::waitfor`).
     pub gate: crate::engine::waitfor::StartGate,
+    /// `numa_mem_policy`: the worker thread's memory policy.
+    mem: Option<crate::job::numa::MemPolicy>,
 }
 
 impl WorkerControl {
@@ -182,6 +184,16 @@ impl WorkerControl {
             on_error: first.control.exitall_on_error,
             end_syncs: u32::from(first.syncs.end_fsync) + u32::from(first.syncs.fsync_on_close),
             gate: Default::default(),
+            mem: first.control.numa.mem.clone(),
+        }
+    }
+
+    /// Put the calling (worker) thread under the job's `numa_mem_policy`, so
+    /// what it allocates follows the policy as its buffers do (`engine::numa`).
+    pub fn enter_mem_policy(&self) -> std::io::Result<()> {
+        match &self.mem {
+            Some(m) => crate::sys::numa::set_mempolicy(m.mode.mpol(), &m.nodes),
+            None => Ok(()),
         }
     }
 

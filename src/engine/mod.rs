@@ -13,6 +13,7 @@ pub mod fill;
 pub mod flow;
 pub mod hooks;
 pub mod joblogs;
+pub mod numa;
 pub mod place;
 pub mod progress;
 pub mod setup;
@@ -144,6 +145,10 @@ fn run_group(
                             ),
                             e,
                         );
+                        return (p, Err(err), ThreadUsage::default(), None);
+                    }
+                    if let Err(e) = p.control.enter_mem_policy() {
+                        let err = crate::device::DeviceError::io("setting numa_mem_policy", e);
                         return (p, Err(err), ThreadUsage::default(), None);
                     }
                     p.worker.halt = control::Halt::watch(&stops);

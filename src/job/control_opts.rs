@@ -227,6 +227,20 @@ impl Draft {
                 }
             }
         }
+        if let Some(at) = self.control_set_at("numa_cpu_nodes")
+            && let Some(o) = ["cpus_allowed", "cpumask"]
+                .into_iter()
+                .find(|o| self.control_set_at(o).is_some())
+        {
+            return Err(conflict(
+                Some(at),
+                &name,
+                format!(
+                    "numa_cpu_nodes and {o} both choose the job's CPUs (fio lets the node mask \
+                     override {o}); keep one of them"
+                ),
+            ));
+        }
         if let Some(at) = self.control_set_at("exit_what")
             && !s.control.exitall
         {

@@ -41,6 +41,25 @@ pub struct MemPolicy {
     pub nodes: Vec<u32>,
 }
 
+impl std::fmt::Display for MemPolicy {
+    /// fio's spelling: `bind:0-1`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mode = match self.mode {
+            MemMode::Default => "default",
+            MemMode::Prefer => "prefer",
+            MemMode::Bind => "bind",
+            MemMode::Interleave => "interleave",
+            MemMode::Local => "local",
+        };
+        if self.nodes.is_empty() {
+            f.write_str(mode)
+        } else {
+            let list = crate::placement::topology::format_cpu_list(&self.nodes);
+            write!(f, "{mode}:{list}")
+        }
+    }
+}
+
 /// A job's NUMA options.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct NumaSpec {

@@ -44,6 +44,7 @@ mod job_parse;
 mod null_conservation;
 mod null_device;
 mod null_measure;
+mod numa;
 mod observe_exact;
 mod observe_parity;
 mod paced_stream;
