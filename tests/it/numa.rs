@@ -48,7 +48,7 @@ fn the_worker_runs_on_its_nodes_cpus_under_its_memory_policy() {
         ));
         return;
     };
-    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
         .args([
             "run",
             "--name=n",
