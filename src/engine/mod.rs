@@ -145,10 +145,12 @@ fn run_group(
                             ),
                             e,
                         );
+                        flow::leave_all(&mut p.worker.streams);
                         return (p, Err(err), ThreadUsage::default(), None);
                     }
                     if let Err(e) = p.control.enter_mem_policy() {
                         let err = crate::device::DeviceError::io("setting numa_mem_policy", e);
+                        flow::leave_all(&mut p.worker.streams);
                         return (p, Err(err), ThreadUsage::default(), None);
                     }
                     p.worker.halt = control::Halt::watch(&stops);
@@ -161,6 +163,7 @@ fn run_group(
                         (Ok(Default::default()), ThreadUsage::default())
                     };
                     let (outcome, cpu) = outcome;
+                    flow::leave_all(&mut p.worker.streams);
                     let fds = p.files.fds(p.target.as_ref());
                     let failed = (p.worker.streams.iter())
                         .any(|s| s.error.is_some() || s.acct.verify_failures > 0);

@@ -315,7 +315,7 @@ impl Worker {
             if let Some(d) = s.steady.as_mut() {
                 d.start(start);
             }
-            s.flow.join();
+            s.flow.join(); // jobs that start late (startdelay, wait_for) join now
         }
         let mut out = LoopOutcome {
             started_ns: start,
@@ -400,7 +400,6 @@ impl Worker {
                 }
             }
         }
-        self.streams.iter_mut().for_each(|s| s.flow.leave());
         out.ended_ns = clock::now_ns();
         out.completion = self.completer.stats;
         Ok(out)
