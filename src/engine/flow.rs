@@ -14,8 +14,6 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::engine::setup::Prepared;
-use crate::engine::worker::Stream;
 use crate::job::JobSpec;
 use crate::job::control::FlowSpec;
 
@@ -64,28 +62,20 @@ impl Flows {
     }
 }
 
-/// Give every stream of the group's workers the gate of its job's flow. Jobs
-/// that start with the group join now, before any worker runs (fio registers
-/// a job's weight before its threads are released): whichever thread the
-/// kernel runs first is held to its share from its first I/O. Jobs that start
-/// later (`startdelay`, `wait_for`) join when they start. Every worker leaves
-/// on its way out ([`leave_all`]), whatever the path.
-pub fn attach(jobs: &[JobSpec], prepared: &mut [Prepared]) {
+/// Give each stream its job's gate (`streams`: the group's streams with their
+/// jobs). Jobs that start with the group join now, before any worker runs (fio
+/// registers a job's weight before releasing its threads): whichever thread
+/// the kernel runs first is held to its share from its first I/O. Jobs that
+/// start later (`startdelay`, `wait_for`) join when they start. Every worker
+/// leaves on its way out (`Worker::leave_flows`), whatever the path.
+pub fn attach<'a>(streams: impl Iterator<Item = (&'a mut FlowGate, &'a JobSpec)>) {
     let mut flows = Flows::default();
-    for p in prepared {
-        for (s, pl) in p.worker.streams.iter_mut().zip(&p.placed) {
-            let job = &jobs[pl.job];
-            s.flow = flows.gate(&job.control.flow);
-            if job.control.startdelay[1].is_zero() && job.control.wait_for.is_none() {
-                s.flow.join();
-            }
+    for (gate, job) in streams {
+        *gate = flows.gate(&job.control.flow);
+        if job.control.startdelay[1].is_zero() && job.control.wait_for.is_none() {
+            gate.join();
         }
     }
-}
-
-/// The worker is done (or never ran): its streams leave their flows.
-pub fn leave_all(streams: &mut [Stream]) {
-    streams.iter_mut().for_each(|s| s.flow.leave());
 }
 
 /// One stream's view of its flow.

@@ -94,8 +94,15 @@ fn run_group(
     for placed in setup::plan_workers(jobs, group) {
         prepared.push(setup::prepare(jobs, placed, opts.allow_destructive)?);
     }
-    flow::attach(jobs, &mut prepared);
-    waitfor::arm(jobs, group, &mut prepared);
+    let gates = waitfor::Gates::new(group);
+    for p in &mut prepared {
+        let js: Vec<usize> = p.placed.iter().map(|pl| pl.job).collect();
+        p.control.gate = gates.gate(jobs, &js);
+    }
+    flow::attach(prepared.iter_mut().flat_map(|p| {
+        let streams = p.worker.streams.iter_mut().map(|s| &mut s.flow);
+        streams.zip(p.placed.iter().map(|pl| &jobs[pl.job]))
+    }));
     let placement = place::plan(jobs, &prepared)?;
     // Poll signals for the live balancer (placement=balance), and each worker's
     // kernel thread id, published before the start barrier.
@@ -145,12 +152,12 @@ fn run_group(
                             ),
                             e,
                         );
-                        flow::leave_all(&mut p.worker.streams);
+                        p.worker.leave_flows();
                         return (p, Err(err), ThreadUsage::default(), None);
                     }
                     if let Err(e) = p.control.enter_mem_policy() {
                         let err = crate::device::DeviceError::io("setting numa_mem_policy", e);
-                        flow::leave_all(&mut p.worker.streams);
+                        p.worker.leave_flows();
                         return (p, Err(err), ThreadUsage::default(), None);
                     }
                     p.worker.halt = control::Halt::watch(&stops);
@@ -163,7 +170,7 @@ fn run_group(
                         (Ok(Default::default()), ThreadUsage::default())
                     };
                     let (outcome, cpu) = outcome;
-                    flow::leave_all(&mut p.worker.streams);
+                    p.worker.leave_flows();
                     let fds = p.files.fds(p.target.as_ref());
                     let failed = (p.worker.streams.iter())
                         .any(|s| s.error.is_some() || s.acct.verify_failures > 0);

@@ -10,7 +10,6 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use crate::engine::setup::Prepared;
 use crate::job::JobSpec;
 
 /// When a worker may start, and whom its end releases.
@@ -53,27 +52,41 @@ impl Drop for Ender {
     }
 }
 
-/// Give every worker of the group its start gate. Jobs sharing a worker agree
-/// on `wait_for` (setup refuses them otherwise), so the first job's is the
-/// worker's.
-pub fn arm(jobs: &[JobSpec], group: &[usize], prepared: &mut [Prepared]) {
-    let counters: Vec<Arc<AtomicU32>> = group.iter().map(|_| Arc::default()).collect();
-    let counter = |j: usize| group.iter().position(|&g| g == j).map(|i| &counters[i]);
-    for p in prepared {
-        let first = p.placed[0].job;
+/// One counter of finished clones per job of a group.
+pub struct Gates<'a> {
+    group: &'a [usize],
+    counters: Vec<Arc<AtomicU32>>,
+}
+
+impl<'a> Gates<'a> {
+    pub fn new(group: &'a [usize]) -> Gates<'a> {
+        Gates {
+            group,
+            counters: group.iter().map(|_| Arc::default()).collect(),
+        }
+    }
+
+    fn counter(&self, job: usize) -> Option<&Arc<AtomicU32>> {
+        let i = self.group.iter().position(|&g| g == job)?;
+        Some(&self.counters[i])
+    }
+
+    /// The gate of a worker running clones of `worker_jobs` (job indices, one
+    /// per clone). Jobs sharing a worker agree on `wait_for` (setup refuses
+    /// them otherwise), so the first job's is the worker's.
+    pub fn gate(&self, jobs: &[JobSpec], worker_jobs: &[usize]) -> StartGate {
+        let first = worker_jobs[0];
         let waits = match &jobs[first].control.wait_for {
             Some(name) => (0..first)
                 .filter(|&j| jobs[j].name == *name)
-                .filter_map(|j| counter(j).map(|c| (c.clone(), jobs[j].numjobs)))
+                .filter_map(|j| self.counter(j).map(|c| (c.clone(), jobs[j].numjobs)))
                 .collect(),
             None => Vec::new(),
         };
-        let ends = p
-            .placed
-            .iter()
-            .filter_map(|pl| counter(pl.job).cloned())
+        let ends = (worker_jobs.iter())
+            .filter_map(|&j| self.counter(j).cloned())
             .collect();
-        p.control.gate = StartGate { waits, ends };
+        StartGate { waits, ends }
     }
 }
 

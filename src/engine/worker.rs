@@ -302,6 +302,11 @@ impl Worker {
         }
     }
 
+    /// The worker is done (or never ran): its streams leave their flows.
+    pub fn leave_flows(&mut self) {
+        self.streams.iter_mut().for_each(|s| s.flow.leave());
+    }
+
     /// Run until every stream is done or a stop is requested (SIGINT). Returns per-run facts;
     /// per-stream results stay in `self.streams`.
     pub fn run(&mut self) -> DevResult<LoopOutcome> {

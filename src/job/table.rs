@@ -1083,16 +1083,16 @@ Ok(())
     .stricter("not together with cpus_allowed/cpumask (fio lets the node mask override them silently)")
     .expects("a list of NUMA nodes such as 0, 0-1, 0,2 or all")
     .set(|d, c| {
-        super::numa::cpu_nodes(c, &mut d.spec.control.numa, &crate::sys::numa::Nodes::system())
+        super::control_opts::numa_cpu_nodes(c, &mut d.spec.control.numa, &crate::sys::numa::Nodes::system())
     }),
     OptionDef::new(
         "numa_mem_policy",
         S::Threads,
         "memory policy of the job's worker and buffers: default, local, prefer:N, bind:NODES, interleave:NODES",
     )
-    .expects(super::numa::MEM_VALID)
+    .expects(super::control_opts::MEM_VALID)
     .set(|d, c| {
-        super::numa::mem_policy(c, &mut d.spec.control.numa, &crate::sys::numa::Nodes::system())
+        super::control_opts::numa_mem_policy(c, &mut d.spec.control.numa, &crate::sys::numa::Nodes::system())
     }),
     refused("nice", S::Threads, "use prio/prioclass or iolab's placement"),
     refused("uid", S::Threads, SAME_USER),

@@ -9,7 +9,26 @@
 use std::io;
 use std::path::Path;
 
-use crate::placement::topology::parse_cpu_list;
+/// A kernel list such as `0-3,8` (CPUs or nodes); None if malformed.
+pub fn parse_list(s: &str) -> Option<Vec<u32>> {
+    let mut out = Vec::new();
+    for part in s.trim().split(',').filter(|p| !p.trim().is_empty()) {
+        let num = |t: &str| t.trim().parse::<u32>().ok();
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (num(a)?, num(b)?);
+                if a > b || b - a > 65_535 {
+                    return None;
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(num(part)?),
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Some(out)
+}
 
 /// Where the kernel lists the NUMA nodes.
 pub const NODE_DIR: &str = "/sys/devices/system/node";
@@ -47,7 +66,7 @@ impl Nodes {
                 };
                 let cpus = std::fs::read_to_string(e.path().join("cpulist"))
                     .ok()
-                    .and_then(|s| parse_cpu_list(&s).ok())
+                    .and_then(|s| parse_list(&s))
                     .unwrap_or_default();
                 nodes.push((n, cpus));
             }
@@ -55,7 +74,7 @@ impl Nodes {
         if nodes.is_empty() {
             let cpus = std::fs::read_to_string(cpu_online)
                 .ok()
-                .and_then(|s| parse_cpu_list(&s).ok())
+                .and_then(|s| parse_list(&s))
                 .filter(|c| !c.is_empty())
                 .unwrap_or_else(|| {
                     let n = std::thread::available_parallelism().map_or(1, |n| n.get());
