@@ -150,6 +150,10 @@ pub struct WorkerControl {
     on_error: bool,
     /// fsyncs after the last I/O: one for end_fsync, one for fsync_on_close.
     end_syncs: u32,
+    /// `wait_for`: the jobs whose end starts this worker (`engine::waitfor`).
+    pub gate: crate::engine::waitfor::StartGate,
+    /// `numa_mem_policy`: the worker thread's memory policy.
+    mem: Option<crate::job::numa::MemPolicy>,
 }
 
 impl WorkerControl {
@@ -165,6 +169,12 @@ impl WorkerControl {
             Some("exitall/exit_what/exitall_on_error")
         } else if a.syncs != b.syncs {
             Some("fdatasync/end_fsync/fsync_on_close/sync_file_range")
+        } else if a.control.wait_for != b.control.wait_for {
+            Some(
+                "wait_for (a job cannot wait for one that shares its worker: give them different filenames)",
+            )
+        } else if a.control.numa != b.control.numa {
+            Some("numa_cpu_nodes/numa_mem_policy")
         } else {
             None
         }
@@ -191,11 +201,23 @@ impl WorkerControl {
             exitall: first.control.exitall.then_some(first.control.exit_what),
             on_error: first.control.exitall_on_error,
             end_syncs: u32::from(first.syncs.end_fsync) + u32::from(first.syncs.fsync_on_close),
+            gate: Default::default(),
+            mem: first.control.numa.mem.clone(),
         }
     }
 
-    /// Sleep the start delay. False if the group was stopped (or the run
-    /// interrupted) meanwhile: the worker then issues nothing, as in fio.
+    /// Put the calling (worker) thread under the job's `numa_mem_policy`, so
+    /// what it allocates follows the policy as its buffers do (`engine::numa`).
+    pub fn enter_mem_policy(&self) -> std::io::Result<()> {
+        match &self.mem {
+            Some(m) => crate::sys::numa::set_mempolicy(m.mode.mpol(), &m.nodes),
+            None => Ok(()),
+        }
+    }
+
+    /// Sleep the start delay (counted from the group's start, as fio counts
+    /// it) and wait for the `wait_for` job. False if the group was stopped (or
+    /// the run interrupted) meanwhile: the worker then issues nothing, as in fio.
     pub fn wait_start(&self, flags: &StopFlags) -> bool {
         let end = std::time::Instant::now() + self.delay;
         loop {
@@ -203,11 +225,13 @@ impl WorkerControl {
                 return false;
             }
             let now = std::time::Instant::now();
-            if now >= end {
+            if now >= end && self.gate.open() {
                 return true;
             }
-            // Short steps so exitall or SIGINT ends a long delay promptly.
-            std::thread::sleep((end - now).min(Duration::from_millis(10)));
+            // Short steps so exitall or SIGINT ends a long delay promptly, and
+            // a waitee's end starts the waiter within a millisecond.
+            let step = if now < end { end - now } else { Duration::ZERO };
+            std::thread::sleep(step.clamp(Duration::from_millis(1), Duration::from_millis(10)));
         }
     }
 

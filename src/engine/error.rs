@@ -94,6 +94,15 @@ pub enum EngineError {
         open: u64,
         limit: u64,
     },
+    #[error(
+        "{job}: numa_mem_policy={policy}: set_mempolicy failed: {source}; use a policy over \
+         nodes with memory (/sys/devices/system/node/has_memory) or drop the option"
+    )]
+    MemPolicy {
+        job: String,
+        policy: String,
+        source: io::Error,
+    },
     #[error("{job}: pre_read of {path}: {source}; check that the file can be read")]
     PreRead {
         job: String,

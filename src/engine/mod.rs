@@ -11,9 +11,11 @@ pub mod control;
 pub mod error;
 pub mod files;
 pub mod fill;
+pub mod flow;
 pub mod hooks;
 pub mod joblogs;
 pub mod lat_target;
+pub mod numa;
 pub mod place;
 pub mod progress;
 pub mod setup;
@@ -21,6 +23,7 @@ pub mod steady;
 pub mod summary;
 pub mod trace;
 pub mod verify_setup;
+pub mod waitfor;
 pub mod worker;
 
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -94,6 +97,15 @@ fn run_group(
     for placed in setup::plan_workers(jobs, group) {
         prepared.push(setup::prepare(jobs, placed, opts.allow_destructive)?);
     }
+    let gates = waitfor::Gates::new(group);
+    for p in &mut prepared {
+        let js: Vec<usize> = p.placed.iter().map(|pl| pl.job).collect();
+        p.control.gate = gates.gate(jobs, &js);
+    }
+    flow::attach(prepared.iter_mut().flat_map(|p| {
+        let streams = p.worker.streams.iter_mut().map(|s| &mut s.flow);
+        streams.zip(p.placed.iter().map(|pl| &jobs[pl.job]))
+    }));
     let placement = place::plan(jobs, &prepared)?;
     // Poll signals for the live balancer (placement=balance), and each worker's
     // kernel thread id, published before the start barrier.
@@ -124,6 +136,8 @@ fn run_group(
             std::thread::Builder::new()
                 .name(format!("iolab-w{i}"))
                 .spawn(move || {
+                    // However the worker ends, its wait_for waiters may start.
+                    let _ended = p.control.gate.ender();
                     crate::measure::clock::set_thread_timer_slack_ns(1);
                     let tid = crate::placement::affinity::gettid();
                     tid_slot.store(tid, Ordering::Relaxed);
@@ -141,6 +155,12 @@ fn run_group(
                             ),
                             e,
                         );
+                        p.worker.leave_flows();
+                        return (p, Err(err), ThreadUsage::default(), None);
+                    }
+                    if let Err(e) = p.control.enter_mem_policy() {
+                        let err = crate::device::DeviceError::io("setting numa_mem_policy", e);
+                        p.worker.leave_flows();
                         return (p, Err(err), ThreadUsage::default(), None);
                     }
                     p.worker.halt = control::Halt::watch(&stops);
@@ -153,6 +173,7 @@ fn run_group(
                         (Ok(Default::default()), ThreadUsage::default())
                     };
                     let (outcome, cpu) = outcome;
+                    p.worker.leave_flows();
                     let fds = p.files.fds(p.target.as_ref());
                     let failed = (p.worker.streams.iter())
                         .any(|s| s.error.is_some() || s.acct.verify_failures > 0);

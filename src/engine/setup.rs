@@ -160,6 +160,8 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         .iter()
         .any(|p| jobs[p.job].rw.dir != Direction::Read || jobs[p.job].fsync > 0);
 
+    // numa_mem_policy: the buffers are first touched under the job's policy.
+    let policy = crate::engine::numa::buffer_policy(first)?;
     let mut bufs =
         Buffers::new(nslots as usize, max_bs, 4096).map_err(|err| EngineError::Buffers {
             job: label(first),
@@ -167,6 +169,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         })?;
     // What writes carry: fio's buffer options (random data by default).
     BufferFill::new(&first.buffers, first.randseed).prepare(&mut bufs);
+    drop(policy);
 
     // The job's files besides the first (nrfiles, a filename list).
     let mut files = crate::engine::files::OpenSet::default();
@@ -462,7 +465,9 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         .filter_map(|p| jobs[p.job].io_timeout.map(dur_ns))
         .min()
         .unwrap_or(0);
-    let cpus = if first.cpus_allowed_split && !first.cpus_allowed.is_empty() {
+    let cpus = if !first.control.numa.cpus.is_empty() {
+        first.control.numa.cpus.clone() // numa_cpu_nodes
+    } else if first.cpus_allowed_split && !first.cpus_allowed.is_empty() {
         let n = first.cpus_allowed.len();
         vec![first.cpus_allowed[placed[0].jobnum as usize % n]]
     } else {

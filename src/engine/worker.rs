@@ -123,6 +123,8 @@ pub struct Stream {
     pub lat_target: Option<crate::engine::lat_target::LatTarget>,
     /// `fill_device`: a write failing with ENOSPC ends the workload cleanly.
     pub fill_device: bool,
+    /// `flow`: holds requests while the job is ahead of its share (`engine::flow`).
+    pub flow: crate::engine::flow::FlowGate,
 }
 
 impl Stream {
@@ -166,6 +168,7 @@ impl Stream {
             steady: None,
             lat_target: None,
             fill_device: false,
+            flow: Default::default(),
         }
     }
 
@@ -317,6 +320,11 @@ impl Worker {
         }
     }
 
+    /// The worker is done (or never ran): its streams leave their flows.
+    pub fn leave_flows(&mut self) {
+        self.streams.iter_mut().for_each(|s| s.flow.leave());
+    }
+
     /// Run until every stream is done or a stop is requested (SIGINT). Returns per-run facts;
     /// per-stream results stay in `self.streams`.
     pub fn run(&mut self) -> DevResult<LoopOutcome> {
@@ -331,6 +339,7 @@ impl Worker {
                 d.start(start);
             }
             s.lat_target.iter_mut().for_each(|l| l.start(start));
+            s.flow.join(); // jobs that start late (startdelay, wait_for) join now
         }
         self.trace
             .logs_began(self.streams.iter().map(|s| s.ramp_end_ns));
@@ -508,11 +517,18 @@ impl Worker {
                     next_due = Some(next_due.map_or(due, |d: u64| d.min(due)));
                     break;
                 }
+                if let Some(retry) = s.flow.hold(now) {
+                    // Ahead of its flow's share: try again after flow_sleep.
+                    s.pending = Some(io);
+                    next_due = Some(next_due.map_or(retry, |d: u64| d.min(retry)));
+                    break;
+                }
                 let Some(slot) = self.free.pop() else {
                     s.pending = Some(io);
                     break;
                 };
                 s.pacer.issued(io.op.dir(), io.len, now);
+                s.flow.issued();
                 self.slots[slot as usize] = Slot {
                     stream: si as u16,
                     file: s.generator.file(),
@@ -574,6 +590,9 @@ impl Worker {
                         self.slots[slot as usize].seq = v.fill(buf, io.offset);
                     }
                 }
+            }
+            if s.exhausted {
+                s.flow.leave(); // an ended job holds no flow back
             }
         }
         next_due

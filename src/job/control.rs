@@ -108,6 +108,24 @@ pub struct ControlSpec {
     pub exitall_on_error: bool,
     pub ignore_error: IgnoreError,
     pub cmdprio: CmdPrioSpec,
+    /// `flow`, `flow_id`, `flow_sleep` (`engine::flow`).
+    pub flow: FlowSpec,
+    /// `wait_for=NAME`: start once every clone of that earlier job has ended.
+    pub wait_for: Option<String>,
+    /// `numa_cpu_nodes`, `numa_mem_policy` (`job::numa`).
+    pub numa: super::numa::NumaSpec,
+}
+
+/// fio's flow control: jobs sharing a `flow_id` keep their issued I/O counts
+/// in the ratio of their `flow` weights.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FlowSpec {
+    /// `flow`: the job's weight, 0 (no flow control, fio's default) to 1000.
+    pub weight: u32,
+    /// `flow_id`: which flow the job belongs to (default 0).
+    pub id: u32,
+    /// `flow_sleep`: how long a job ahead of its share waits before trying again.
+    pub sleep: Duration,
 }
 
 /// Syncs besides `fsync=N`.

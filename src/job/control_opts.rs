@@ -8,8 +8,9 @@ use super::draft::{Ctx, Draft};
 use super::errno;
 use super::error::JobError;
 use super::parse;
-use super::spec::Engine;
+use super::spec::{Engine, JobSpec};
 use super::units::{self, TimeUnit};
+use crate::sys::numa::Nodes;
 
 pub(crate) fn startdelay(c: &Ctx) -> Result<[Duration; 2], JobError> {
     const VALID: &str = "a time such as 10 (seconds) or 500ms, or a range such as 1s-5s";
@@ -102,6 +103,141 @@ pub(crate) fn cmdprio_field(
     parse::per_dir(c, current, |p| units::parse_int(p, c.kb, min, max))
 }
 
+/// `wait_for=NAME` names one earlier job (fio's rules: no forward reference,
+/// not itself, a unique name). `at`: where the option was written.
+pub(crate) fn check_wait_for(
+    job: &JobSpec,
+    at: Option<&str>,
+    earlier: &[JobSpec],
+) -> Result<(), JobError> {
+    let Some(name) = &job.control.wait_for else {
+        return Ok(());
+    };
+    let bad = |expected: String| JobError::BadValue {
+        at: at.unwrap_or(&job.origin.0).to_string(),
+        option: "wait_for".into(),
+        value: name.clone(),
+        expected,
+    };
+    let mut names: Vec<&str> = earlier.iter().map(|j| j.name.as_str()).collect();
+    names.dedup();
+    if *name == job.name {
+        return Err(bad(format!(
+            "the name of an earlier job ({}); a job cannot wait for itself",
+            list_or_none(&names)
+        )));
+    }
+    match earlier.iter().filter(|j| j.name == *name).count() {
+        1 => Ok(()),
+        0 => Err(bad(format!(
+            "the name of a job defined before this one ({}); a job waits only for earlier jobs",
+            list_or_none(&names)
+        ))),
+        n => Err(bad(format!(
+            "the name of one earlier job: {n} earlier jobs are called '{name}'; give the waitee \
+             a unique name"
+        ))),
+    }
+}
+
+fn list_or_none(names: &[&str]) -> String {
+    if names.is_empty() {
+        "there is none before it".into()
+    } else {
+        format!("valid: {}", names.join(", "))
+    }
+}
+
+// numa_cpu_nodes / numa_mem_policy (types: `job::numa`).
+
+pub(crate) const MEM_VALID: &str = "default, local, prefer:NODE, bind:NODES or interleave:NODES \
+     (NODES a list such as 0, 0-1, 0,2 or all)";
+const NODES_VALID: &str = "a list of NUMA nodes such as 0, 0-1, 0,2 or all";
+
+/// A node list (`0-1,3`, `all`), each node one the machine has.
+fn node_list(c: &Ctx, list: &str, nodes: &Nodes) -> Result<Vec<u32>, JobError> {
+    if list.trim() == "all" {
+        return Ok(nodes.ids());
+    }
+    let v = crate::sys::numa::parse_list(list)
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| c.bad(NODES_VALID))?;
+    if let Some(bad) = v.iter().find(|n| !nodes.has(**n)) {
+        let have = crate::placement::topology::format_cpu_list(&nodes.ids());
+        let source = if nodes.from_sysfs {
+            format!("{} lists node {have}", crate::sys::numa::NODE_DIR)
+        } else {
+            format!(
+                "{} is missing (a kernel without NUMA), so iolab takes the machine as one node 0",
+                crate::sys::numa::NODE_DIR
+            )
+        };
+        return Err(c.bad(format!(
+            "nodes this machine has ({have}): node {bad} does not exist here ({source}); iolab \
+             does not run a job on nodes the machine lacks"
+        )));
+    }
+    Ok(v)
+}
+
+/// `numa_cpu_nodes=NODES` against the machine's nodes.
+pub(crate) fn numa_cpu_nodes(
+    c: &Ctx,
+    spec: &mut super::numa::NumaSpec,
+    nodes: &Nodes,
+) -> Result<(), JobError> {
+    let list = node_list(c, c.value, nodes)?;
+    spec.cpus = nodes.cpus_of(&list);
+    if spec.cpus.is_empty() {
+        return Err(c.bad(format!(
+            "nodes with CPUs: node {} has none (a memory-only node); use it in numa_mem_policy",
+            crate::placement::topology::format_cpu_list(&list)
+        )));
+    }
+    spec.cpu_nodes = list;
+    spec.assumed_one_node |= !nodes.from_sysfs;
+    Ok(())
+}
+
+/// `numa_mem_policy=MODE[:NODES]` against the machine's nodes.
+pub(crate) fn numa_mem_policy(
+    c: &Ctx,
+    spec: &mut super::numa::NumaSpec,
+    nodes: &Nodes,
+) -> Result<(), JobError> {
+    spec.assumed_one_node |= !nodes.from_sysfs;
+    let (mode, list) = match c.value.split_once(':') {
+        Some((m, l)) => (m.trim(), Some(l)),
+        None => (c.value.trim(), None),
+    };
+    let mode = match mode {
+        "default" => super::numa::MemMode::Default,
+        "prefer" => super::numa::MemMode::Prefer,
+        "bind" => super::numa::MemMode::Bind,
+        "interleave" => super::numa::MemMode::Interleave,
+        "local" => super::numa::MemMode::Local,
+        _ => return Err(c.bad(MEM_VALID)),
+    };
+    let nodes = match (mode, list) {
+        (super::numa::MemMode::Default | super::numa::MemMode::Local, None) => Vec::new(),
+        (super::numa::MemMode::Default | super::numa::MemMode::Local, Some(_)) => {
+            return Err(c.bad(format!("{MEM_VALID}; default and local take no node list")));
+        }
+        (_, None) => {
+            return Err(c.bad(format!("{MEM_VALID}; this mode needs its nodes after ':'")));
+        }
+        (_, Some(l)) => {
+            let v = node_list(c, l, nodes)?;
+            if mode == super::numa::MemMode::Prefer && v.len() != 1 {
+                return Err(c.bad(format!("{MEM_VALID}; prefer takes exactly one node")));
+            }
+            v
+        }
+    };
+    spec.mem = Some(super::numa::MemPolicy { mode, nodes });
+    Ok(())
+}
+
 impl Draft {
     fn control_set_at(&self, name: &str) -> Option<&str> {
         self.set
@@ -181,6 +317,20 @@ impl Draft {
                     ));
                 }
             }
+        }
+        if let Some(at) = self.control_set_at("numa_cpu_nodes")
+            && let Some(o) = ["cpus_allowed", "cpumask"]
+                .into_iter()
+                .find(|o| self.control_set_at(o).is_some())
+        {
+            return Err(conflict(
+                Some(at),
+                &name,
+                format!(
+                    "numa_cpu_nodes and {o} both choose the job's CPUs (fio lets the node mask \
+                     override {o}); keep one of them"
+                ),
+            ));
         }
         if let Some(at) = self.control_set_at("exit_what")
             && !s.control.exitall

@@ -341,7 +341,13 @@ impl Builder {
             d.apply(o)?;
             set_raw(&mut raw, o);
         }
+        let wait_at = d
+            .set
+            .iter()
+            .find(|o| o.0 == "wait_for")
+            .map(|o| o.1.clone());
         let mut spec = d.finish(&s.at)?;
+        super::control_opts::check_wait_for(&spec, wait_at.as_deref(), &self.jobs)?;
         spec.options = raw;
         self.jobs.push(spec);
         Ok(true)

@@ -214,7 +214,6 @@ const ZONED: &str = "zonemode=zbd on a zoned block device (queue/zoned not none)
                      that writes needs a zone-aligned offset and size (fio rounds them); zbd write \
                      pointers are per job clone; zoneskip/zonerange/verify/sequential holes with zbd \
                      and backward rw=...:-N with strided are refused (docs/fio-compat.md, Zones)";
-const NUMA: &str = "iolab does not bind memory or NUMA nodes; use cpus_allowed= or placement=";
 const BATCH_EXPECTED: &str = "a count, 0-65535";
 const LOG_PREFIX: &str = "alone, the job's name is the prefix (as fio does in a job file; for a bare \
                           --write_*_log on its command line fio 3.33 writes no log); an empty or \
@@ -1052,9 +1051,33 @@ Ok(())
         d.spec.rate_cycle = std::time::Duration::from_millis(c.int(1, 3_600_000)?);
         Ok(())
     }),
-    refused("flow", S::Rate, "flow control between jobs is not implemented"),
-    refused("flow_id", S::Rate, "flow control between jobs is not implemented"),
-    refused("flow_sleep", S::Rate, "flow control between jobs is not implemented"),
+    OptionDef::new(
+        "flow",
+        S::Rate,
+        "weight 1-1000: jobs sharing a flow_id keep their issued I/O counts in the ratio of their weights (0: no flow control)",
+    )
+    .stricter("negative weights (older fio's signed flow) are refused; a job ahead of its share holds new I/O without first draining the I/O in flight")
+    .expects("a weight, 0-1000")
+    .set(|d, c| {
+        d.spec.control.flow.weight = c.int(0, 1000)? as u32;
+        Ok(())
+    }),
+    OptionDef::new("flow_id", S::Rate, "the flow a flow-controlled job belongs to (default 0)")
+        .expects("a flow number, 0-4294967295")
+        .set(|d, c| {
+            d.spec.control.flow.id = c.int(0, u64::from(u32::MAX))? as u32;
+            Ok(())
+        }),
+    OptionDef::new(
+        "flow_sleep",
+        S::Rate,
+        "how long a job ahead of its flow share waits before trying again (default 0: it retries at once)",
+    )
+    .expects(TIME_US)
+    .set(|d, c| {
+        d.spec.control.flow.sleep = c.time(TimeUnit::Micros, false)?;
+        Ok(())
+    }),
     // I/O latency.
     OptionDef::new(
         "latency_target",
@@ -1197,17 +1220,40 @@ Ok(())
             d.spec.control.exitall_on_error = c.boolean()?;
             Ok(())
         }),
-    refused(
+    OptionDef::new(
         "wait_for",
         S::Threads,
-        "waiting for one named job is not implemented; stonewall waits for every job before it",
-    ),
+        "start this job only when every clone of the named earlier job has finished",
+    )
+    .stricter("the waitee may not share a worker with the waiter (ioengine=null jobs on one filename)")
+    .expects("the name of an earlier job")
+    .set(|d, c| {
+        d.spec.control.wait_for = Some(c.nonempty()?);
+        Ok(())
+    }),
     refused("exec_prerun", S::Threads, NO_EXEC),
     refused("exec_postrun", S::Threads, NO_EXEC),
     refused("ioscheduler", S::Threads, "iolab does not switch the kernel's scheduler; use iosched= for iolab's own"),
     refused("cpuload", S::Threads, "use iolab's compute co-runners (corunners=N, corunner_kernel=int|float) instead of fio's cpuio engine"),
-    refused("numa_cpu_nodes", S::Threads, NUMA),
-    refused("numa_mem_policy", S::Threads, NUMA),
+    OptionDef::new(
+        "numa_cpu_nodes",
+        S::Threads,
+        "run the job's worker on the CPUs of these NUMA nodes (0-1, 0,2, all); every node must exist",
+    )
+    .stricter("not together with cpus_allowed/cpumask (fio lets the node mask override them silently)")
+    .expects("a list of NUMA nodes such as 0, 0-1, 0,2 or all")
+    .set(|d, c| {
+        super::control_opts::numa_cpu_nodes(c, &mut d.spec.control.numa, &crate::sys::numa::Nodes::system())
+    }),
+    OptionDef::new(
+        "numa_mem_policy",
+        S::Threads,
+        "memory policy of the job's worker and buffers: default, local, prefer:N, bind:NODES, interleave:NODES",
+    )
+    .expects(super::control_opts::MEM_VALID)
+    .set(|d, c| {
+        super::control_opts::numa_mem_policy(c, &mut d.spec.control.numa, &crate::sys::numa::Nodes::system())
+    }),
     refused("nice", S::Threads, "use prio/prioclass or iolab's placement"),
     refused("uid", S::Threads, SAME_USER),
     refused("gid", S::Threads, SAME_USER),

@@ -6,6 +6,7 @@ pub mod blockdev;
 pub mod cleanup;
 pub mod fiemap;
 pub mod loopdev;
+pub mod numa;
 pub mod safety;
 pub mod signature;
 pub mod zram;

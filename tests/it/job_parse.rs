@@ -415,8 +415,8 @@ fn malformed_job_files() {
             "t.fio:2: fio option 'verify_async' is not supported by iolab: blocks are checked on the worker as their reads complete",
         ),
         (
-            "[j]\nnuma_cpu_nodes=0\n",
-            "t.fio:2: fio option 'numa_cpu_nodes' is not supported by iolab: iolab does not bind memory or NUMA nodes; use cpus_allowed= or placement=",
+            "[j]\nioscheduler=none\n",
+            "t.fio:2: fio option 'ioscheduler' is not supported by iolab: iolab does not switch the kernel's scheduler; use iosched= for iolab's own",
         ),
         (
             "[j]\ncpus_allowed=3-1\n",
@@ -595,8 +595,8 @@ fn malformed_command_lines() {
             "command line: option 'section': bad value 'nope': expected the name of a job section in the given job files",
         ),
         (
-            &["--name=j", "--numa_cpu_nodes=0"],
-            "command line: fio option 'numa_cpu_nodes' is not supported by iolab: iolab does not bind memory or NUMA nodes; use cpus_allowed= or placement=",
+            &["--name=j", "--ioscheduler=none"],
+            "command line: fio option 'ioscheduler' is not supported by iolab: iolab does not switch the kernel's scheduler; use iosched= for iolab's own",
         ),
         (
             &["-"],
