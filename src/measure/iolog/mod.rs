@@ -591,7 +591,7 @@ mod tests {
         let before = wall_ms(());
         l.began(std::iter::once(crate::measure::clock::now_ns()));
         let after = wall_ms(());
-        l.completed(0, Op::Read, 1_500_000_000, 30, 20, 10, 0, 4096);
+        l.completed(0, Op::Read, 1_500_000_000, 30, 20, 10, 0, 4096, 0);
         l.close().unwrap();
         let clat = std::fs::read_to_string(dir.path().join("e_clat.1.log")).unwrap();
         let t = format::parse_rows(&clat).unwrap()[0].t_ms;
