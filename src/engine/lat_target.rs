@@ -240,21 +240,6 @@ impl LatTarget {
     }
 }
 
-/// Carry out a window check's verdict on its stream: the final window restarts
-/// the statistics (and the measured runtime: fio reports that window alone);
-/// the end of it ends the stream's runtime.
-#[inline]
-pub(crate) fn apply(v: Verdict, s: &mut crate::engine::worker::Stream, now: u64) {
-    match v {
-        Verdict::Go => {}
-        Verdict::FinalRun => {
-            s.rec.reset(now);
-            s.ramp_end_ns = now;
-        }
-        Verdict::Done => s.end_ns = now,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -450,7 +450,7 @@ impl Worker {
                 }
             }
             if let Some(l) = s.lat_target.as_mut() {
-                crate::engine::lat_target::apply(l.check(now, s.outstanding), s, now);
+                apply_lat_verdict(l.check(now, s.outstanding), s, now);
             }
             if !s.workload_over && now >= s.end_ns {
                 // The workload ends; a write job's read-back still runs.
@@ -967,4 +967,20 @@ impl Worker {
 #[inline(always)]
 fn bump(c: &AtomicU64) {
     c.store(c.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+}
+
+/// Carry out a latency_target window check's verdict on its stream: the final
+/// window restarts the statistics (and the measured runtime: fio reports that
+/// window alone); the end of it ends the stream's runtime.
+#[inline]
+fn apply_lat_verdict(v: crate::engine::lat_target::Verdict, s: &mut Stream, now: u64) {
+    use crate::engine::lat_target::Verdict;
+    match v {
+        Verdict::Go => {}
+        Verdict::FinalRun => {
+            s.rec.reset(now);
+            s.ramp_end_ns = now;
+        }
+        Verdict::Done => s.end_ns = now,
+    }
 }

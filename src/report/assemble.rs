@@ -107,7 +107,11 @@ pub fn group_results(specs: &[JobSpec], g: &GroupRun, fio_bins: bool) -> Vec<Job
         let steady: Vec<_> = runs.iter().filter_map(|r| r.steady.as_ref()).collect();
         jr.steadystate = crate::report::steady::SteadyReport::merge(&steady);
         if let Some(lt) = runs.iter().find_map(|r| r.lat_target.as_ref()) {
-            lt.fill_fio_keys(&mut jr);
+            // fio's keys for the search in the job's result.
+            jr.latency_depth = lt.depth;
+            jr.latency_target = lt.target_ns;
+            jr.latency_window = lt.window_us;
+            jr.latency_percentile = lt.percentile;
         }
         jr.iolab.engine = Some(job_engine(spec, &runs));
         out.push(jr);

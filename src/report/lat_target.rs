@@ -63,13 +63,3 @@ impl LatTargetReport {
         None
     }
 }
-
-impl LatTargetReport {
-    /// fio's keys for the search in the job's result.
-    pub fn fill_fio_keys(&self, j: &mut crate::report::model::JobResult) {
-        j.latency_depth = self.depth;
-        j.latency_target = self.target_ns;
-        j.latency_window = self.window_us;
-        j.latency_percentile = self.percentile;
-    }
-}

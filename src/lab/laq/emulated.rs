@@ -157,7 +157,8 @@ pub(super) fn null_schedulers(r: &mut StudyResult, rt: Duration) -> Result<Vec<P
         ]);
     }
     // The offline cousin: fio's depth search on the background (lat_target.rs).
-    super::lat_target::push_row(r, &mut table, &super::lat_target::point(rt)?);
+    let noop = null_jobs(SchedKind::Noop, LaqParams::default(), NULL_PERIOD, rt);
+    super::lat_target::push_row(r, &mut table, &super::lat_target::point(noop)?);
     r.tables.push(table);
     r.charts.push(two_metric_chart(
         "Null device: periodic-read latency and background bandwidth by scheduler",

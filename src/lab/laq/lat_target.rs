@@ -11,10 +11,9 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::emulated::{NULL_PERIOD, null_jobs};
 use super::pair::{PairResult, measure_pair, us};
+use crate::job::JobSpec;
 use crate::job::lat_target::LatTargetSpec;
-use crate::job::{LaqParams, SchedKind};
 use crate::report::study::{Cell, StudyResult, Table};
 
 /// A 256 KiB read-ahead takes 0.72 ms on a free channel of the UFS-like
@@ -28,9 +27,9 @@ pub const BG_TARGET: Duration = Duration::from_millis(2);
 const BG_PERCENTILE: f64 = 90.0;
 const WINDOW: Duration = Duration::from_millis(25);
 
-/// noop with the background under `latency_target`, on part (i)'s device.
-pub(super) fn point(rt: Duration) -> Result<PairResult> {
-    let mut jobs = null_jobs(SchedKind::Noop, LaqParams::default(), NULL_PERIOD, rt);
+/// noop with the background under `latency_target`: `jobs` is part (i)'s
+/// noop pair (periodic reader, background), made by the caller.
+pub(super) fn point(mut jobs: Vec<JobSpec>) -> Result<PairResult> {
     jobs[1].lat_target = LatTargetSpec {
         target: Some(BG_TARGET),
         window: Some(WINDOW),
