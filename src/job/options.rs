@@ -237,31 +237,29 @@ impl Draft {
         }
         if let Some(fs) = self.filesize {
             let s = &self.spec;
+            let files = fs.saturating_mul(u64::from(s.files.nrfiles));
             match (s.size, s.size_percent) {
                 (None, None) => self.spec.size = Some(fs),
                 (Some(b), None) if b == fs => {}
                 // size = every file's bytes (nrfiles files of filesize each).
-                (Some(b), None) if b == fs.saturating_mul(u64::from(s.files.nrfiles)) => {}
-                (Some(b), None) if b > fs.saturating_mul(u64::from(s.files.nrfiles)) => {
-                    let at = self.set_at("size").unwrap_or(section_at);
-                    return Err(JobError::BadValue {
-                        at: at.to_string(),
-                        option: "size".into(),
-                        value: b.to_string(),
-                        expected: format!(
-                            "at most filesize x nrfiles = {} bytes (more I/O than the job's \
-                             files hold, which fio spreads over repeated passes, is not \
-                             implemented by iolab: use loops=)",
-                            fs.saturating_mul(u64::from(s.files.nrfiles))
-                        ),
-                    });
+                (Some(b), None) if b == files => {}
+                // fio's HOWTO (filesize): "size becomes merely the default for
+                // io_size (and has no effect if io_size is set explicitly)".
+                // The files are the region. fio clamps a size above what the
+                // files hold to their total (filesize=1m size=4m reads 1 MiB,
+                // checked with fio 3.33), so only a smaller size limits the I/O.
+                (Some(b), None) => {
+                    self.spec.size = Some(files);
+                    if b < files && self.spec.io_size.is_none() {
+                        self.spec.io_size = Some(b);
+                    }
                 }
                 _ => {
                     return Err(conflict(
                         self.set_at("filesize"),
                         s,
-                        "filesize and size differ: iolab has one file per job, so the file is \
-                         the job's region; keep one of them"
+                        "filesize with size=N% is ambiguous (a percentage of what the files \
+                         hold); give size in bytes or io_size"
                             .to_string(),
                     ));
                 }

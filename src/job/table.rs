@@ -451,9 +451,9 @@ Ok(())
     OptionDef::new(
         "filesize",
         S::Target,
-        "size of the job's file; the job's size too when size is not given",
+        "size of each of the job's files; with size= too, size is the default io_size (a larger size is clamped to what the files hold, as fio does)",
     )
-    .stricter("one file per job: a size range (one size per file) and a size= that differs are refused")
+    .stricter("a size range (one size per file) and size=N% beside filesize are refused")
     .expects(SIZE)
     .set(|d, c| {
         if c.value.contains(['-', ':']) {

@@ -938,13 +938,16 @@ fn filesize_is_the_one_files_size() {
     assert_eq!(j.size, Some(128 << 20));
     let j = &parse("[j]\nfilesize=1g\nsize=1g\n").unwrap().jobs[0];
     assert_eq!(j.size, Some(1 << 30));
-    let e = parse("[j]\nfilesize=1g\nsize=4k\n")
+    // fio: with filesize, size is the default io_size (a smaller size
+    // limits the I/O; a larger one is clamped to what the files hold).
+    let j = &parse("[j]\nfilesize=1g\nsize=4k\n").unwrap().jobs[0];
+    assert_eq!((j.size, j.io_size), (Some(1 << 30), Some(4096)));
+    let j = &parse("[j]\nfilesize=1m\nsize=4m\n").unwrap().jobs[0];
+    assert_eq!((j.size, j.io_size), (Some(1 << 20), None));
+    let e = parse("[j]\nfilesize=1g\nsize=50%\n")
         .unwrap_err()
         .to_string();
-    assert!(
-        e.contains("t.fio:2") && e.contains("filesize and size differ"),
-        "{e}"
-    );
+    assert!(e.contains("t.fio:2") && e.contains("size=N%"), "{e}");
     let e = parse("[j]\nfilesize=4k-8k\n").unwrap_err().to_string();
     assert!(
         e.contains("t.fio:2") && e.contains("one file per job"),
