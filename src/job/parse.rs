@@ -196,7 +196,9 @@ pub(crate) fn rw(c: &Ctx) -> Result<(RwMode, RwSuffix), JobError> {
         "randwrite" => (Pattern::Rand, Direction::Write),
         "randrw" => (Pattern::Rand, Direction::Mixed),
         "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            return Err(c.bad(format!("{RW_VALID} (iolab issues no trims)")));
+            return Err(c.bad(format!(
+                "{RW_VALID} (trims are not implemented by iolab: it issues no discards)"
+            )));
         }
         _ => return Err(c.bad(RW_VALID)),
     };

@@ -388,7 +388,7 @@ fn malformed_job_files() {
         ),
         (
             "[j]\nrw=trim\n",
-            "t.fio:2: option 'rw': bad value 'trim': expected read, write, randread, randwrite, rw (or readwrite), randrw (iolab issues no trims)",
+            "t.fio:2: option 'rw': bad value 'trim': expected read, write, randread, randwrite, rw (or readwrite), randrw (trims are not implemented by iolab: it issues no discards)",
         ),
         (
             "[j]\nioengine=libaoi\n",
