@@ -21,7 +21,7 @@
 use crate::job::{Direction, JobSpec, VerifyKind, VerifySpec};
 use crate::request::{Class, Op};
 use crate::workload::NextIo;
-use crate::workload::verify_block::{Layout, Origin, Write};
+use crate::workload::verify_block::{Layout, Origin, Write, failure};
 use crate::workload::verify_dump::Dumper;
 
 pub use crate::workload::verify_block::{Field, HEADER_LEN, MAGIC, VerifyFailure};
@@ -424,36 +424,25 @@ impl Verifier {
                         None => self.stats.skipped += 1,
                     }
                 }
-                Phase::LoopEnd => {
+                // A read-back of every written block: after each loop
+                // (then the workload resumes) and at the end.
+                Phase::LoopEnd | Phase::Final => {
                     if writes_in_flight > 0 {
                         return Step::Wait;
                     }
                     let map = self.map.as_ref().expect("write jobs have a map");
-                    match map.next_block(self.cursor) {
-                        Some((u, off, len)) => {
-                            self.cursor = u + 1;
-                            return Step::Read(read_io(off, len));
-                        }
-                        None => {
-                            self.cursor = 0;
-                            self.phase = Phase::Workload;
-                            if let Some(io) = self.resume.take() {
-                                return Step::Resume(io);
-                            }
-                        }
+                    if let Some((u, off, len)) = map.next_block(self.cursor) {
+                        self.cursor = u + 1;
+                        return Step::Read(read_io(off, len));
                     }
-                }
-                Phase::Final => {
-                    if writes_in_flight > 0 {
-                        return Step::Wait;
+                    if self.phase == Phase::Final {
+                        self.phase = Phase::Done;
+                        continue;
                     }
-                    let map = self.map.as_ref().expect("write jobs have a map");
-                    match map.next_block(self.cursor) {
-                        Some((u, off, len)) => {
-                            self.cursor = u + 1;
-                            return Step::Read(read_io(off, len));
-                        }
-                        None => self.phase = Phase::Done,
+                    self.cursor = 0;
+                    self.phase = Phase::Workload;
+                    if let Some(io) = self.resume.take() {
+                        return Step::Resume(io);
                     }
                 }
             }
@@ -605,24 +594,6 @@ fn read_io(offset: u64, len: u32) -> NextIo {
         offset,
         len,
         class: Class::Read,
-    }
-}
-
-fn failure(
-    offset: u64,
-    len: u32,
-    field: Field,
-    expected: u64,
-    found: u64,
-    bad_byte: Option<(u32, u8, u8)>,
-) -> VerifyFailure {
-    VerifyFailure {
-        offset,
-        len,
-        field,
-        expected,
-        found,
-        bad_byte,
     }
 }
 

@@ -320,7 +320,8 @@ impl Layout<'_> {
     }
 }
 
-fn failure(
+/// A mismatch, as both the block check and the pattern-only check report it.
+pub(crate) fn failure(
     offset: u64,
     len: u32,
     field: Field,
