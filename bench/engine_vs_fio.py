@@ -22,10 +22,10 @@
     of the per-round IOPS ratio. `--markdown` prints the table for BENCHMARKS.md.
 
 Run as root from the repository: `python3 bench/engine_vs_fio.py [--rounds N]
-[--runtime S] [--only a,b,c,d,e,m] [--markdown]`; `IOLAB_BIN=path` runs another
+[--runtime S] [--only a,b,c,d,e,m] [--markdown] [--match REGEX]`; `IOLAB_BIN=path` runs another
 iolab build. Prints one table row per case and the ratios.
 """
-import argparse, json, os, statistics, subprocess, sys, tempfile
+import argparse, json, os, re, statistics, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # IOLAB_BIN names another build (e.g. the one before a change, for before/after rows).
@@ -135,11 +135,17 @@ def matrix_cases(zram_dev, vda_path):
     return cases
 
 
-def matrix(rounds, runtime, markdown):
+def matrix(rounds, runtime, markdown, match=None):
     common = ["--name=m", "--rw=randread", "--bs=4k", "--group_reporting",
               f"--runtime={runtime}", "--time_based"]
     with Zram() as z, VdaFile() as path:
         cases = matrix_cases(z.dev, path)
+        if match:
+            # Only the cases whose label matches (e.g. "io_uring .* zram"): a
+            # re-measure of some rows after a change, alternating as the whole.
+            cases = [c for c in cases if re.search(match, c[0])]
+            if not cases:
+                sys.exit(f"--match {match!r} matches no case of the matrix")
         res = {c[0]: ([], []) for c in cases}
         # Rounds outermost and the two tools back to back per case, so a slow
         # minute of a noisy machine falls on both sides of a ratio.
@@ -178,6 +184,7 @@ def main():
     ap.add_argument("--runtime", type=int, default=3)
     ap.add_argument("--only", default="a,b,c")
     ap.add_argument("--markdown", action="store_true", help="matrix as a markdown table")
+    ap.add_argument("--match", help="matrix: only the cases whose label matches this regex")
     a = ap.parse_args()
     if not os.path.exists(IOLAB):
         subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
@@ -186,7 +193,7 @@ def main():
     print(f"fio: {subprocess.run(['fio', '--version'], capture_output=True, text=True).stdout.strip()}, "
           f"rounds={a.rounds}, runtime={a.runtime}s, medians")
     if "m" in only:
-        matrix(a.rounds, a.runtime, a.markdown)
+        matrix(a.rounds, a.runtime, a.markdown, a.match)
     if "a" in only:
         for qd in (1, 32):
             common = ["--name=null", "--rw=randread", "--bs=4k", f"--iodepth={qd}", "--size=1g"] + rt

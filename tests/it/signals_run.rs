@@ -57,6 +57,40 @@ fn finish(mut c: Reap, limit: Duration) -> (i32, String, String, Duration) {
     }
 }
 
+/// Wait until the run is really under way: the SIGINT handler is installed
+/// (bit 1 of /proc/PID/status SigCgt) and a worker thread (`iolab-w*`) exists,
+/// then a little longer so some I/O is done. A fixed sleep was a bet on how
+/// fast a busy machine starts the process; this is a condition.
+fn wait_armed(c: &Reap) {
+    let pid = c.0.id();
+    let t0 = Instant::now();
+    loop {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let caught = status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|m| u64::from_str_radix(m.trim(), 16).ok())
+            .is_some_and(|m| m & (1 << (libc::SIGINT - 1)) != 0);
+        let worker = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .map(|d| {
+                d.flatten().any(|t| {
+                    std::fs::read_to_string(t.path().join("comm"))
+                        .is_ok_and(|n| n.starts_with("iolab-w"))
+                })
+            })
+            .unwrap_or(false);
+        if caught && worker {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "iolab did not start its workers within 20 s"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+}
+
 const LONG_NULL: &[&str] = &[
     "--name=sig",
     "--ioengine=null",
@@ -75,7 +109,7 @@ fn first_sigint_prints_partial_json_and_exits_130() {
     let mut a = LONG_NULL.to_vec();
     a.push("--output-format=json");
     let c = spawn(&a);
-    std::thread::sleep(Duration::from_millis(300));
+    wait_armed(&c);
     sigint(&c);
     let (code, out, err, took) = finish(c, Duration::from_secs(10));
     assert_eq!(code, 130, "{err}");
@@ -101,7 +135,7 @@ fn first_sigint_prints_partial_json_and_exits_130() {
 fn first_sigint_prints_partial_text() {
     let _one = crate::support::serial::one_at_a_time();
     let c = spawn(LONG_NULL);
-    std::thread::sleep(Duration::from_millis(300));
+    wait_armed(&c);
     sigint(&c);
     let (code, out, err, _) = finish(c, Duration::from_secs(10));
     assert_eq!(code, 130, "{err}");
@@ -124,7 +158,7 @@ fn second_sigint_exits_at_once() {
         "--completion=interrupt",
         "--output-format=json",
     ]);
-    std::thread::sleep(Duration::from_millis(300));
+    wait_armed(&c);
     sigint(&c);
     std::thread::sleep(Duration::from_millis(300));
     let mut c = c;
@@ -159,7 +193,7 @@ fn interrupted_run_on_zram_leaves_the_device_free() {
         "--runtime=60",
         "--output-format=json",
     ]);
-    std::thread::sleep(Duration::from_millis(300));
+    wait_armed(&c);
     sigint(&c);
     let (code, out, err, _) = finish(c, Duration::from_secs(10));
     assert_eq!(code, 130, "{err}");

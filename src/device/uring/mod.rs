@@ -2,10 +2,15 @@
 //!
 //! One ring per worker. `queue` writes an SQE (user_data = request slot), `commit`
 //! makes them visible to the kernel, entering it only when that is needed (with
-//! SQPOLL only to wake a sleeping SQ thread). `reap(Peek)` reads the CQ ring from
-//! user space, so CQ spinning costs no system call; only IOPOLL without SQPOLL has
-//! to enter the kernel, because there the kernel finds completions by polling the
-//! device on our behalf. `reap(Sleep)` enters the kernel and sleeps for completions.
+//! SQPOLL only to wake a sleeping SQ thread). Rings are set up as fio 3.33 sets
+//! them up, with deferred task work (COOP_TASKRUN, TASKRUN_FLAG, SINGLE_ISSUER,
+//! DEFER_TASKRUN; not with SQPOLL): a completion is posted to the CQ when the
+//! worker enters the kernel for events, never by interrupting it. `reap(Peek)`
+//! reads the CQ ring from user space and enters the kernel (without blocking)
+//! only when it is empty and the kernel flags completions waiting as task work;
+//! IOPOLL without SQPOLL always enters, because there the kernel finds
+//! completions by polling the device on our behalf. `reap(Sleep)` enters the
+//! kernel and sleeps for completions.
 
 mod punt;
 mod setup;
@@ -104,6 +109,9 @@ pub struct Uring {
     submitter_checked: bool,
     /// The kernel takes a timeout on io_uring_enter (IORING_FEAT_EXT_ARG).
     ext_arg: bool,
+    /// Set up with DEFER_TASKRUN (and R_DISABLED until the first commit):
+    /// completions reach the CQ only when this thread enters for events.
+    deferred: bool,
 }
 
 // SAFETY: the ring and the registered buffers are used only by the thread that owns
@@ -208,11 +216,55 @@ impl Uring {
             (true, None) => "setup (SQPOLL)",
             _ => "setup",
         };
+        // Deferred task work, as fio 3.33 sets it up: a request's completion is
+        // task work for the submitting thread; by default the kernel interrupts
+        // that thread (an IPI when it runs in user space) to post it. With
+        // DEFER_TASKRUN the work waits until the thread enters the kernel for
+        // events, which it does anyway. On zram, where every read completes on
+        // an io-wq worker, the IPIs cost iolab 40% of its IOPS against fio.
+        // SQPOLL cannot have it (the SQ thread is the issuer). R_DISABLED lets
+        // another thread create the ring: the worker enables it at its first
+        // commit and so becomes the single issuer.
+        let deferred = !opts.sqpoll && !opts.hybrid_iopoll;
         let ring = if opts.hybrid_iopoll {
             hybrid_iopoll_ring(opts)?
+        } else if deferred {
+            let mut d = b.clone();
+            d.setup_coop_taskrun()
+                .setup_taskrun_flag()
+                .setup_single_issuer()
+                .setup_defer_taskrun()
+                .setup_r_disabled();
+            match d.build(opts.entries) {
+                Ok(r) => r,
+                // Before Linux 6.1 the flags are unknown: set up as before.
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                    return Self::finish(
+                        b.build(opts.entries).map_err(|e| setup_error(what, e))?,
+                        fd,
+                        opts,
+                        iopoll,
+                        polled,
+                        false,
+                    );
+                }
+                Err(e) => return Err(setup_error(what, e)),
+            }
         } else {
             b.build(opts.entries).map_err(|e| setup_error(what, e))?
         };
+        Self::finish(ring, fd, opts, iopoll, polled, deferred)
+    }
+
+    /// Registrations and bookkeeping once the ring exists.
+    fn finish(
+        ring: IoUring,
+        fd: RawFd,
+        opts: &UringOpts<'_>,
+        iopoll: bool,
+        polled: Option<BlockQueue>,
+        deferred: bool,
+    ) -> DevResult<Self> {
         if opts.fixed_files {
             ring.submitter()
                 .register_files(&[fd])
@@ -266,6 +318,7 @@ impl Uring {
             submitter_tid: owner,
             submitter_checked: false,
             ext_arg,
+            deferred,
         })
     }
 
@@ -292,6 +345,14 @@ impl Uring {
             self.submitter_tid
         };
         Some(punt::threads_named(&format!("iou-wrk-{owner}")).len())
+    }
+
+    /// Set up with deferred task work (IORING_SETUP_DEFER_TASKRUN): a
+    /// completion reaches the CQ ring only when the issuer enters the kernel
+    /// for events, so CQ spinning makes a non-blocking enter when the kernel
+    /// flags pending work (IORING_SQ_TASKRUN).
+    pub fn deferred(&self) -> bool {
+        self.deferred
     }
 
     /// Requests queued and not yet reaped.
@@ -402,6 +463,13 @@ impl Uring {
             };
             match r {
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                Err(e) if self.deferred && e.raw_os_error() == Some(libc::EEXIST) => {
+                    return Err(std::io::Error::other(
+                        "the ring has a single issuer (IORING_SETUP_SINGLE_ISSUER, set for \
+                         deferred task work) and was first used on another thread; use a \
+                         queue on one thread only",
+                    ));
+                }
                 r => return r,
             }
         }
@@ -410,11 +478,18 @@ impl Uring {
     /// The first commit runs on the worker thread for good; if that is not the
     /// thread that created the queue, count punts of the new submitter instead.
     #[cold]
-    fn adopt_submitter(&mut self) {
+    fn adopt_submitter(&mut self) -> DevResult<()> {
         self.submitter_checked = true;
+        if self.deferred {
+            // This thread becomes the ring's single issuer.
+            self.ring
+                .submitter()
+                .register_enable_rings()
+                .map_err(|e| setup_error("enable (deferred task work)", e))?;
+        }
         let tid = punt::gettid();
         if tid == self.submitter_tid || self.sqpoll {
-            return;
+            return Ok(());
         }
         self.submitter_tid = tid;
         if let Ok(t) = &self.punts
@@ -422,6 +497,7 @@ impl Uring {
         {
             self.punts = Err(e);
         }
+        Ok(())
     }
 
     fn drain(&mut self, out: &mut [Completion]) -> DevResult<usize> {
@@ -536,7 +612,7 @@ impl Queue for Uring {
 
     fn commit(&mut self) -> DevResult<u32> {
         if !self.submitter_checked {
-            self.adopt_submitter();
+            self.adopt_submitter()?;
         }
         if self.pending == 0 {
             return Ok(0);
@@ -554,7 +630,10 @@ impl Queue for Uring {
             return Ok(n);
         }
         self.stats.submit_calls += 1;
-        match self.enter(self.pending, 0, 0) {
+        // With deferred task work, GETEVENTS (min 0) posts what has completed
+        // in the same call, as fio's commit does; it never waits.
+        let flags = if self.deferred { ENTER_GETEVENTS } else { 0 };
+        match self.enter(self.pending, 0, flags) {
             Ok(n) => {
                 self.pending -= n as u32;
                 Ok(n as u32)
@@ -573,6 +652,15 @@ impl Queue for Uring {
                     self.stats.wait_calls += 1;
                     self.enter(0, 0, ENTER_GETEVENTS)
                         .map_err(|e| DeviceError::io("io_uring_enter(IOPOLL getevents)", e))?;
+                } else if self.deferred
+                    && self.ring.completion().is_empty()
+                    && self.ring.submission().taskrun()
+                {
+                    // Completions are waiting as task work (the kernel set
+                    // IORING_SQ_TASKRUN): one non-blocking enter posts them.
+                    self.stats.wait_calls += 1;
+                    self.enter(0, 0, ENTER_GETEVENTS)
+                        .map_err(|e| DeviceError::io("io_uring_enter(task work)", e))?;
                 }
             }
             Wait::Sleep { min } => self.sleep(min, out.len(), None)?,
@@ -615,6 +703,11 @@ impl Queue for Uring {
 impl Drop for Uring {
     /// Wait (bounded) for requests still in flight: the kernel would otherwise keep
     /// writing into buffers the engine frees right after dropping the queue.
+    ///
+    /// With deferred task work only the issuer thread can wait: dropped on
+    /// another thread, the enters fail at once and closing the ring leaves the
+    /// kernel to cancel what is left (O_DIRECT pages stay pinned until then).
+    /// The engine's workers reap everything before they return their queue.
     fn drop(&mut self) {
         let ts = types::Timespec::new().sec(1);
         let args = types::SubmitArgs::new().timespec(&ts);
