@@ -895,7 +895,8 @@ impl Worker {
                     // SAFETY: the read has completed into this slot's buffer,
                     // which holds at least `len` bytes; nothing reuses the slot
                     // before this function returns.
-                    let data = unsafe { std::slice::from_raw_parts(buf, slot.len as usize) };
+                    // The check may swap a verify_offset header back in place.
+                    let data = unsafe { std::slice::from_raw_parts_mut(buf, slot.len as usize) };
                     if v.read_done(data, slot.offset, c.result).is_some() {
                         s.acct.verify_failures += 1;
                         if s.rec.first_error == 0 {

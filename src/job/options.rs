@@ -399,6 +399,7 @@ impl Draft {
                 "verify_fatal",
                 "verify_backlog",
                 "verify_interval",
+                "verify_offset",
                 "verify_dump",
             ] {
                 if self.set_at(opt).is_some() {
@@ -446,6 +447,9 @@ impl Draft {
         let min = s.bs[0].min().min(s.bs[1].min());
         if let Some(problem) = super::verify_opts::interval_problem(s) {
             return Err(conflict("verify_interval", problem));
+        }
+        if let Some(problem) = super::verify_opts::offset_problem(s) {
+            return Err(conflict("verify_offset", problem));
         }
         if (min as usize) < VerifySpec::MIN_BLOCK {
             return Err(conflict(

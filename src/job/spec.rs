@@ -572,6 +572,10 @@ pub struct VerifySpec {
     /// fio's `verify_interval`: a header every this many bytes of a block, each
     /// chunk checked on its own (0 = one header per block).
     pub interval: u32,
+    /// fio's `verify_offset`: the header is swapped with the bytes this far
+    /// into each interval before the write and swapped back before the
+    /// check (0 = the header stays at the start).
+    pub offset: u32,
     /// fio's `verify_dump`: write the received and expected bytes of a
     /// mismatch to files (`workload::verify_dump`).
     pub dump: bool,
@@ -595,6 +599,7 @@ impl Default for VerifySpec {
             fatal: false,
             backlog: 0,
             interval: 0,
+            offset: 0,
             dump: false,
         }
     }

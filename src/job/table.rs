@@ -1307,7 +1307,15 @@ d.spec.verify.interval = u32::try_from(v)
     .map_err(|_| c.bad("a size of at least 64 bytes that divides every block size (at most 4 GiB)"))?;
 Ok(())
 }),
-    refused("verify_offset", S::Verify, "the verify header always sits at the start of each block (or verify_interval): checks read it there without moving bytes"),
+    OptionDef::new("verify_offset", S::Verify, "swap the verify header with the data this many bytes into each block (or verify_interval) before writing; swapped back before the check")
+        .stricter("the swapped ranges may not overlap: 0, or at least the 56-byte header (fio swaps overlapping bytes too)")
+        .expects("0, or a size of at least 56 bytes that leaves room for the 56-byte header in every block (or verify_interval)")
+        .set(|d, c| {
+let v = c.size()?;
+d.spec.verify.offset = u32::try_from(v)
+    .map_err(|_| c.bad("0, or a size of at least 56 bytes that leaves room for the header (at most 4 GiB)"))?;
+Ok(())
+}),
     refused("verify_async", S::Verify, "blocks are checked on the worker as their reads complete"),
     refused(
         "verify_only",

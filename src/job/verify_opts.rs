@@ -36,6 +36,41 @@ pub(crate) fn interval_problem(s: &JobSpec) -> Option<String> {
     None
 }
 
+/// Why the job's `verify_offset` cannot be used, or None if it can (or is
+/// 0). The header must not overlap the bytes it is swapped with, and the
+/// swapped range must lie inside every interval (every block when there is
+/// no `verify_interval`).
+pub(crate) fn offset_problem(s: &JobSpec) -> Option<String> {
+    let off = s.verify.offset as u64;
+    if off == 0 {
+        return None;
+    }
+    let h = VerifySpec::HEADER_LEN as u64;
+    if off < h {
+        return Some(format!(
+            "verify_offset={off} would swap the {h}-byte header with bytes that overlap it; \
+             use 0 or at least {h}"
+        ));
+    }
+    let unit = match s.verify.interval {
+        0 => s.bs[0].min().min(s.bs[1].min()) as u64,
+        iv => iv as u64,
+    };
+    if off + h > unit {
+        let what = if s.verify.interval == 0 {
+            "the smallest block"
+        } else {
+            "verify_interval"
+        };
+        return Some(format!(
+            "verify_offset={off} plus the {h}-byte header runs past {what} ({unit} bytes); \
+             use a verify_offset of at most {}",
+            unit.saturating_sub(h)
+        ));
+    }
+    None
+}
+
 /// Why the job's `fill_device` cannot be used as written, or None.
 pub(crate) fn fill_device_problem(s: &JobSpec) -> Option<String> {
     if !s.fill_device {

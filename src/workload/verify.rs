@@ -216,6 +216,8 @@ pub struct Verifier {
     pattern: Box<[u8]>,
     /// `verify_interval` (0 = one header per block).
     interval: u32,
+    /// `verify_offset` (0 = the header stays at the start).
+    swap_at: u32,
     /// Who writes, recorded in every header.
     origin: Origin,
     /// `verify_dump`: where mismatches are written.
@@ -289,6 +291,7 @@ impl Verifier {
             kind,
             pattern: job.verify.pattern.clone().into_boxed_slice(),
             interval: job.verify.interval,
+            swap_at: job.verify.offset,
             origin: Origin::default(),
             dump: None,
             fatal: job.verify.fatal,
@@ -330,6 +333,7 @@ impl Verifier {
             kind: self.kind,
             pattern: &self.pattern,
             interval: self.interval,
+            swap_at: self.swap_at,
         }
     }
 
@@ -507,7 +511,7 @@ impl Verifier {
     /// A read completed with `result` bytes (negative: errno) into `buf` (the
     /// whole buffer the read asked for). Returns a failure if the block is bad.
     #[inline]
-    pub fn read_done(&mut self, buf: &[u8], offset: u64, result: i64) -> Option<VerifyFailure> {
+    pub fn read_done(&mut self, buf: &mut [u8], offset: u64, result: i64) -> Option<VerifyFailure> {
         let len = buf.len() as u32;
         if let Some(m) = self.map.as_mut() {
             m.set_busy(offset, len, false);
@@ -607,10 +611,13 @@ fn check_block(
     kind: VerifyKind,
     pattern: &[u8],
 ) -> Option<VerifyFailure> {
+    let mut buf = buf.to_vec();
+    let buf = &mut buf[..];
     Layout {
         kind,
         pattern,
         interval: 0,
+        swap_at: 0,
     }
     .check(buf, offset, expected_seq)
 }

@@ -143,6 +143,10 @@ pub struct Layout<'a> {
     pub pattern: &'a [u8],
     /// Bytes per header; 0 = one header per block.
     pub interval: u32,
+    /// fio's `verify_offset`: where in each interval the header is stored on
+    /// the device, swapped with the data there (0 = at the start). The job
+    /// checks guarantee `swap_at >= HEADER_LEN` and room in every interval.
+    pub swap_at: u32,
 }
 
 impl Layout<'_> {
@@ -193,19 +197,35 @@ impl Layout<'_> {
         put32(chunk, AT_DATA_CRC, data_crc);
         let hc = crc32c::crc32c(&chunk[..AT_HDR_CRC]);
         put32(chunk, AT_HDR_CRC, hc);
+        self.swap(chunk);
+    }
+
+    /// Swap the header with the bytes at `swap_at` (its own inverse: the
+    /// write stores the swapped interval, the check swaps it back).
+    #[inline]
+    fn swap(&self, chunk: &mut [u8]) {
+        let at = self.swap_at as usize;
+        if at >= HEADER_LEN && at + HEADER_LEN <= chunk.len() {
+            let (head, rest) = chunk.split_at_mut(at);
+            head[..HEADER_LEN].swap_with_slice(&mut rest[..HEADER_LEN]);
+        }
     }
 
     /// Check a block read from `offset`: the first interval that fails.
-    /// `expected_seq` is known to write jobs (the last write there).
+    /// `expected_seq` is known to write jobs (the last write there). With
+    /// `swap_at` each interval's header is first swapped back into place, in
+    /// `buf` itself (as fio does in its buffer), so a dump shows the block as
+    /// it was before the write swapped it.
     pub fn check(
         &self,
-        buf: &[u8],
+        buf: &mut [u8],
         offset: u64,
         expected_seq: Option<u64>,
     ) -> Option<VerifyFailure> {
         let step = self.step(buf.len());
-        buf.chunks(step).enumerate().find_map(|(k, chunk)| {
+        buf.chunks_mut(step).enumerate().find_map(|(k, chunk)| {
             let at = k * step;
+            self.swap(chunk);
             self.check_interval(chunk, at, offset + at as u64, expected_seq)
         })
     }
@@ -434,14 +454,15 @@ mod tests {
                 kind,
                 pattern,
                 interval: 512,
+                swap_at: 0,
             };
             let mut buf = vec![0u8; 2048];
             l.fill(&mut buf, &w(8192));
-            assert_eq!(l.check(&buf, 8192, Some(3)), None, "{kind:?}");
+            assert_eq!(l.check(&mut buf.clone(), 8192, Some(3)), None, "{kind:?}");
             assert_eq!(le64(&buf, 512 + AT_OFFSET), 8192 + 512);
             let mut bad = buf.clone();
             bad[512 + 300] ^= 0x01;
-            let f = l.check(&bad, 8192, Some(3)).expect("caught");
+            let f = l.check(&mut bad.clone(), 8192, Some(3)).expect("caught");
             assert_eq!((f.offset, f.len), (8192 + 512, 512), "{kind:?} {f}");
             assert_eq!(f.bad_byte.map(|b| b.0), Some(300), "{kind:?} {f}");
             // The dump's expected interval is the one written.
@@ -456,21 +477,63 @@ mod tests {
             kind: VerifyKind::Meta,
             pattern: &[],
             interval: 0,
+            swap_at: 0,
         };
         let mut buf = vec![0u8; 4096];
         l.fill(&mut buf, &w(0));
         let mut data = buf.clone();
         data[1000] ^= 0xff;
-        assert_eq!(l.check(&data, 0, Some(3)), None);
+        assert_eq!(l.check(&mut data.clone(), 0, Some(3)), None);
         // A block written at another offset is caught by its header.
-        let f = l.check(&buf, 4096, Some(3)).unwrap();
+        let f = l.check(&mut buf.clone(), 4096, Some(3)).unwrap();
         assert_eq!((f.field, f.expected, f.found), (Field::Offset, 4096, 0));
-        let f = l.check(&buf, 0, Some(4)).unwrap();
+        let f = l.check(&mut buf.clone(), 0, Some(4)).unwrap();
         assert_eq!(f.field, Field::Seq);
         for pos in [AT_TIME, AT_JOB + 1, AT_CLONE, AT_SEED + 3] {
             let mut h = buf.clone();
             h[pos] ^= 1;
-            assert_eq!(l.check(&h, 0, Some(3)).unwrap().field, Field::HeaderCrc);
+            assert_eq!(
+                l.check(&mut h.clone(), 0, Some(3)).unwrap().field,
+                Field::HeaderCrc
+            );
         }
+    }
+
+    #[test]
+    fn verify_offset_moves_the_header_on_the_device_and_back_for_the_check() {
+        let l = Layout {
+            kind: VerifyKind::Crc32c,
+            pattern: &[],
+            interval: 1024,
+            swap_at: 200,
+        };
+        let mut buf = vec![0u8; 2048];
+        l.fill(&mut buf, &w(4096));
+        // On the device the header of each interval sits 200 bytes in.
+        let plain = Layout { swap_at: 0, ..l };
+        let mut unswapped = vec![0u8; 2048];
+        plain.fill(&mut unswapped, &w(4096));
+        for k in [0, 1024] {
+            assert_eq!(
+                buf[k + 200..k + 200 + HEADER_LEN],
+                unswapped[k..k + HEADER_LEN]
+            );
+            assert_eq!(
+                buf[k..k + HEADER_LEN],
+                unswapped[k + 200..k + 200 + HEADER_LEN]
+            );
+        }
+        // Read back, the check swaps in place and passes; the buffer is the
+        // block as it was before the write swapped it.
+        let mut back = buf.clone();
+        assert_eq!(l.check(&mut back, 4096, Some(3)), None);
+        assert_eq!(back, unswapped);
+        // A layout that forgets the swap finds no header at the start.
+        assert!(plain.check(&mut buf.clone(), 4096, Some(3)).is_some());
+        // A flip in the moved header is caught in the second interval.
+        let mut bad = buf.clone();
+        bad[1024 + 200 + 3] ^= 1;
+        let f = l.check(&mut bad, 4096, Some(3)).expect("caught");
+        assert_eq!(f.offset, 4096 + 1024);
     }
 }

@@ -306,7 +306,19 @@ fn bad_verify_family_values_are_refused_with_what_is_valid() {
         "--size=1m",
         "--rw=write",
     ];
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &["--verify=crc32c", "--verify_offset=16"],
+            "verify_offset=16 would swap the 56-byte header with bytes that overlap it",
+        ),
+        (
+            &["--verify=crc32c", "--bs=4k", "--verify_offset=4090"],
+            "runs past the smallest block (4096 bytes); use a verify_offset of at most 4040",
+        ),
+        (
+            &["--verify_offset=512"],
+            "verify_offset has no effect without verify",
+        ),
         (
             &["--verify=crc32c", "--bs=4k", "--verify_interval=1000"],
             "verify_interval=1000 does not divide the block size 4096",
@@ -407,4 +419,48 @@ fn loops_read_back_every_pass_as_fio_does() {
     assert_eq!(job["write"]["total_ios"], 32);
     assert_eq!(job["read"]["total_ios"], 32);
     assert_eq!(job["iolab"]["engine"]["verify"]["failures"], 0);
+}
+
+#[test]
+fn verify_offset_stores_the_header_inside_the_block_and_reads_back_clean() {
+    let (dir, f) = scratch();
+    let fname = format!("--filename={}", f.display());
+    let common = [
+        fname.as_str(),
+        "--size=64k",
+        "--bs=4k",
+        "--ioengine=psync",
+        "--verify=crc32c",
+        "--verify_interval=1k",
+        "--verify_offset=300",
+    ];
+    let mut w = vec!["--name=w", "--rw=write", "--do_verify=0"];
+    w.extend(common);
+    let (code, _, err) = iolab_in(dir.path(), &w);
+    assert_eq!(code, 0, "{err}");
+    // On disk the header of the interval at 8192 + 1024 sits 300 bytes in.
+    let mut hdr = [0u8; 16];
+    std::fs::File::open(&f)
+        .unwrap()
+        .read_exact_at(&mut hdr, 8192 + 1024 + 300)
+        .unwrap();
+    assert_eq!(&hdr[0..4], b"iolb");
+    assert_eq!(u64::from_le_bytes(hdr[8..16].try_into().unwrap()), 9216);
+    let mut r = vec!["--name=r", "--rw=read"];
+    r.extend(common);
+    let (code, _, err) = iolab_in(dir.path(), &r);
+    assert_eq!(code, 0, "read back with the same verify_offset: {err}");
+    // Without verify_offset the reader finds no header at the start.
+    let plain: Vec<&str> = r
+        .iter()
+        .copied()
+        .filter(|a| !a.starts_with("--verify_offset"))
+        .collect();
+    let (code, _, err) = iolab_in(dir.path(), &plain);
+    assert_eq!(code, 1, "{err}");
+    // A flipped byte of a moved header is caught in its interval.
+    flip(&f, 8192 + 1024 + 300 + 20);
+    let (code, _, err) = iolab_in(dir.path(), &r);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("block at offset 9216 (1024 bytes)"), "{err}");
 }
