@@ -426,6 +426,16 @@ impl Draft {
                     .into(),
             ));
         }
+        if s.rw.dir.issues()[2] {
+            return Err(conflict(
+                "verify",
+                format!(
+                    "verify checks what a job writes; rw={} trims, and iolab does not verify \
+                     trims (fio's trim_verify_zero): verify a write job, then trim",
+                    s.rw.fio_name()
+                ),
+            ));
+        }
         if s.rw.dir == Direction::Mixed {
             return Err(conflict(
                 "verify",

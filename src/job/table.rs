@@ -209,7 +209,7 @@ const TIME_S: &str = "a time, e.g. 30 (seconds) or 500ms";
 const TIME_US: &str = "a time, e.g. 10 (microseconds) or 2ms";
 const PROB: &str = "a probability: a number from 0 to 1 (e.g. 0.001) or a percentage (e.g. 0.1%)";
 const STRING: &str = "a non-empty string";
-const NO_TRIM: &str = "iolab issues no trims";
+const NO_TRIM: &str = "iolab's verification does not trim blocks (rw=trim and friends trim)";
 const ZONED: &str = "zonemode=zbd on a zoned block device (queue/zoned not none) is refused; a zbd job \
                      that writes needs a zone-aligned offset and size (fio rounds them); zbd write \
                      pointers are per job clone; zoneskip/zonerange/verify/sequential holes with zbd \
@@ -523,10 +523,9 @@ Ok(())
     OptionDef::new(
         "rw",
         S::IoType,
-        "read write randread randwrite rw readwrite randrw, with fio's :N suffix (sequential: a hole of N bytes after each I/O, negative = backwards; random: a new random offset every N I/Os)",
+        "read write randread randwrite rw readwrite randrw trim randtrim trimwrite randtrimwrite, with fio's :N suffix (sequential: a hole of N bytes after each I/O, negative = backwards; random: a new random offset every N I/Os); a trim is BLKDISCARD on a block device and a punched hole in a file, where fio 3.33's BLKDISCARD fails (docs/fio-compat.md, Trims)",
     )
     .alias(&["readwrite"])
-    .stricter("trim modes are refused")
     .expects(RW_VALID)
     .set(|d, c| {
 (d.spec.rw, d.spec.rw_suffix) = parse::rw(c)?;
@@ -670,7 +669,7 @@ Ok(())
         Ok(())
     }),
     refused("write_barrier", S::IoType, ONLY_FSYNC),
-    refused("trim_percentage", S::IoType, "iolab issues no trims (rw=trim and friends are refused too)"),
+    refused("trim_percentage", S::IoType, NO_TRIM),
     refused("trim_backlog", S::IoType, NO_TRIM),
     refused("trim_verify_zero", S::IoType, NO_TRIM),
     // Block size.
