@@ -436,16 +436,6 @@ impl Draft {
                 ),
             ));
         }
-        if s.rw.dir == Direction::Mixed {
-            return Err(conflict(
-                "verify",
-                format!(
-                    "verify works on write jobs (write, then read back and check) and read jobs \
-                     (check blocks an earlier write job left); rw={} mixes both",
-                    s.rw.fio_name()
-                ),
-            ));
-        }
         if s.rw.dir == Direction::Read && s.verify.backlog > 0 {
             return Err(conflict(
                 "verify_backlog",

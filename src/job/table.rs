@@ -1262,7 +1262,7 @@ Ok(())
         S::Verify,
         "crc32c (crc32c-intel), meta, pattern, 0/none: a header per block (or per verify_interval), read back and checked; see docs/reliability.md",
     )
-    .stricter("fio's other checksums (md5, sha*, xxhash, crc64/32/16/7) are refused: no crate for them is a dependency; rw/randrw with verify are refused")
+    .stricter("fio's other checksums (md5, sha*, xxhash, crc64/32/16/7) are refused: no crate for them is a dependency")
     .expects(parse::VERIFY_VALID)
     .set(|d, c| {
 d.spec.verify.kind = parse::verify(c)?;
@@ -1307,7 +1307,13 @@ d.spec.verify.interval = u32::try_from(v)
 Ok(())
 }),
     refused("verify_offset", S::Verify, "the verify header always sits at the start of each block (or verify_interval): checks read it there without moving bytes"),
-    refused("verify_async", S::Verify, "blocks are checked on the worker as their reads complete"),
+    OptionDef::new("verify_async", S::Verify, "check blocks on N threads apart from the job's")
+        .noted("iolab checks each block on the job's worker as its read completes: the same checks and result, the CPU time stays on the worker")
+        .expects("a number of threads, 0 or more")
+        .set(|_, c| {
+c.int(0, u64::from(u32::MAX))?;
+Ok(())
+}),
     refused(
         "verify_only",
         S::Verify,
