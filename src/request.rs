@@ -8,17 +8,35 @@ use std::fmt;
 pub enum Op {
     Read,
     Write,
+    /// Discard the range (fio's `rw=trim` family): BLKDISCARD on a block
+    /// device, a punched hole in a file (`device::trim`).
+    Trim,
     /// Flush written data to stable storage (fio's `fsync=N`).
     Fsync,
 }
 
 impl Op {
-    /// Index into per-direction arrays (`[read, write, sync]`), fio's order.
+    /// Index into per-direction arrays (`[read, write, trim, sync]`), fio's
+    /// order (fio's DDIR_READ, DDIR_WRITE, DDIR_TRIM, DDIR_SYNC).
     pub const fn dir(self) -> usize {
         match self {
             Op::Read => 0,
             Op::Write => 1,
-            Op::Fsync => 2,
+            Op::Trim => 2,
+            Op::Fsync => 3,
+        }
+    }
+
+    /// Index into a job's `[read, write]` option pairs (`bs`, `rate`,
+    /// `blockalign`, ...): a trim takes the write's value, as fio's
+    /// `read,write,trim` options give trims the write value when no third one
+    /// is set (iolab refuses a third one). None for an fsync.
+    #[inline]
+    pub const fn rw_slot(self) -> Option<usize> {
+        match self {
+            Op::Read => Some(0),
+            Op::Write | Op::Trim => Some(1),
+            Op::Fsync => None,
         }
     }
 }

@@ -6,14 +6,22 @@
 
 use std::os::fd::RawFd;
 
+use super::trim::TrimKind;
+
 #[derive(Clone, Debug)]
 pub struct FileTable {
     fds: Vec<RawFd>,
+    /// How each file is trimmed (block device or file), found when the table
+    /// is made so a trim costs no fstat.
+    trims: Vec<TrimKind>,
 }
 
 impl FileTable {
     pub fn one(fd: RawFd) -> FileTable {
-        FileTable { fds: vec![fd] }
+        FileTable {
+            fds: vec![fd],
+            trims: vec![TrimKind::of(fd)],
+        }
     }
 
     /// The descriptor of file `i`; -1 (the call fails with EBADF, never a
@@ -27,6 +35,13 @@ impl FileTable {
         &self.fds
     }
 
+    /// How file `i` is trimmed (an index the table does not hold gets the
+    /// default, whose call then fails with EBADF on descriptor -1).
+    #[inline]
+    pub fn trim_kind(&self, i: u16) -> TrimKind {
+        self.trims.get(usize::from(i)).copied().unwrap_or_default()
+    }
+
     /// Replace the table; `fds` must not be empty.
     pub fn set(&mut self, fds: &[RawFd]) -> super::DevResult<()> {
         if fds.is_empty() || fds.len() > usize::from(u16::MAX) + 1 {
@@ -36,6 +51,7 @@ impl FileTable {
             )));
         }
         self.fds = fds.to_vec();
+        self.trims = fds.iter().map(|&fd| TrimKind::of(fd)).collect();
         Ok(())
     }
 }

@@ -37,6 +37,9 @@ const IOCB_CMD_PREAD: u16 = 0;
 const IOCB_CMD_PWRITE: u16 = 1;
 const IOCB_CMD_FSYNC: u16 = 2;
 const IOCB_CMD_FDSYNC: u16 = 3;
+/// An opcode io_submit refuses (EINVAL): what a trim's iocb would carry if one
+/// were ever built, so it could only fail, never write (`Libaio::trim`).
+const IOCB_CMD_NOOP: u16 = 6;
 /// `aio_reqprio` carries an ioprio value (class << 13 | level), Linux 5.0+.
 const IOCB_FLAG_IOPRIO: u32 = 1 << 1;
 /// fs/aio.c: `struct aio_ring`'s magic while its layout is the one below.
@@ -337,10 +340,31 @@ impl Libaio {
         self.in_flight
     }
 
+    /// Kernel AIO has no discard command: a trim is done synchronously here,
+    /// as fio's libaio engine does it. Like fio, only once what was queued
+    /// before it has gone to the kernel (Busy until then: the engine commits,
+    /// then retries), so a trim never overtakes an earlier request's submission.
+    #[cold]
+    fn trim(&mut self, cmd: &IoCmd) -> Queued {
+        if self.queued_unsent() > 0 {
+            return Queued::Busy;
+        }
+        Queued::Done(psync::SyncCall::inline(
+            self.files.fd(cmd.file),
+            self.datasync,
+            0,
+            self.files.trim_kind(cmd.file),
+            cmd,
+            &mut self.stats.submit_calls,
+        ))
+    }
+
     fn iocb(&self, cmd: &IoCmd) -> Iocb {
         let opcode = match (cmd.op, self.datasync) {
             (Op::Read, _) => IOCB_CMD_PREAD,
             (Op::Write, _) => IOCB_CMD_PWRITE,
+            // Not built: `queue` performs trims itself (`Libaio::trim`).
+            (Op::Trim, _) => IOCB_CMD_NOOP,
             (Op::Fsync, false) => IOCB_CMD_FSYNC,
             (Op::Fsync, true) => IOCB_CMD_FDSYNC,
         };
@@ -663,6 +687,9 @@ impl Queue for Libaio {
     }
 
     fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
+        if cmd.op == Op::Trim {
+            return Ok(self.trim(cmd));
+        }
         if self.in_flight >= self.limit || self.queued >= self.iocbs.len() {
             return Ok(Queued::Busy);
         }
@@ -772,6 +799,7 @@ impl Queue for Libaio {
             self.files.fd(cmd.file),
             self.datasync,
             0,
+            self.files.trim_kind(cmd.file),
             cmd,
             &mut self.stats.submit_calls,
         ))

@@ -13,6 +13,7 @@ pub mod polled;
 pub mod psync;
 pub mod sync;
 pub mod target;
+pub mod trim;
 pub mod uring;
 
 use crate::request::{Completion, IoCmd};

@@ -3,9 +3,11 @@
 //! The synchronous model: `queue` performs the I/O in the caller's context and
 //! returns it completed, so there is nothing to commit or reap. On a bio-based
 //! device such as zram the whole I/O, device work included, runs inside the call.
+//! A trim is BLKDISCARD or a punched hole, synchronous too ([`super::trim`]).
 
 use std::os::fd::RawFd;
 
+use super::trim::{self, TrimKind};
 use super::{BackendStats, Caps, Completion, DevResult, DeviceError, Queue, Queued, Wait};
 use crate::request::{IoCmd, Op};
 
@@ -78,6 +80,7 @@ impl Psync {
             rwf: self.rwf,
             datasync: self.datasync,
             range: self.sync_range,
+            trim: self.files.trim_kind(file),
         }
     }
 }
@@ -95,6 +98,8 @@ pub struct SyncCall {
     pub datasync: bool,
     /// Nonzero: `Op::Fsync` runs sync_file_range with these flags instead.
     pub range: u32,
+    /// How `Op::Trim` is done on `fd`.
+    pub trim: TrimKind,
 }
 
 impl SyncCall {
@@ -121,6 +126,7 @@ impl SyncCall {
                 };
                 unsafe { libc::pwritev2(fd, &iov, 1, off, self.rwf) }
             }
+            (Op::Trim, _) => trim::perform(fd, self.trim, cmd.offset, cmd.len),
             (Op::Fsync, _) if self.range != 0 => sync_range(fd, self.range),
             (Op::Fsync, _) => flush(fd, self.datasync),
         }
@@ -141,6 +147,7 @@ impl SyncCall {
         fd: RawFd,
         datasync: bool,
         range: u32,
+        trim: TrimKind,
         cmd: &IoCmd,
         calls: &mut u64,
     ) -> Completion {
@@ -150,6 +157,7 @@ impl SyncCall {
             rwf: 0,
             datasync,
             range,
+            trim,
         };
         Completion {
             slot: cmd.slot,

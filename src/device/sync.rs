@@ -107,6 +107,14 @@ impl SyncIo {
             iov_len: len,
         };
         let calls = &mut self.stats.submit_calls;
+        if cmd.op == Op::Trim {
+            // A trim names its range itself: the file position neither matters
+            // nor moves.
+            let kind = self.files.trim_kind(cmd.file);
+            return retry_eintr(calls, || {
+                super::trim::perform(fd, kind, cmd.offset, cmd.len)
+            });
+        }
         if cmd.op == Op::Fsync {
             if self.sync_range != 0 {
                 return retry_eintr(calls, || super::psync::sync_range(fd, self.sync_range));

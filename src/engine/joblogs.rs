@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use crate::job::{Direction, JobSpec};
+use crate::job::JobSpec;
 use crate::measure::iolog::format::Columns;
 use crate::measure::iolog::record::LogType;
 use crate::measure::iolog::{StreamLogs, file_name};
@@ -67,11 +67,7 @@ pub fn plan(jobs: &[JobSpec], job: usize, jobnum: u32) -> Option<StreamLogs> {
         hist_coarseness: j.logs.hist_coarseness,
         max_value: j.logs.max_value,
         slat: true,
-        dirs: match j.rw.dir {
-            Direction::Read => [true, false],
-            Direction::Write => [false, true],
-            Direction::Mixed => [true, true],
-        },
+        dirs: j.rw.dir.issues(),
         epoch_clock: j.logs.epoch_clock(),
     })
 }

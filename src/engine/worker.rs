@@ -444,8 +444,9 @@ impl Worker {
                 s.lat_target.iter_mut().for_each(|l| l.start(now));
             }
             if let Some(d) = s.steady.as_mut().filter(|d| d.due(now)) {
-                let [r, w, _] = &s.rec.dirs;
-                if d.sample(now, r.total_ios + w.total_ios, r.io_bytes + w.io_bytes) {
+                let [r, w, t, _] = &s.rec.dirs;
+                let (ios, bytes) = (r.total_ios + w.total_ios, r.io_bytes + w.io_bytes);
+                if d.sample(now, ios + t.total_ios, bytes + t.io_bytes) {
                     s.end_ns = now; // steady: the runtime ends here
                 }
             }
@@ -873,7 +874,7 @@ impl Worker {
                 match op {
                     Op::Write => v.write_done(slot.offset, slot.len, slot.seq, false),
                     Op::Read => v.read_failed(slot.offset, slot.len),
-                    Op::Fsync => {}
+                    Op::Trim | Op::Fsync => {}
                 }
             }
             // fio stops a job at its first I/O error unless continue_on_error covers it.
@@ -912,7 +913,7 @@ impl Worker {
                         }
                     }
                 }
-                Op::Fsync => {}
+                Op::Trim | Op::Fsync => {}
             }
         }
         let slat = slot.t_submit.saturating_sub(slot.t_issue);

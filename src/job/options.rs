@@ -427,12 +427,12 @@ impl Draft {
                     .into(),
             ));
         }
-        if s.rw.dir == Direction::Mixed {
+        if s.rw.dir.issues()[2] {
             return Err(conflict(
                 "verify",
                 format!(
-                    "verify works on write jobs (write, then read back and check) and read jobs \
-                     (check blocks an earlier write job left); rw={} mixes both",
+                    "verify checks what a job writes; rw={} trims, and iolab does not verify \
+                     trims (fio's trim_verify_zero): verify a write job, then trim",
                     s.rw.fio_name()
                 ),
             ));

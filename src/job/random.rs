@@ -87,7 +87,7 @@ pub(crate) fn distribution(c: &Ctx) -> Result<RandomDist, JobError> {
                 _ => {
                     return Err(c.bad(format!(
                         "one set of zones for both directions, or 'READZONES,WRITEZONES' \
-                         (iolab issues no trims, so no third set); valid: {DIST_VALID}"
+                         (trims take the write set, so no third set); valid: {DIST_VALID}"
                     )));
                 }
             };
@@ -248,8 +248,9 @@ fn zones(c: &Ctx, list: &str, abs_kb: Option<u32>) -> Result<Vec<(u32, u64)>, Jo
 }
 
 /// fio's per-direction list for rates: `A` sets reads and writes, `A,` reads
-/// only, `,B` writes only, `A,B` each; a third value (trims) is parsed and has
-/// nothing to act on, since iolab issues no trims.
+/// only, `,B` writes only, `A,B` each. Trims are paced by the write value (as
+/// fio paces them when no third value is set), so a third value is accepted
+/// only where it says the same (fio's examples write `rate=300,300,300`).
 pub(crate) fn rate_dirs(
     c: &Ctx,
     current: [u64; 2],
@@ -267,6 +268,15 @@ pub(crate) fn rate_dirs(
         if !p.is_empty() {
             vals[i] = Some(parse(p).map_err(|e| c.bad(e))?);
         }
+    }
+    if let Some(t) = vals[2]
+        && Some(t) != vals[1].or(Some(current[1]))
+    {
+        return Err(c.bad(
+            "one value for reads and writes, or 'read,write' (trims are paced by the write \
+             value, so a third value must equal it: a separate trim rate is not supported by \
+             iolab)",
+        ));
     }
     if parts.len() == 1 {
         out = [vals[0].unwrap_or(0); 2];
@@ -322,10 +332,10 @@ impl super::draft::Draft {
         let dirs = ["read", "write"];
         // Only directions the job issues: `rate=1m` caps both, and a read job
         // has no writes for it to slow.
-        let active = match s.rw.dir {
-            super::spec::Direction::Read => [true, false],
-            super::spec::Direction::Write => [false, true],
-            super::spec::Direction::Mixed => [true, true],
+        let active = {
+            // Trims take the write slot of `read,write` options.
+            let [r, w, t] = s.rw.dir.issues();
+            [r, w || t]
         };
         for d in (0..2).filter(|d| active[*d]) {
             let (rate, iops, bs) = (s.rate[d], s.rate_iops[d], s.bs[d].min() as u64);

@@ -23,6 +23,29 @@ pub enum Direction {
     Write,
     /// Both, mixed by `rwmixread`.
     Mixed,
+    /// Trims only (`rw=trim`, `randtrim`).
+    Trim,
+    /// Each range trimmed, then written (`rw=trimwrite`, `randtrimwrite`).
+    TrimWrite,
+}
+
+impl Direction {
+    /// Which of `[read, write, trim]` the job issues.
+    pub const fn issues(self) -> [bool; 3] {
+        match self {
+            Direction::Read => [true, false, false],
+            Direction::Write => [false, true, false],
+            Direction::Mixed => [true, true, false],
+            Direction::Trim => [false, false, true],
+            Direction::TrimWrite => [false, true, true],
+        }
+    }
+
+    /// Does the job change the target's contents (writes or trims)? Such a job
+    /// passes the same safety check before it opens a block device.
+    pub const fn modifies(self) -> bool {
+        !matches!(self, Direction::Read)
+    }
 }
 
 /// fio's `rw=` value, split in its two meanings.
@@ -54,6 +77,10 @@ impl RwMode {
             (Pattern::Rand, Direction::Read) => "randread",
             (Pattern::Rand, Direction::Write) => "randwrite",
             (Pattern::Rand, Direction::Mixed) => "randrw",
+            (Pattern::Seq, Direction::Trim) => "trim",
+            (Pattern::Rand, Direction::Trim) => "randtrim",
+            (Pattern::Seq, Direction::TrimWrite) => "trimwrite",
+            (Pattern::Rand, Direction::TrimWrite) => "randtrimwrite",
         }
     }
 }

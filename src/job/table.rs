@@ -209,7 +209,7 @@ const TIME_S: &str = "a time, e.g. 30 (seconds) or 500ms";
 const TIME_US: &str = "a time, e.g. 10 (microseconds) or 2ms";
 const PROB: &str = "a probability: a number from 0 to 1 (e.g. 0.001) or a percentage (e.g. 0.1%)";
 const STRING: &str = "a non-empty string";
-const NO_TRIM: &str = "iolab issues no trims";
+const NO_TRIM: &str = "iolab's verification does not trim blocks (rw=trim and friends trim)";
 const ZONED: &str = "zonemode=zbd on a zoned block device (queue/zoned not none) is refused; a zbd job \
                      that writes needs a zone-aligned offset and size (fio rounds them); zbd write \
                      pointers are per job clone; zoneskip/zonerange/verify/sequential holes with zbd \
@@ -523,10 +523,9 @@ Ok(())
     OptionDef::new(
         "rw",
         S::IoType,
-        "read write randread randwrite rw readwrite randrw, with fio's :N suffix (sequential: a hole of N bytes after each I/O, negative = backwards; random: a new random offset every N I/Os)",
+        "read write randread randwrite rw readwrite randrw trim randtrim trimwrite randtrimwrite, with fio's :N suffix (sequential: a hole of N bytes after each I/O, negative = backwards; random: a new random offset every N I/Os); a trim is BLKDISCARD on a block device and a punched hole in a file, where fio 3.33's BLKDISCARD fails (docs/fio-compat.md, Trims)",
     )
     .alias(&["readwrite"])
-    .stricter("trim modes are refused")
     .expects(RW_VALID)
     .set(|d, c| {
 (d.spec.rw, d.spec.rw_suffix) = parse::rw(c)?;
@@ -670,7 +669,7 @@ Ok(())
         Ok(())
     }),
     refused("write_barrier", S::IoType, ONLY_FSYNC),
-    refused("trim_percentage", S::IoType, "iolab issues no trims (rw=trim and friends are refused too)"),
+    refused("trim_percentage", S::IoType, NO_TRIM),
     refused("trim_backlog", S::IoType, NO_TRIM),
     refused("trim_verify_zero", S::IoType, NO_TRIM),
     // Block size.
@@ -1263,7 +1262,7 @@ Ok(())
         S::Verify,
         "crc32c (crc32c-intel), meta, pattern, 0/none: a header per block (or per verify_interval), read back and checked; see docs/reliability.md",
     )
-    .stricter("fio's other checksums (md5, sha*, xxhash, crc64/32/16/7) are refused: no crate for them is a dependency; rw/randrw with verify are refused")
+    .stricter("fio's other checksums (md5, sha*, xxhash, crc64/32/16/7) are refused: no crate for them is a dependency")
     .expects(parse::VERIFY_VALID)
     .set(|d, c| {
 d.spec.verify.kind = parse::verify(c)?;
@@ -1316,7 +1315,13 @@ d.spec.verify.offset = u32::try_from(v)
     .map_err(|_| c.bad("0, or a size of at least 56 bytes that leaves room for the header (at most 4 GiB)"))?;
 Ok(())
 }),
-    refused("verify_async", S::Verify, "blocks are checked on the worker as their reads complete"),
+    OptionDef::new("verify_async", S::Verify, "check blocks on N threads apart from the job's")
+        .noted("iolab checks each block on the job's worker as its read completes: the same checks and result, the CPU time stays on the worker")
+        .expects("a number of threads, 0 or more")
+        .set(|_, c| {
+c.int(0, u64::from(u32::MAX))?;
+Ok(())
+}),
     refused(
         "verify_only",
         S::Verify,

@@ -141,6 +141,16 @@ impl Draft {
                 ),
             ));
         }
+        if s.rw.dir.issues()[2] {
+            return Err(conflict(
+                "zonemode",
+                format!(
+                    "rw={} with zonemode=zbd is not implemented by iolab (fio trims a zoned \
+                     target by resetting its zones); trim without zonemode, or write with it",
+                    s.rw.fio_name()
+                ),
+            ));
+        }
         if s.verify.kind.is_some() && s.rw.dir != Direction::Read {
             return Err(conflict(
                 "zonemode",

@@ -24,8 +24,8 @@ pub const RELATIVE_ERROR: f64 = 1.0 / 1024.0;
 pub const LOWEST_NS: u64 = 1;
 /// Largest trackable latency: one hour in ns.
 pub const HIGHEST_NS: u64 = 3_600 * 1_000_000_000;
-/// Number of directions: read, write, sync (fio's order, `Op::dir`).
-pub const DIRS: usize = 3;
+/// Number of directions: read, write, trim, sync (fio's order, `Op::dir`).
+pub const DIRS: usize = 4;
 
 /// Upper bounds (exclusive, ns) of fio's latency distribution buckets: `latency_ns`
 /// (10), `latency_us` (10), `latency_ms` (11 + the open ">=2000" bucket).
@@ -367,10 +367,10 @@ impl IntervalLog {
 #[derive(Clone, Debug)]
 pub struct Recorder {
     cfg: RecorderConfig,
-    /// `[read, write, sync]`, fio's order (`Op::dir`).
+    /// `[read, write, trim, sync]`, fio's order (`Op::dir`).
     pub dirs: [DirStats; DIRS],
     pub classes: [ClassStats; Class::COUNT],
-    /// clat distribution of reads and writes in fio's latency buckets
+    /// clat distribution of reads, writes and trims in fio's latency buckets
     /// (`LAT_BUCKET_BOUNDS_NS`), counted exactly.
     pub lat_buckets: [u64; LAT_BUCKETS],
     /// In-flight requests seen at each submission, fio's `IO depths` buckets.
@@ -783,7 +783,7 @@ mod tests {
         assert_eq!(r.dirs[0].io_bytes, 8192);
         assert_eq!(r.dirs[1].errors, 1);
         assert_eq!(r.first_error, 5);
-        assert_eq!(r.dirs[2].lat.count(), 1);
+        assert_eq!(r.dirs[Op::Fsync.dir()].lat.count(), 1);
         assert_eq!(r.classes[Class::Readahead.index()].ios, 1);
         // 1500 ns -> "2" us bucket (index 10); 15 ns -> "20" ns (3); 3 ms -> "4" ms (21);
         // the fsync is not in the distribution, like fio.
@@ -793,10 +793,11 @@ mod tests {
         assert_eq!(r.lat_buckets.iter().sum::<u64>(), 3);
         let slots = r.log.slots();
         assert_eq!(slots.len(), 4);
-        assert_eq!(slots[0].ios, [1, 0, 0]);
-        assert_eq!(slots[1].ios, [1, 0, 0]);
-        assert_eq!(slots[2].ios, [0, 1, 0]);
-        assert_eq!(slots[3].ios, [0, 0, 1]);
+        // `[read, write, trim, sync]`: the fsync is the fourth direction.
+        assert_eq!(slots[0].ios, [1, 0, 0, 0]);
+        assert_eq!(slots[1].ios, [1, 0, 0, 0]);
+        assert_eq!(slots[2].ios, [0, 1, 0, 0]);
+        assert_eq!(slots[3].ios, [0, 0, 0, 1]);
         r.record_sample(&sample(Op::Read, Class::Read, 1, 10_000 + 1_000 * 100));
         assert_eq!(r.log.dropped, 1);
         r.reset(50_000);

@@ -26,7 +26,7 @@ use crate::measure::recorder::{self, DEPTH_BUCKETS, DIRS, LAT_BUCKETS, LatHist, 
 use crate::report::jsonplus::FioBins;
 use crate::report::raw::{Accounting, PlacementReport};
 use crate::report::trace::JobTrace;
-use crate::request::Class;
+use crate::request::{Class, Op};
 use crate::sched::SchedStats;
 use crate::workload::verify::VerifyStats;
 
@@ -239,9 +239,9 @@ pub struct ClassResult {
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct IopsLog {
     pub interval_ms: u64,
-    /// `[read, write, sync]` completions per interval.
+    /// `[read, write, trim, sync]` completions per interval.
     pub ios: Vec<[u64; DIRS]>,
-    /// `[read, write, sync]` bytes per interval.
+    /// `[read, write, trim, sync]` bytes per interval.
     pub bytes: Vec<[u64; DIRS]>,
     /// Completions past the log's fixed capacity (not in `ios`).
     pub dropped: u64,
@@ -280,7 +280,7 @@ pub struct JobExtras {
     pub workers: u32,
     pub pid: u32,
     pub histogram: HistogramInfo,
-    /// Failed requests per direction `[read, write, sync]`.
+    /// Failed requests per direction `[read, write, trim, sync]`.
     pub errors: [u64; DIRS],
     /// Classes that saw requests.
     pub classes: Vec<ClassResult>,
@@ -382,7 +382,8 @@ pub struct JobResult {
     pub job_options: OrderedMap,
     pub read: DirResult,
     pub write: DirResult,
-    /// iolab issues no trims; kept so fio readers find the key.
+    /// Trims (`rw=trim` and friends): discards on a block device, punched
+    /// holes in a file.
     pub trim: DirResult,
     pub sync: SyncResult,
     /// Milliseconds.
@@ -528,9 +529,13 @@ impl JobResult {
     /// rusage delta of its workers.
     pub fn from_recorder(meta: &JobMeta, rec: &Recorder, cpu: &ThreadUsage) -> JobResult {
         let pl = &meta.percentile_list;
-        let sync = &rec.dirs[2];
+        let sync = &rec.dirs[Op::Fsync.dir()];
         let cpu_base = (meta.runtime_ns as f64 * meta.workers.max(1) as f64).max(1.0);
-        let rw_ios = rec.dirs[0].total_ios + rec.dirs[1].total_ios;
+        // fio's latency distribution counts reads, writes and trims.
+        let rw_ios: u64 = [Op::Read, Op::Write, Op::Trim]
+            .iter()
+            .map(|op| rec.dirs[op.dir()].total_ios)
+            .sum();
         let lb = &rec.lat_buckets;
         let mut lat_ms = dist(&LAT_LABELS, &lb[20..30], rw_ios);
         lat_ms.0.push(("2000".into(), pct(lb[30], rw_ios)));
@@ -550,7 +555,7 @@ impl JobResult {
             job_options: OrderedMap(meta.options.clone()),
             read: DirResult::build(rec, 0, meta, pl),
             write: DirResult::build(rec, 1, meta, pl),
-            trim: DirResult::default(),
+            trim: DirResult::build(rec, Op::Trim.dir(), meta, pl),
             sync: SyncResult {
                 total_ios: sync.total_ios,
                 lat_ns: LatStats::with_percentiles(&sync.lat, pl),
@@ -577,7 +582,7 @@ impl JobResult {
                 workers: meta.workers,
                 pid: meta.pid,
                 histogram: HistogramInfo::current(rec.clamped()),
-                errors: [rec.dirs[0].errors, rec.dirs[1].errors, rec.dirs[2].errors],
+                errors: std::array::from_fn(|d| rec.dirs[d].errors),
                 classes: Class::ALL
                     .iter()
                     .zip(&rec.classes)
@@ -604,7 +609,11 @@ impl JobResult {
     /// Add fio's json+ completion-latency bins (`clat_ns.bins`) to the
     /// directions of `rec` that saw I/O; a run asks for them with `json+`.
     pub fn add_fio_bins(&mut self, rec: &Recorder) {
-        for (d, dir) in [(&mut self.read, 0), (&mut self.write, 1)] {
+        for (d, dir) in [
+            (&mut self.read, 0),
+            (&mut self.write, 1),
+            (&mut self.trim, 2),
+        ] {
             d.clat_ns.bins = FioBins::of(&rec.dirs[dir].clat);
         }
     }
@@ -614,7 +623,11 @@ impl JobResult {
     /// `percentile` of `list` and, with `bins` (json+), fio's `bins` — both
     /// only where the series has samples, as fio's stat.c writes them.
     pub fn choose_percentiles(&mut self, rec: &Recorder, on: [bool; 3], list: &[f64], bins: bool) {
-        for (d, dir) in [(&mut self.read, 0), (&mut self.write, 1)] {
+        for (d, dir) in [
+            (&mut self.read, 0),
+            (&mut self.write, 1),
+            (&mut self.trim, 2),
+        ] {
             let r = &rec.dirs[dir];
             let objs = [
                 (&mut d.slat_ns, &r.slat),
@@ -662,13 +675,11 @@ pub fn apply_group_aggregates(jobs: &mut [JobResult]) {
         g
     };
     for g in groups {
-        for dir in 0..2 {
-            let pick = |j: &JobResult| {
-                if dir == 0 {
-                    j.read.clone()
-                } else {
-                    j.write.clone()
-                }
+        for dir in 0..3 {
+            let pick = |j: &JobResult| match dir {
+                0 => j.read.clone(),
+                1 => j.write.clone(),
+                _ => j.trim.clone(),
             };
             let agg_bytes: u64 = jobs
                 .iter()
@@ -686,7 +697,11 @@ pub fn apply_group_aggregates(jobs: &mut [JobResult]) {
             }
             let agg_kib = (agg_bytes * 1000 / max_rt) as f64 / 1024.0;
             for j in jobs.iter_mut().filter(|j| j.groupid == g) {
-                let d = if dir == 0 { &mut j.read } else { &mut j.write };
+                let d = match dir {
+                    0 => &mut j.read,
+                    1 => &mut j.write,
+                    _ => &mut j.trim,
+                };
                 if d.bw_samples > 0 && agg_kib > 0.0 {
                     d.bw_agg = (d.bw_mean * 100.0 / agg_kib).min(100.0);
                 }

@@ -190,6 +190,9 @@ pub struct Generator {
     fsync_every: u32,
     writes_since_fsync: u32,
     pending_fsync: bool,
+    /// `rw=trimwrite`/`randtrimwrite`: the write of the range just trimmed,
+    /// issued next (absolute offset, length).
+    pending_write: Option<(u64, u32)>,
     class_override: Option<Class>,
     sync_writes: bool,
     readahead: bool,
@@ -292,6 +295,7 @@ impl Generator {
             fsync_every: job.fsync,
             writes_since_fsync: 0,
             pending_fsync: false,
+            pending_write: None,
             class_override: job.ioclass,
             sync_writes: job.sync || job.fsync > 0,
             readahead: job.readahead > 0
@@ -384,6 +388,19 @@ impl Generator {
                 class: Class::SyncWrite,
             });
         }
+        if let Some((offset, len)) = self.pending_write.take() {
+            // trimwrite: the write of the range just trimmed. fio counts the
+            // pair once against size/io_size and number_ios (it doubles
+            // number_ios for trimwrite), so the write takes nothing from them.
+            self.undo = None;
+            self.count_write_for_fsync();
+            return Some(NextIo {
+                op: Op::Write,
+                offset,
+                len,
+                class: self.class_of(Op::Write),
+            });
+        }
         if self.ios_left == 0 {
             return None;
         }
@@ -424,6 +441,7 @@ impl Generator {
             _ if force.is_some() => force.unwrap_or(Op::Read),
             Direction::Read => Op::Read,
             Direction::Write => Op::Write,
+            Direction::Trim | Direction::TrimWrite => Op::Trim,
             Direction::Mixed => {
                 if self.rng.u32(0..100) < self.rwmixread {
                     Op::Read
@@ -436,7 +454,8 @@ impl Generator {
             zones::Zones::Zbd(z) if op == Op::Read && !z.read_allowed(self.dir) => Op::Write,
             _ => op,
         };
-        let d = op.dir();
+        // Trims take the write direction's options (`Op::rw_slot`).
+        let d = op.rw_slot().unwrap_or(1);
         let mut len = self.bs[d].pick(&mut self.rng) as u64;
         len = len.min(self.len.max(1));
         let rel = match (self.pattern, &mut self.zones) {
@@ -530,12 +549,11 @@ impl Generator {
         self.bytes_left = self.bytes_left.saturating_sub(len + hole);
         self.io_left = self.io_left.saturating_sub(len);
         self.ios_left -= 1;
-        if op == Op::Write && self.fsync_every > 0 {
-            self.writes_since_fsync += 1;
-            if self.writes_since_fsync == self.fsync_every {
-                self.writes_since_fsync = 0;
-                self.pending_fsync = true;
-            }
+        if op == Op::Write {
+            self.count_write_for_fsync();
+        }
+        if op == Op::Trim && self.dir == Direction::TrimWrite {
+            self.pending_write = Some((self.start + rel, len as u32));
         }
         Some(NextIo {
             op,
@@ -543,6 +561,18 @@ impl Generator {
             len: len as u32,
             class: self.class_of(op),
         })
+    }
+
+    /// `fsync=N`: an fsync after every N writes.
+    #[inline]
+    fn count_write_for_fsync(&mut self) {
+        if self.fsync_every > 0 {
+            self.writes_since_fsync += 1;
+            if self.writes_since_fsync == self.fsync_every {
+                self.writes_since_fsync = 0;
+                self.pending_fsync = true;
+            }
+        }
     }
 
     fn restart_zones(&mut self) {
@@ -569,8 +599,9 @@ impl Generator {
         match op {
             Op::Read if self.readahead => Class::Readahead,
             Op::Read => Class::Read,
-            Op::Write if self.sync_writes => Class::SyncWrite,
-            Op::Write => Class::AsyncWrite,
+            // A trim changes the target as a write does, and is classed so.
+            Op::Write | Op::Trim if self.sync_writes => Class::SyncWrite,
+            Op::Write | Op::Trim => Class::AsyncWrite,
             Op::Fsync => Class::SyncWrite,
         }
     }
@@ -581,12 +612,14 @@ impl Generator {
 /// `rate_iops_min`.
 #[derive(Debug, Clone)]
 pub struct Pacer {
-    /// `rate` per direction in bytes/s (0: none): an I/O of `len` bytes takes
-    /// `len * 1e9 / rate` ns of the schedule.
-    bps: [u64; 2],
+    /// `rate` per direction `[read, write, trim]` (`Op::dir`) in bytes/s (0:
+    /// none): an I/O of `len` bytes takes `len * 1e9 / rate` ns of the
+    /// schedule. Trims have the write's values on a schedule of their own, as
+    /// fio's `rate=A,B` gives trims B.
+    bps: [u64; PACED],
     /// `rate_iops`: fixed spacing per direction (ns); 0 = unpaced.
-    interval_ns: [u64; 2],
-    next_ns: [u64; 2],
+    interval_ns: [u64; PACED],
+    next_ns: [u64; PACED],
     /// `rate_process=poisson`: gaps drawn from an exponential distribution with
     /// the paced mean, from this generator (seeded: reproducible).
     poisson: Option<fastrand::Rng>,
@@ -598,22 +631,31 @@ pub struct Pacer {
     /// `rate_min` (bytes/s) and `rate_iops_min` per direction, 0 = none,
     /// checked over windows of `cycle_ns` from `check_from` on, for the
     /// directions the job issues.
-    min_bps: [u64; 2],
-    min_iops: [u64; 2],
-    dirs: [bool; 2],
+    min_bps: [u64; PACED],
+    min_iops: [u64; PACED],
+    dirs: [bool; PACED],
     cycle_ns: u64,
     ramp_ns: u64,
-    check_from: [u64; 2],
-    cycle_bytes: [u64; 2],
-    cycle_ios: [u64; 2],
+    check_from: [u64; PACED],
+    cycle_bytes: [u64; PACED],
+    cycle_ios: [u64; PACED],
     /// The first window that fell short.
     missed: Option<MinRateMiss>,
+}
+
+/// Paced directions: read, write, trim (`Op::dir`); fsyncs are not paced.
+const PACED: usize = 3;
+
+/// A job's `[read, write]` option pair as `[read, write, trim]`: trims take
+/// the write value (`Op::rw_slot`).
+fn with_trim(v: [u64; 2]) -> [u64; PACED] {
+    [v[0], v[1], v[1]]
 }
 
 /// A `rate_min`/`rate_iops_min` window that fell short.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MinRateMiss {
-    /// 0 = reads, 1 = writes.
+    /// 0 = reads, 1 = writes, 2 = trims.
     pub dir: usize,
     /// Bytes/s (or IOPS when `iops`) reached in the window, and the minimum.
     pub got: u64,
@@ -626,61 +668,57 @@ impl Pacer {
     pub fn new(job: &JobSpec, start_ns: u64) -> Pacer {
         let iv = |r: u64| 1_000_000_000u64.checked_div(r).unwrap_or(0);
         let paced = job.rate != [0, 0] || job.rate_iops != [0, 0];
-        let dirs = match job.rw.dir {
-            Direction::Read => [true, false],
-            Direction::Write => [false, true],
-            Direction::Mixed => [true, true],
-        };
+        let dirs = job.rw.dir.issues();
         let ramp_ns = dur_ns(job.ramp_time);
         let cycle_ns = dur_ns(job.rate_cycle).max(1);
         Pacer {
-            bps: job.rate,
-            interval_ns: [iv(job.rate_iops[0]), iv(job.rate_iops[1])],
-            next_ns: [start_ns, start_ns],
+            bps: with_trim(job.rate),
+            interval_ns: with_trim(job.rate_iops).map(iv),
+            next_ns: [start_ns; PACED],
             poisson: (job.rate_poisson && paced)
                 .then(|| fastrand::Rng::with_seed(job.randseed ^ 0x9e37_79b9_7f4a_7c15)),
             think_ns: dur_ns(job.thinktime),
             think_blocks: job.thinktime_blocks.max(1),
             since_think: 0,
             think_until: 0,
-            min_bps: job.rate_min,
-            min_iops: job.rate_iops_min,
+            min_bps: with_trim(job.rate_min),
+            min_iops: with_trim(job.rate_iops_min),
             dirs,
             cycle_ns,
             ramp_ns,
-            check_from: [start_ns + ramp_ns; 2],
-            cycle_bytes: [0, 0],
-            cycle_ios: [0, 0],
+            check_from: [start_ns + ramp_ns; PACED],
+            cycle_bytes: [0; PACED],
+            cycle_ios: [0; PACED],
             missed: None,
         }
     }
 
     /// Start pacing afresh at `start_ns` (when the worker's clock starts).
     pub fn restart(&mut self, start_ns: u64) {
-        self.next_ns = [start_ns, start_ns];
+        self.next_ns = [start_ns; PACED];
         self.since_think = 0;
         self.think_until = 0;
-        self.check_from = [start_ns + self.ramp_ns; 2];
-        self.cycle_bytes = [0, 0];
-        self.cycle_ios = [0, 0];
+        self.check_from = [start_ns + self.ramp_ns; PACED];
+        self.cycle_bytes = [0; PACED];
+        self.cycle_ios = [0; PACED];
     }
 
     /// Is pacing in effect at all? (Lets the engine skip the clock checks.)
     pub fn active(&self) -> bool {
-        self.interval_ns != [0, 0] || self.bps != [0, 0] || self.think_ns != 0
+        self.interval_ns != [0; PACED] || self.bps != [0; PACED] || self.think_ns != 0
     }
 
     /// Earliest time a request in direction `d` may be issued.
     #[inline]
     pub fn due_at(&self, d: usize) -> u64 {
-        let rate = if d < 2 { self.next_ns[d] } else { 0 };
+        let rate = if d < PACED { self.next_ns[d] } else { 0 };
         rate.max(self.think_until)
     }
 
     /// Record that a request of `len` bytes in direction `d` was issued at `now`.
     #[inline]
     pub fn issued(&mut self, d: usize, len: u32, now: u64) {
-        if d >= 2 {
+        if d >= PACED {
             return;
         }
         let mean = (u64::from(len) * 1_000_000_000)
@@ -712,7 +750,7 @@ impl Pacer {
                 self.think_until = now + self.think_ns;
             }
         }
-        if self.min_bps == [0, 0] && self.min_iops == [0, 0] {
+        if self.min_bps == [0; PACED] && self.min_iops == [0; PACED] {
             return false;
         }
         // Each direction keeps its own window and is checked when one of its
@@ -720,7 +758,7 @@ impl Pacer {
         // directions that completed something). A shared window would judge
         // the writes at a read's completion: after a stall longer than the
         // cycle, the first read to finish would find no write in the window.
-        if d >= 2 || now < self.check_from[d] || !self.dirs[d] {
+        if d >= PACED || now < self.check_from[d] || !self.dirs[d] {
             // Ramp time: not held to the minimum, not counted.
             return false;
         }
@@ -761,7 +799,7 @@ impl Pacer {
     /// The job's error when it fell below its minimum rate, as fio words it.
     pub fn min_rate_message(&self, label: &str) -> Option<String> {
         let m = self.missed?;
-        let dir = ["read", "write"][m.dir];
+        let dir = ["read", "write", "trim"][m.dir];
         Some(if m.iops {
             format!(
                 "{label}: min rate not met: {dir} IOPS {} is below rate_iops_min={} over {} ms",

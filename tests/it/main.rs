@@ -78,6 +78,7 @@ mod trace_block_live;
 mod trace_fixtures;
 mod trace_live;
 mod trace_run;
+mod trim_run;
 mod userspace_reap;
 mod verify_more;
 mod verify_run;

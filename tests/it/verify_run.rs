@@ -201,14 +201,38 @@ fn bad_verify_options_are_refused_with_what_is_valid() {
         assert_eq!(code, 1, "{a:?}");
         assert!(err.contains(want), "{a:?}: {err}");
     }
-    let (code, _, err) = iolab(&[
+}
+
+/// A mixed job verifies what it writes (fio's verify in rw=randrw): backlog
+/// read-backs while it runs, every written block at the end, and its own
+/// reads of blocks it wrote; a corruption is still caught.
+#[test]
+fn a_mixed_job_verifies_its_writes() {
+    let base = [
         "--name=x",
         "--ioengine=null",
         "--size=1m",
+        "--bs=4k",
         "--rw=randrw",
         "--verify=crc32c",
+        "--verify_backlog=16",
         "--null_backing=mem",
-    ]);
-    assert_eq!(code, 1);
-    assert!(err.contains("rw=randrw mixes both"), "{err}");
+        "--iodepth=8",
+        "--number_ios=2000",
+        "--time_based",
+        "--runtime=30",
+    ];
+    let (code, doc, err) = json(&base);
+    assert_eq!(code, 0, "{err}");
+    let v = verify_of(&doc);
+    let written = v["written"].as_u64().unwrap();
+    assert!(written > 500, "{v}");
+    // The final read-back alone checks every block written (most of the 256).
+    assert!(v["checked"].as_u64().unwrap() > 200, "{v}");
+    assert_eq!(v["failures"], 0, "{v}");
+    let mut bad = base.to_vec();
+    bad.push("--null_corrupt_rate=0.05");
+    let (code, doc, _) = json(&bad);
+    assert_ne!(code, 0);
+    assert!(verify_of(&doc)["failures"].as_u64().unwrap() > 0);
 }

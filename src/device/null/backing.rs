@@ -66,6 +66,17 @@ impl Backing {
         // SAFETY: as in `read`.
         unsafe { std::ptr::copy_nonoverlapping(src, self.ptr.add(offset as usize), len as usize) }
     }
+
+    /// Zero `len` bytes of the image at `offset` (a trim: the range reads back
+    /// as zeros, as after a discard on a device that zeroes discarded blocks).
+    ///
+    /// # Safety
+    /// `offset + len <= self.len()`.
+    #[inline]
+    pub(super) unsafe fn zero(&mut self, offset: u64, len: u32) {
+        // SAFETY: in bounds per the contract above; the mapping is ours.
+        unsafe { std::ptr::write_bytes(self.ptr.add(offset as usize), 0, len as usize) }
+    }
 }
 
 impl Drop for Backing {

@@ -421,7 +421,8 @@ impl NullDevice {
                         }
                     }
                     Op::Write => b.write(e.offset, e.buf, e.len),
-                    Op::Fsync => {}
+                    // Zeroed when queued (see `queue`).
+                    Op::Trim | Op::Fsync => {}
                 }
             }
         }
@@ -562,7 +563,7 @@ impl Queue for NullDevice {
         };
         let service = self.service.draw(cmd.len);
         let mut result = match cmd.op {
-            Op::Read | Op::Write => cmd.len as i64,
+            Op::Read | Op::Write | Op::Trim => cmd.len as i64,
             Op::Fsync => 0,
         };
         let moves_data = cmd.op != Op::Fsync;
@@ -580,6 +581,16 @@ impl Queue for NullDevice {
                 Fault::Spike => service = service.saturating_add(self.faults.spike_ns),
                 Fault::None | Fault::Corrupt(_) | Fault::Hang => {}
             }
+        }
+        if cmd.op == Op::Trim
+            && result >= 0
+            && let Some(b) = self.backing.as_mut()
+        {
+            // The image forgets the range when the trim arrives (as a device
+            // drops its mapping), so a write queued after it (trimwrite) lands
+            // on zeros whichever of the two completes first.
+            // SAFETY: offset + len was checked against the size above.
+            unsafe { b.zero(cmd.offset, cmd.len) };
         }
         self.entries[i as usize] = Entry {
             state: State::Staged,

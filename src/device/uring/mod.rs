@@ -11,6 +11,12 @@
 //! IOPOLL without SQPOLL always enters, because there the kernel finds
 //! completions by polling the device on our behalf. `reap(Sleep)` enters the
 //! kernel and sleeps for completions.
+//!
+//! Trims go through the ring too: IORING_OP_FALLOCATE punches the hole in a
+//! file, and on a block device the block layer's uring_cmd discard (Linux 6.12,
+//! BLOCK_URING_CMD_DISCARD) replaces BLKDISCARD. Where the ring cannot carry
+//! one (an older kernel's block device, an IOPOLL ring, which takes only
+//! commands a device can poll), the trim is done synchronously in `queue`.
 
 mod punt;
 mod setup;
@@ -25,9 +31,18 @@ pub use setup::hybrid_iopoll_kernel;
 
 use super::polled::check_polled_io;
 use super::psync;
+use super::trim::{self, TrimKind};
 use super::{BackendStats, Caps, Completion, DevResult, DeviceError, Queue, Queued, Wait};
 use crate::request::{IoCmd, Op};
 use crate::sys::blockdev::{BlockQueue, block_queue_of_fd, iopoll_missing_message};
+
+/// BLOCK_URING_CMD_DISCARD, `_IO(0x12, 0)` in linux/blkdev.h (Linux 6.12): the
+/// block device's uring_cmd that discards `[sqe.addr, sqe.addr + sqe.addr3)`.
+const BLOCK_URING_CMD_DISCARD: u32 = 0x1200;
+
+/// A trim's user_data carries its length above the slot: the kernel answers a
+/// fallocate or a discard with 0, the engine counts a trim's bytes as moved.
+const TRIM_LEN_SHIFT: u32 = 32;
 
 // io_uring_enter(2) flags (include/uapi/linux/io_uring.h); the crate keeps its own
 // copies private.
@@ -112,6 +127,11 @@ pub struct Uring {
     /// Set up with DEFER_TASKRUN (and R_DISABLED until the first commit):
     /// completions reach the CQ only when this thread enters for events.
     deferred: bool,
+    /// The kernel has the block uring_cmd discard (Linux 6.12).
+    uring_discard: bool,
+    /// Trims queued and not yet reaped: a write queued meanwhile waits for
+    /// them (IO_DRAIN), so trimwrite's write never overtakes its trim.
+    trims_in_flight: u32,
 }
 
 // SAFETY: the ring and the registered buffers are used only by the thread that owns
@@ -319,7 +339,50 @@ impl Uring {
             submitter_checked: false,
             ext_arg,
             deferred,
+            uring_discard: setup::kernel_version().is_some_and(|v| v >= (6, 12)),
+            trims_in_flight: 0,
         })
+    }
+
+    /// Whether the ring carries this trim, or `queue` does it synchronously.
+    fn trims_on_ring(&self, kind: TrimKind) -> bool {
+        !self.iopoll && (kind == TrimKind::PunchHole || self.uring_discard)
+    }
+
+    /// A trim's SQE (see [`TRIM_LEN_SHIFT`] for its user_data).
+    fn trim_entry(&self, cmd: &IoCmd, kind: TrimKind) -> squeue::Entry {
+        macro_rules! trim {
+            ($target:expr) => {
+                match kind {
+                    TrimKind::PunchHole => opcode::Fallocate::new($target, u64::from(cmd.len))
+                        .offset(cmd.offset)
+                        .mode(trim::PUNCH_HOLE)
+                        .build(),
+                    TrimKind::Discard => {
+                        // addr = start; addr3 (the first 8 bytes of the command
+                        // area) = length; ioprio, len and rw_flags must stay 0.
+                        let mut c = [0u8; 16];
+                        c[..8].copy_from_slice(&u64::from(cmd.len).to_ne_bytes());
+                        // Issued from an io-wq worker (IOSQE_ASYNC): tried
+                        // inline, the kernel marks the discard REQ_NOWAIT, and a
+                        // queue without NOWAIT support (zram, loop) fails it
+                        // with EOPNOTSUPP instead of EAGAIN, so the ring would
+                        // never retry it where it may block.
+                        opcode::UringCmd16::new($target, BLOCK_URING_CMD_DISCARD)
+                            .addr(Some(cmd.offset))
+                            .cmd(c)
+                            .build()
+                            .flags(squeue::Flags::ASYNC)
+                    }
+                }
+            };
+        }
+        let e = if self.fixed_file {
+            trim!(types::Fixed(u32::from(cmd.file)))
+        } else {
+            trim!(types::Fd(self.files.fd(cmd.file)))
+        };
+        e.user_data(u64::from(cmd.slot) | (u64::from(cmd.len) << TRIM_LEN_SHIFT))
     }
 
     /// Requests punted to io-wq workers so far, or why they cannot be counted here
@@ -384,6 +447,10 @@ impl Uring {
                             .ioprio(cmd.ioprio)
                             .build()
                     }
+                    // `queue` builds trims with `trim_entry`; were one built
+                    // here it would complete as a 0-byte (short) I/O, touching
+                    // no data.
+                    (Op::Trim, _) => opcode::Nop::new().build(),
                     (Op::Fsync, _) if self.sync_range != 0 => {
                         opcode::SyncFileRange::new($target, 0)
                             .offset(0)
@@ -506,9 +573,18 @@ impl Uring {
         for cqe in self.ring.completion().take(out.len()) {
             let result = cqe.result();
             refused |= self.iopoll && result == -libc::EOPNOTSUPP;
+            let data = cqe.user_data();
+            let trim_len = data >> TRIM_LEN_SHIFT;
+            if trim_len != 0 {
+                self.trims_in_flight -= 1;
+            }
             out[n] = Completion {
-                slot: cqe.user_data() as u32,
-                result: result as i64,
+                slot: data as u32,
+                result: if trim_len != 0 && result >= 0 {
+                    trim_len as i64
+                } else {
+                    result as i64
+                },
                 dev_start: 0,
                 dev_done: 0,
             };
@@ -590,6 +666,7 @@ impl Queue for Uring {
             self.files.fd(cmd.file),
             self.datasync,
             self.sync_range,
+            self.files.trim_kind(cmd.file),
             cmd,
             &mut self.stats.submit_calls,
         ))
@@ -599,7 +676,18 @@ impl Queue for Uring {
         if self.in_flight >= self.limit {
             return Ok(Queued::Busy);
         }
-        let entry = self.entry(cmd);
+        let entry = match cmd.op {
+            Op::Trim => {
+                let kind = self.files.trim_kind(cmd.file);
+                if !self.trims_on_ring(kind) {
+                    return self.perform(cmd).map(Queued::Done);
+                }
+                self.trim_entry(cmd, kind)
+            }
+            // After a trim still in flight (trimwrite): not before it is done.
+            Op::Write if self.trims_in_flight > 0 => self.entry(cmd).flags(squeue::Flags::IO_DRAIN),
+            _ => self.entry(cmd),
+        };
         // SAFETY: the engine keeps `cmd.buf` valid until the completion is reaped
         // (Queue::queue contract); the fd outlives the queue (Uring::new contract).
         if unsafe { self.ring.submission().push(&entry) }.is_err() {
@@ -607,6 +695,9 @@ impl Queue for Uring {
         }
         self.in_flight += 1;
         self.pending += 1;
+        if cmd.op == Op::Trim {
+            self.trims_in_flight += 1;
+        }
         Ok(Queued::Pending)
     }
 

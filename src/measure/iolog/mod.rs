@@ -67,13 +67,16 @@ pub struct StreamLogs {
     /// The backend has a submission latency (fio writes no slat rows
     /// otherwise); known once the backend is (see [`Logger::set_slat`]).
     pub slat: bool,
-    /// The directions the job issues (averaged bandwidth/IOPS rows are written
-    /// for these, also in windows without I/O).
-    pub dirs: [bool; 2],
+    /// The directions the job issues, `[read, write, trim]` (averaged
+    /// bandwidth/IOPS rows are written for these, also in windows without I/O).
+    pub dirs: [bool; LOG_DIRS],
     /// Timestamps on this clock's epoch (a clock_gettime id; see [`epoch`]),
     /// or None: from the stream's start.
     pub epoch_clock: Option<i32>,
 }
+
+/// Directions a log row can have: fio's ddir column, 0 read, 1 write, 2 trim.
+pub const LOG_DIRS: usize = 3;
 
 /// fio's index of the job at `position` (0-based) in a run's report, where
 /// every clone is a job of its own (no `group_reporting`).
@@ -116,10 +119,10 @@ struct StreamState {
     cfg: StreamLogs,
     want: [bool; 6],
     window: u64,
-    acc: [Acc; 2],
+    acc: [Acc; LOG_DIRS],
     last_t_ns: u64,
     seen: bool,
-    hist: Option<Box<[HistWin; 2]>>,
+    hist: Option<Box<[HistWin; LOG_DIRS]>>,
 }
 
 /// What a run's logs came to.
@@ -233,7 +236,7 @@ impl Logger {
                         want[ty as usize] = cfg.paths[ty as usize].is_some();
                     }
                     let hist = (want[LogType::Hist as usize] && cfg.hist_msec > 0).then(|| {
-                        Box::new([0, 1].map(|_| HistWin {
+                        Box::new([0; LOG_DIRS].map(|_| HistWin {
                             counts: vec![0u32; PLAT_NR].into_boxed_slice(),
                             touched: Vec::with_capacity(PLAT_NR),
                             start_ms: 0,
@@ -245,7 +248,7 @@ impl Logger {
                         cfg,
                         want,
                         window: 0,
-                        acc: [Acc::default(); 2],
+                        acc: [Acc::default(); LOG_DIRS],
                         last_t_ns: 0,
                         seen: false,
                         hist,
@@ -319,6 +322,7 @@ impl Logger {
         let ddir = match op {
             Op::Read => 0u8,
             Op::Write => 1,
+            Op::Trim => 2,
             Op::Fsync => return,
         };
         let Some(Some(s)) = self.streams.get_mut(stream as usize) else {
@@ -479,7 +483,7 @@ fn send_window(p: &mut Producer, stream: u16, s: &mut StreamState, end_ns: u64, 
     } else {
         s.cfg.avg_msec as u64 * 1_000_000
     };
-    for d in 0..2u8 {
+    for d in 0..LOG_DIRS as u8 {
         let a = std::mem::take(&mut s.acc[d as usize]);
         let mut row = |ty: LogType, value: u64| {
             if s.want[ty as usize] {
@@ -545,7 +549,7 @@ mod tests {
             hist_coarseness: 0,
             max_value: false,
             slat: true,
-            dirs: [true, false],
+            dirs: [true, false, false],
             epoch_clock: None,
         }
     }

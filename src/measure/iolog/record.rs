@@ -77,7 +77,7 @@ impl LogType {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Record {
     pub kind: Kind,
-    /// fio's data direction: 0 read, 1 write.
+    /// fio's data direction: 0 read, 1 write, 2 trim.
     pub ddir: u8,
     /// The stream (job clone) on its worker.
     pub stream: u16,

@@ -55,7 +55,7 @@ fn over_time(rows: &[Row], ty: LogType) -> Vec<Series> {
     let end_ms = rows.iter().map(|r| r.t_ms).max().unwrap_or(0) + 1;
     let width = end_ms.div_ceil(BUCKETS).max(1);
     let mut series = Vec::new();
-    for (ddir, name) in [(0u8, "read"), (1, "write")] {
+    for (ddir, name) in [(0u8, "read"), (1, "write"), (2, "trim")] {
         let mine: Vec<&Row> = rows.iter().filter(|r| r.ddir == ddir).collect();
         if mine.is_empty() {
             continue;
