@@ -5,7 +5,8 @@
 //! at depth 1 on the same scratch file; fio's `write_iolog` and iolab's
 //! per-I/O log (`log_offset=1`) list the I/Os in issue order, and for the
 //! sequential jobs the two lists must be equal, offset for offset; for the
-//! random one the counts per direction must be.
+//! random one the counts per direction must be. The text report ends each
+//! write line with fio's "; N zone resets".
 
 use std::path::Path;
 use std::process::Command;
@@ -109,7 +110,8 @@ const CASES: &[(u64, &[&str], bool)] = &[
         &["--rw=read:-8k", "--bs=4k", "--size=1m", "--offset=1m"],
         true,
     ),
-    // io_size with loops: fio's passes, not io_size per loop.
+    // io_size with loops: fio's passes, not io_size per loop (iolab did
+    // 4m and 4 reads for the first two before).
     (
         1024,
         &[
@@ -191,4 +193,86 @@ fn total_ios_and_offsets_equal_fios() {
             );
         }
     }
+}
+
+/// The number at the end of a text report's write line ("; N zone resets"),
+/// and whether any read line carries one.
+fn zone_resets(text: &str) -> (Option<u64>, bool) {
+    let n = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("write: IOPS="))
+        .and_then(|l| {
+            l.split("; ")
+                .nth(1)?
+                .strip_suffix(" zone resets")?
+                .parse()
+                .ok()
+        });
+    let on_reads = text
+        .lines()
+        .any(|l| l.trim_start().starts_with("read: IOPS=") && l.contains("zone resets"));
+    (n, on_reads)
+}
+
+/// fio 3.33 ends every write line with "; N zone resets" (0 without zones)
+/// and no read line; a sequential zbd job that wraps resets each zone it
+/// comes back to: 12 for 4m written over four 256k zones of a 1m region.
+#[test]
+fn zone_resets_end_the_write_line_as_fios_do() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let cases: &[(&[&str], u64)] = &[
+        (&["--rw=write", "--bs=64k", "--size=1m"], 0),
+        (
+            &[
+                "--rw=write",
+                "--bs=64k",
+                "--size=1m",
+                "--io_size=4m",
+                "--zonemode=zbd",
+                "--zonesize=256k",
+            ],
+            12,
+        ),
+    ];
+    for &(opts, want) in cases {
+        let file = scratch(dir.path(), 1024 * KIB);
+        let mut args = vec!["--name=z".to_string(), format!("--filename={file}")];
+        args.push("--ioengine=psync".into());
+        args.extend(opts.iter().map(|s| s.to_string()));
+        let (code, out, err) = iolab_run(&args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert_eq!(
+            zone_resets(&out),
+            (Some(want), false),
+            "iolab {opts:?}:\n{out}"
+        );
+        if ready(&[Need::Fio]) {
+            let file = scratch(dir.path(), 1024 * KIB);
+            let out = Command::new("fio")
+                .args([
+                    "--name=z",
+                    &format!("--filename={file}"),
+                    "--ioengine=psync",
+                ])
+                .args(opts)
+                .output()
+                .expect("run fio");
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert_eq!(
+                zone_resets(&text),
+                (Some(want), false),
+                "fio {opts:?}:\n{text}"
+            );
+        }
+    }
+    // A read-only job has no write line, so nothing to end.
+    let file = scratch(dir.path(), 1024 * KIB);
+    let (code, out, _) = iolab_run(&[
+        "--name=r",
+        &format!("--filename={file}"),
+        "--rw=read",
+        "--size=1m",
+    ]);
+    assert_eq!(code, 0);
+    assert!(!out.contains("zone resets"), "{out}");
 }
