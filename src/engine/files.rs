@@ -71,6 +71,14 @@ impl Source {
         }
     }
 
+    /// Zone resets of a `zonemode=zbd` job so far, over its files.
+    pub fn zone_resets(&self) -> u64 {
+        match self {
+            Source::One(g) => g.zone_resets(),
+            Source::Many(m) => m.gens.iter().map(Generator::zone_resets).sum(),
+        }
+    }
+
     /// The file of the request `next_io` returned last (the queue's file index).
     #[inline]
     pub fn file(&self) -> u16 {

@@ -269,7 +269,10 @@ fn run_group(
                 adaptive: decisions.clone(),
                 error,
                 interrupted: outcome.interrupted,
-                acct: stream.acct,
+                acct: crate::report::raw::Accounting {
+                    zone_resets: stream.generator.zone_resets(),
+                    ..stream.acct
+                },
                 verify,
                 slots_free,
                 device_in_flight,

@@ -416,6 +416,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         } else {
             Generator::new(job, start, region_len, seed)
                 .with_zone_end(crate::workload::zones::file_end(target.as_ref(), start))
+                .with_file_end(crate::workload::target_end(target.as_ref(), start))
                 .into()
         };
         let planned = job.runtime.map(|r| dur_ns(r) + dur_ns(job.ramp_time));

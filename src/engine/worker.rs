@@ -229,6 +229,7 @@ impl Stream {
         match &self.pending {
             Some(io) => {
                 self.pacer.due_at(io.op.dir()) <= now
+                    && !self.pacer.inline_held(now)
                     && !self.verify.as_ref().is_some_and(|v| v.blocked(io))
             }
             None => true,
@@ -513,9 +514,13 @@ impl Worker {
                     // also have to pick its file again.
                     None => s.pacer.due_at(io.op.dir()),
                 };
+                // io_submit_mode=inline: ahead of the rate, drain first (MAX).
+                let due = s.pacer.inline_due(io.op.dir(), due, now, s.outstanding);
                 if due > now {
                     s.pending = Some(io);
-                    next_due = Some(next_due.map_or(due, |d: u64| d.min(due)));
+                    if due != u64::MAX {
+                        next_due = Some(next_due.map_or(due, |d: u64| d.min(due)));
+                    }
                     break;
                 }
                 if let Some(retry) = s.flow.hold(now) {

@@ -403,6 +403,20 @@ impl super::draft::Draft {
                     .to_string(),
             ));
         }
+        if s.io_submit_offload && s.ioengine.is_sync() && s.iodepth > 1 {
+            return Err(conflict(
+                "io_submit_mode",
+                format!(
+                    "io_submit_mode=offload with ioengine={e} at iodepth={d}: fio would run {d} \
+                     {e} calls at once on {d} submit threads, but an iolab worker performs a \
+                     synchronous engine's I/O on its own thread, one at a time. Use \
+                     ioengine=libaio or io_uring at iodepth={d} ({d} I/Os in flight from one \
+                     thread), or numjobs={d} at iodepth=1",
+                    e = s.ioengine.fio_name(),
+                    d = s.iodepth
+                ),
+            ));
+        }
         if is_set("randseed") {
             self.spec.randrepeat = true;
         }

@@ -734,6 +734,10 @@ pub struct JobSpec {
     pub rate_cycle: Duration,
     /// fio's `rate_process=poisson`: exponential gaps between paced I/Os.
     pub rate_poisson: bool,
+    /// fio's `io_submit_mode=offload`: a paced job keeps its schedule whatever
+    /// its I/O in flight does; `false` (inline, fio's default) lets the I/O in
+    /// flight complete before it waits for its next due time (`workload::Pacer`).
+    pub io_submit_offload: bool,
     pub thinktime: Duration,
     pub thinktime_blocks: u32,
     pub randrepeat: bool,
@@ -989,6 +993,7 @@ impl Default for JobSpec {
             rate_iops_min: [0, 0],
             rate_cycle: Duration::from_millis(1000),
             rate_poisson: false,
+            io_submit_offload: false,
             thinktime: Duration::ZERO,
             thinktime_blocks: 1,
             randrepeat: true,

@@ -246,13 +246,6 @@ const NO_EXEC: &str = "iolab runs as root and runs no external commands from job
                        command yourself before or after iolab";
 const ALWAYS_LAT: &str = "iolab still records every latency (its clock reads cost little; the \
                           reports are built on them)";
-const OFFLOAD: &str = "offload is not supported by iolab: fio's offload hands each I/O to \
-    a pool of threads that each own an engine instance and submit and reap there, so the job \
-    thread only keeps the rate schedule; an iolab worker owns one queue pair and submits and \
-    reaps on one thread, which is what its completion models and per-thread CPU figures \
-    measure. Use io_submit_mode=inline: with rate or rate_iops the worker issues on schedule \
-    while iodepth has room (a late request goes at once, with at most one gap of credit); \
-    raise iodepth if the device falls behind";
 const ONLY_FSYNC: &str = "only fsync=N is implemented";
 const SAME_USER: &str = "jobs run as the invoking user";
 const ALIGNED: &str = "buffers are always aligned anonymous memory";
@@ -813,10 +806,10 @@ Ok(())
     OptionDef::new(
         "io_size",
         S::IoSize,
-        "bytes of I/O per loop, independent of size= (more than the region wraps over it); time_based runs by time instead",
+        "bytes of I/O the job does, independent of size= (passes over the region until done, each at most size bytes; with loops, as fio counts them); time_based runs by time instead",
     )
     .alias(&["io_limit"])
-    .stricter("a percentage is refused; with loops=N iolab does N times io_size (fio 3.33 counts loops differently when io_size exceeds size)")
+    .stricter("a percentage is refused")
     .expects(SIZE)
     .set(|d, c| {
         if c.value.contains('%') {
@@ -1173,14 +1166,17 @@ Ok(())
     OptionDef::new(
         "io_submit_mode",
         S::Engine,
-        "inline: the worker thread submits its own I/O (fio's default)",
+        "inline (fio's default): a job ahead of its rate lets its I/O in flight complete, then waits out the gap; offload: the rate schedule is kept whatever the I/O in flight does",
     )
-    .stricter("offload is refused: an iolab worker owns one queue pair and submits and reaps on its own thread (fio's offload threads each own an engine instance); with rate/rate_iops inline issues on schedule while iodepth has room")
-    .expects("inline")
-    .set(|_, c| match c.value {
-        "inline" => Ok(()),
-        "offload" => Err(c.bad(format!("inline ({OFFLOAD})"))),
-        _ => Err(c.bad("inline (offload is not supported by iolab)")),
+    .stricter("offload with a synchronous engine (sync, psync, vsync, pvsync, pvsync2) at iodepth above 1 is refused: iolab performs such an engine's I/O on the worker thread, one at a time, where fio's offload runs iodepth of them on iodepth threads")
+    .expects("inline or offload")
+    .set(|d, c| {
+        d.spec.io_submit_offload = match c.value {
+            "inline" => false,
+            "offload" => true,
+            _ => return Err(c.bad("inline or offload")),
+        };
+        Ok(())
     }),
     OptionDef::new("thread", S::Threads, "run jobs as threads: iolab's workers always are")
         .alias(&["threads"])

@@ -82,6 +82,9 @@ pub struct Accounting {
     pub spurious: u64,
     /// Reads whose data failed verification (they completed: counted in `ok`).
     pub verify_failures: u64,
+    /// Zones reset by a `zonemode=zbd` job (fio's "N zone resets").
+    #[serde(default)]
+    pub zone_resets: u64,
 }
 
 impl Accounting {
@@ -93,6 +96,7 @@ impl Accounting {
         self.timeouts += o.timeouts;
         self.spurious += o.spurious;
         self.verify_failures += o.verify_failures;
+        self.zone_resets += o.zone_resets;
     }
 }
 

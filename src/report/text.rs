@@ -157,13 +157,14 @@ fn percentile_block(out: &mut String, name: &str, s: &LatStats, precision: usize
     }
 }
 
-fn dir_block(out: &mut String, label: &str, d: &DirResult, precision: usize) {
+/// `post` ends the IOPS line (fio's "; N zone resets" on a write line).
+fn dir_block(out: &mut String, label: &str, d: &DirResult, precision: usize, post: &str) {
     let bw_p = num2str(d.bw_bytes, SIG_FIGS, true, "B/s");
     let bw_alt = num2str(d.bw_bytes, SIG_FIGS, false, "B/s");
     let io_p = num2str(d.io_bytes, SIG_FIGS, true, "B");
     let _ = writeln!(
         out,
-        "  {label}: IOPS={}, BW={bw_p} ({bw_alt})({io_p}/{}msec)",
+        "  {label}: IOPS={}, BW={bw_p} ({bw_alt})({io_p}/{}msec){post}",
         num2str(d.iops as u64, SIG_FIGS, false, ""),
         d.runtime
     );
@@ -214,6 +215,20 @@ fn dist_line(d: &Dist) -> String {
         .join(", ")
 }
 
+/// fio 3.33 ends a job's write line with its zone resets (always: "; 0 zone
+/// resets" for a job without zones).
+fn zone_resets(j: &JobResult, dir: &str) -> String {
+    if dir != "write" {
+        return String::new();
+    }
+    let n = j
+        .iolab
+        .engine
+        .as_ref()
+        .map_or(0, |e| e.accounting.zone_resets);
+    format!("; {n} zone resets")
+}
+
 /// One job's block, as fio prints it after the run.
 pub fn job_block(out: &mut String, j: &JobResult, time: &str, precision: usize) {
     let _ = writeln!(
@@ -223,7 +238,7 @@ pub fn job_block(out: &mut String, j: &JobResult, time: &str, precision: usize) 
     );
     for (name, d) in j.dirs() {
         if d.total_ios > 0 || d.io_bytes > 0 {
-            dir_block(out, name, d, precision);
+            dir_block(out, name, d, precision, &zone_resets(j, name));
         }
     }
     lat_dist(out, "nsec", &j.latency_ns);

@@ -156,12 +156,18 @@ pub struct Generator {
     /// from where the direction's last I/O ended (`last_end`).
     pct_random: [u32; 2],
     last_end: [u64; 2],
-    /// `io_size`: bytes per loop, independent of the region (None: the region
-    /// decides), and what is left of them in this loop.
-    io_per_loop: Option<u64>,
-    io_left: u64,
-    /// Next sequential offset, relative to `start`, per direction (fio keeps one
-    /// position per direction too).
+    /// fio's job loop: a job runs passes over its region (fio's `do_io`); a
+    /// pass ends when its offsets run out, when it issued `pass_limit` bytes
+    /// (`size`), or when the job issued `issue_limit` bytes in all
+    /// (`io_size` or `size`, times `loops`). `loops` passes always start;
+    /// more follow while fewer than `once_limit` bytes (`io_size` or `size`)
+    /// are done (fio's `keep_running`). Counts are of bytes issued.
+    pass: Passes,
+    /// Where the file or device ends, from `start` (fio's `real_file_size`):
+    /// sequential holes wrap there, not at the region's end.
+    file_end: u64,
+    /// End of the last sequential I/O, relative to `start`, per direction
+    /// (fio's `last_pos`; 0 at the start of a pass).
     seq_pos: [u64; 2],
     rng: fastrand::Rng,
     /// A new pass over the region began with the last request (fio drops the
@@ -181,9 +187,9 @@ pub struct Generator {
     rand_run_left: u32,
     /// Where the current random run's next sequential I/O starts (relative).
     rand_run_pos: u64,
-    /// Bytes still to issue in this pass (`size`), and passes left (`loops`).
+    /// Random blocks still unvisited in this pass (fio's random map: the
+    /// pass ends when it is full).
     bytes_left: u64,
-    loops_left: u32,
     ios_left: u64,
     time_based: bool,
     /// fsync every N writes.
@@ -202,6 +208,25 @@ pub struct Generator {
     zones: zones::Zones,
 }
 
+/// fio's pass accounting (`Generator::pass`), in bytes issued.
+#[derive(Clone, Copy, Debug)]
+struct Passes {
+    /// This pass's bytes, and fio's `total_bytes` for a pass.
+    issued: u64,
+    limit: u64,
+    /// The job's bytes, and fio's limit on them (`io_size` or `size`, times `loops`).
+    total: u64,
+    total_limit: u64,
+    /// `io_size` (or `size`): more passes follow while fewer bytes are done.
+    once: u64,
+    io_size_set: bool,
+    /// Passes finished, and `loops`.
+    done: u32,
+    loops: u32,
+    /// The largest block size: fio stops when less than one is left to do.
+    max_bs: u64,
+}
+
 /// The generator's position before its last request (plain copies: taking a
 /// snapshot per request allocates nothing).
 #[derive(Clone, Copy, Debug)]
@@ -211,9 +236,8 @@ struct Undo {
     rand_run_left: u32,
     rand_run_pos: u64,
     bytes_left: u64,
-    io_left: u64,
+    pass: Passes,
     ios_left: u64,
-    loops_left: u32,
     new_pass: bool,
     writes_since_fsync: u32,
     pending_fsync: bool,
@@ -259,7 +283,29 @@ impl Generator {
                 &mut rng,
             )
         });
-        let io_per_loop = if time_based { None } else { job.io_size };
+        // fio's `total_bytes` (one pass) and its byte limits, over this
+        // generator's region (fio's `size` for one file).
+        let once = job.io_size.unwrap_or(region_len);
+        let loops = job.loops.max(1);
+        let mixed_seq = job.rw.dir == Direction::Mixed && job.rw.pattern == Pattern::Seq;
+        let overwrite =
+            job.rw.dir == Direction::Write && job.rw.pattern == Pattern::Rand && job.norandommap;
+        let pass_limit = if (mixed_seq && job.verify.kind.is_none()) || overwrite {
+            region_len.max(once)
+        } else {
+            region_len
+        };
+        let pass = Passes {
+            issued: 0,
+            limit: pass_limit,
+            total: 0,
+            total_limit: once.saturating_mul(u64::from(loops)),
+            once,
+            io_size_set: job.io_size.is_some(),
+            done: 0,
+            loops,
+            max_bs: u64::from(job.bs[0].max().max(job.bs[1].max())),
+        };
         Generator {
             pattern: job.rw.pattern,
             dir: job.rw.dir,
@@ -271,8 +317,8 @@ impl Generator {
             pick,
             pct_random: job.percentage_random,
             last_end: [0, 0],
-            io_per_loop,
-            io_left: io_per_loop.unwrap_or(u64::MAX),
+            pass,
+            file_end: region_len,
             seq_pos: [0, 0],
             rng,
             coverage,
@@ -289,7 +335,6 @@ impl Generator {
             new_pass: false,
             new_loop: false,
             bytes_left: region_len,
-            loops_left: job.loops.max(1) - 1,
             ios_left: job.number_ios.unwrap_or(u64::MAX),
             time_based,
             fsync_every: job.fsync,
@@ -312,6 +357,14 @@ impl Generator {
         if let (zones::Zones::Strided(z), Some(e)) = (&mut self.zones, end) {
             z.set_end(e);
         }
+        self
+    }
+
+    /// Where the target ends, in bytes from the region's start (fio's
+    /// `real_file_size`: a file or device may reach beyond `offset + size`);
+    /// `None` (the emulated device) is the region's end.
+    pub fn with_file_end(mut self, end: Option<u64>) -> Generator {
+        self.file_end = end.unwrap_or(self.len).max(self.len);
         self
     }
 
@@ -341,9 +394,8 @@ impl Generator {
         self.rand_run_left = snap.rand_run_left;
         self.rand_run_pos = snap.rand_run_pos;
         self.bytes_left = snap.bytes_left;
-        self.io_left = snap.io_left;
+        self.pass = snap.pass;
         self.ios_left = snap.ios_left;
-        self.loops_left = snap.loops_left;
         self.new_pass = snap.new_pass;
         self.writes_since_fsync = snap.writes_since_fsync;
         self.pending_fsync = snap.pending_fsync;
@@ -366,9 +418,8 @@ impl Generator {
             rand_run_left: self.rand_run_left,
             rand_run_pos: self.rand_run_pos,
             bytes_left: self.bytes_left,
-            io_left: self.io_left,
+            pass: self.pass,
             ios_left: self.ios_left,
-            loops_left: self.loops_left,
             new_pass: self.new_pass,
             writes_since_fsync: self.writes_since_fsync,
             pending_fsync: self.pending_fsync,
@@ -404,38 +455,13 @@ impl Generator {
         if self.ios_left == 0 {
             return None;
         }
-        if self.io_left == 0 {
-            // io_size: this loop's bytes are done, wherever it stands in the region.
-            if self.loops_left == 0 {
-                return None;
-            }
-            self.loops_left -= 1;
-            self.io_left = self.io_per_loop.unwrap_or(u64::MAX);
-            self.bytes_left = self.len;
-            self.seq_pos = [0, 0];
-            self.restart_zones();
-            self.new_pass = true;
-            self.new_loop = true;
-        }
-        if self.bytes_left == 0 && self.io_per_loop.is_some() {
-            // io_size beyond the region: wrap and go on (fio's "40GiB of I/O
-            // within the 0..20GiB region").
-            self.bytes_left = self.len;
-            self.new_pass = true;
-        }
-        if self.bytes_left == 0 {
-            if self.time_based {
-                self.bytes_left = self.len;
-            } else if self.loops_left > 0 {
-                self.loops_left -= 1;
-                self.bytes_left = self.len;
-                self.seq_pos = [0, 0];
-                self.new_loop = true;
-                self.restart_zones();
-            } else {
-                return None;
-            }
-            self.new_pass = true;
+        // A full random map ends a pass, as fio's byte limits do.
+        if !self.within_limits()
+            || (self.coverage.is_some()
+                && self.bytes_left == 0
+                && !(self.next_pass(true) && self.within_limits()))
+        {
+            return None;
         }
         let op = match self.dir {
             _ if force.is_some() => force.unwrap_or(Op::Read),
@@ -458,67 +484,80 @@ impl Generator {
         let d = op.rw_slot().unwrap_or(1);
         let mut len = self.bs[d].pick(&mut self.rng) as u64;
         len = len.min(self.len.max(1));
-        let rel = match (self.pattern, &mut self.zones) {
-            (Pattern::Seq, zones::Zones::Strided(z)) => {
-                let o = z.seq(&mut self.seq_pos[d], len);
-                self.seq_pos[d] = o + len + self.seq_add.max(0) as u64;
-                o
+        let plain_seq = self.pattern == Pattern::Seq && matches!(self.zones, zones::Zones::None);
+        let rel = if plain_seq {
+            match self.seq_offset(d, len) {
+                Some(o) => o,
+                // The pass is over: the next one starts from the region's start.
+                None if self.next_pass(true) && self.within_limits() => self.seq_offset(d, len)?,
+                None => return None,
             }
-            (Pattern::Seq, _) => {
-                if self.seq_pos[d].saturating_add(len) > self.len {
-                    // Wrap like fio does when a sequential job runs past the end
-                    // (a backwards job wraps to the last whole block).
-                    self.seq_pos[d] = if self.seq_add < 0 {
-                        (self.len - len) / self.align[d] * self.align[d]
-                    } else {
+        } else {
+            match (self.pattern, &mut self.zones) {
+                (Pattern::Seq, zones::Zones::Strided(z)) => {
+                    let o = z.seq(&mut self.seq_pos[d], len);
+                    self.seq_pos[d] = o + len + self.seq_add.max(0) as u64;
+                    o
+                }
+                // Emulated zones (zbd): its write pointers move the offset.
+                (Pattern::Seq, _) => {
+                    if self.seq_pos[d].saturating_add(len) > self.len {
+                        // Wrap like fio does when a sequential job runs past the end
+                        // (a backwards job wraps to the last whole block).
+                        self.seq_pos[d] = if self.seq_add < 0 {
+                            (self.len - len) / self.align[d] * self.align[d]
+                        } else {
+                            0
+                        };
+                    }
+                    let o = self.seq_pos[d];
+                    // The next one starts after this one plus the hole (`rw=read:8k`),
+                    // or before it (`rw=read:-8k`); before the start wraps to the end.
+                    let next = o as i128 + len as i128 + self.seq_add as i128;
+                    self.seq_pos[d] = if next < 0 { u64::MAX } else { next as u64 };
+                    o
+                }
+                (Pattern::Rand, zones::Zones::Strided(z)) => {
+                    let rng = &mut self.rng;
+                    z.rand(len, self.align[d], |n| rng.u64(0..n))
+                }
+                (Pattern::Rand, _)
+                    if self.rand_run_left > 0 && self.rand_run_pos + len <= self.len =>
+                {
+                    self.rand_run_left -= 1;
+                    let o = self.rand_run_pos;
+                    self.rand_run_pos += len;
+                    o
+                }
+                (Pattern::Rand, _)
+                    if self.pct_random[d] < 100 && self.rng.u32(0..100) >= self.pct_random[d] =>
+                {
+                    // percentage_random: this one continues where the last I/O of
+                    // its direction ended, wrapping at the end of the region.
+                    if self.last_end[d] + len > self.len {
                         0
+                    } else {
+                        self.last_end[d]
+                    }
+                }
+                (Pattern::Rand, _) => {
+                    let a = self.align[d];
+                    let o = match (&mut self.coverage, &self.pick[d]) {
+                        (Some(c), _) => c.next() * len,
+                        (None, Some(p)) => {
+                            let o = p.block(self.len / a, &mut self.rng) * a;
+                            // A block near the end may not fit a whole I/O.
+                            o.min((self.len - len) / a * a)
+                        }
+                        (None, None) => {
+                            let slots = (self.len - len) / a + 1;
+                            self.rng.u64(0..slots) * a
+                        }
                     };
+                    self.rand_run_left = self.rand_every - 1;
+                    self.rand_run_pos = o + len;
+                    o
                 }
-                let o = self.seq_pos[d];
-                // The next one starts after this one plus the hole (`rw=read:8k`),
-                // or before it (`rw=read:-8k`); before the start wraps to the end.
-                let next = o as i128 + len as i128 + self.seq_add as i128;
-                self.seq_pos[d] = if next < 0 { u64::MAX } else { next as u64 };
-                o
-            }
-            (Pattern::Rand, zones::Zones::Strided(z)) => {
-                let rng = &mut self.rng;
-                z.rand(len, self.align[d], |n| rng.u64(0..n))
-            }
-            (Pattern::Rand, _) if self.rand_run_left > 0 && self.rand_run_pos + len <= self.len => {
-                self.rand_run_left -= 1;
-                let o = self.rand_run_pos;
-                self.rand_run_pos += len;
-                o
-            }
-            (Pattern::Rand, _)
-                if self.pct_random[d] < 100 && self.rng.u32(0..100) >= self.pct_random[d] =>
-            {
-                // percentage_random: this one continues where the last I/O of
-                // its direction ended, wrapping at the end of the region.
-                if self.last_end[d] + len > self.len {
-                    0
-                } else {
-                    self.last_end[d]
-                }
-            }
-            (Pattern::Rand, _) => {
-                let a = self.align[d];
-                let o = match (&mut self.coverage, &self.pick[d]) {
-                    (Some(c), _) => c.next() * len,
-                    (None, Some(p)) => {
-                        let o = p.block(self.len / a, &mut self.rng) * a;
-                        // A block near the end may not fit a whole I/O.
-                        o.min((self.len - len) / a * a)
-                    }
-                    (None, None) => {
-                        let slots = (self.len - len) / a + 1;
-                        self.rng.u64(0..slots) * a
-                    }
-                };
-                self.rand_run_left = self.rand_every - 1;
-                self.rand_run_pos = o + len;
-                o
             }
         };
         let (rel, len) = match &mut self.zones {
@@ -538,16 +577,9 @@ impl Generator {
             _ => (rel, len),
         };
         self.last_end[d] = rel + len;
-        // A hole (`rw=read:8k`) uses up the region as an I/O does: a pass ends
-        // when the offsets reach the end, as in fio (1m at bs=4k with 8k holes is
-        // 86 reads, not 256).
-        let hole = if self.pattern == Pattern::Seq {
-            self.seq_add.max(0) as u64
-        } else {
-            0
-        };
-        self.bytes_left = self.bytes_left.saturating_sub(len + hole);
-        self.io_left = self.io_left.saturating_sub(len);
+        self.bytes_left = self.bytes_left.saturating_sub(len);
+        self.pass.issued += len;
+        self.pass.total += len;
         self.ios_left -= 1;
         if op == Op::Write {
             self.count_write_for_fsync();
@@ -573,6 +605,104 @@ impl Generator {
                 self.pending_fsync = true;
             }
         }
+    }
+
+    /// fio's next sequential offset (`get_next_seq_offset` and the checks of
+    /// `get_next_offset` and `fill_io_u` after it), relative to `start`, or
+    /// `None` when the pass is over. fio mixes positions relative to the
+    /// region and absolute in the file here; so does this, to issue the same
+    /// offsets: a hole (`rw=write:112k`) that passes the file's end wraps to
+    /// the region's start (to `offset` itself, counted from the region) and
+    /// the pass goes on until its bytes are done, while an I/O that ends
+    /// exactly at the file's end ends the pass (so 1m read at bs=4k with 8k
+    /// holes is 86 reads, 1m written at bs=16k with 112k holes is 64 writes).
+    /// Backwards (`rw=read:-8k`) starts at the region's start, then wraps to
+    /// below the region's end.
+    fn seq_offset(&mut self, d: usize, len: u64) -> Option<u64> {
+        let (s, i, add) = (self.start, self.len, self.seq_add);
+        let r = s.saturating_add(self.file_end);
+        if self.seq_pos[d] >= i && self.wrap_at_region() {
+            self.seq_pos[d] = 0;
+            self.new_pass = true;
+        }
+        let mut last = s + self.seq_pos[d];
+        if last >= r {
+            return None;
+        }
+        if add < 0 && last == s && s != 0 {
+            last = i.min(r);
+        }
+        let mut pos = last.wrapping_sub(s);
+        if pos != 0 && add != 0 {
+            pos = pos.wrapping_add(add as u64);
+            if pos >= r {
+                pos = if add > 0 {
+                    s
+                } else {
+                    i.min(r).wrapping_add(add as u64)
+                };
+            }
+        }
+        if pos >= i || s.saturating_add(pos).saturating_add(len) > r {
+            return None;
+        }
+        self.seq_pos[d] = pos + len;
+        Some(pos)
+    }
+
+    /// fio starts a sequential pass over at the region's end, rather than
+    /// ending it, for a time_based job and for a mixed one whose `io_size`
+    /// is beyond its `size`.
+    fn wrap_at_region(&self) -> bool {
+        self.time_based || (self.dir == Direction::Mixed && self.pass.once > self.len)
+    }
+
+    /// fio's `do_io` loop condition: a pass ends once it has issued `size`
+    /// bytes or the job its `io_size` (or `size`) times `loops` (a
+    /// time_based job has neither limit). False when no pass may follow.
+    fn within_limits(&mut self) -> bool {
+        while !self.time_based
+            && (self.pass.total >= self.pass.total_limit || self.pass.issued >= self.pass.limit)
+        {
+            if !self.next_pass(false) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// fio's `keep_running` after a pass (`offsets_done`: it ended because
+    /// its offsets ran out): `loops` passes always run; then more while
+    /// fewer than `io_size` (or `size`) bytes are done and at least one
+    /// block is left; without `io_size`, not once the offsets ran out. A
+    /// pass that issued nothing ends the job. Returns whether one starts.
+    fn next_pass(&mut self, offsets_done: bool) -> bool {
+        let p = &mut self.pass;
+        if p.issued == 0 {
+            return false;
+        }
+        p.done += 1;
+        let forced = p.done < p.loops;
+        let left = p.once.saturating_sub(p.total);
+        let more = self.time_based
+            || forced
+            || (left > 0 && left >= p.max_bs && (p.io_size_set || !offsets_done));
+        if !more {
+            return false;
+        }
+        p.issued = 0;
+        self.bytes_left = self.len;
+        self.new_pass = true;
+        self.new_loop |= !self.time_based;
+        match self.zones {
+            // fio's strided walk goes on across passes; `loops` starts it over.
+            zones::Zones::Strided(_) if !forced => {}
+            _ => {
+                self.seq_pos = [0, 0];
+                self.restart_zones();
+            }
+        }
+        true
     }
 
     fn restart_zones(&mut self) {
@@ -641,6 +771,14 @@ pub struct Pacer {
     cycle_ios: [u64; PACED],
     /// The first window that fell short.
     missed: Option<MinRateMiss>,
+    /// fio's inline submission (`io_submit_mode=inline`) of a paced job that
+    /// may keep several I/Os in flight: ahead of its rate, it first lets them
+    /// all complete, then waits out the gap it was ahead by ([`Pacer::inline_due`]).
+    quiesce: bool,
+    /// Draining: the gap to wait once the job's I/O in flight has completed.
+    drain_gap: Option<u64>,
+    /// Drained: the next request goes at this time (0 = not held).
+    release_at: u64,
 }
 
 /// Paced directions: read, write, trim (`Op::dir`); fsyncs are not paced.
@@ -690,6 +828,9 @@ impl Pacer {
             cycle_bytes: [0; PACED],
             cycle_ios: [0; PACED],
             missed: None,
+            quiesce: paced && !job.io_submit_offload && job.iodepth > 1,
+            drain_gap: None,
+            release_at: 0,
         }
     }
 
@@ -701,6 +842,8 @@ impl Pacer {
         self.check_from = [start_ns + self.ramp_ns; PACED];
         self.cycle_bytes = [0; PACED];
         self.cycle_ios = [0; PACED];
+        self.drain_gap = None;
+        self.release_at = 0;
     }
 
     /// Is pacing in effect at all? (Lets the engine skip the clock checks.)
@@ -721,6 +864,7 @@ impl Pacer {
         if d >= PACED {
             return;
         }
+        self.release_at = 0;
         let mean = (u64::from(len) * 1_000_000_000)
             .checked_div(self.bps[d])
             .unwrap_or(self.interval_ns[d]);
@@ -733,9 +877,53 @@ impl Pacer {
             None => mean,
         };
         // Keep a fixed cadence (like fio's rate), but never bank more than one
-        // mean gap of credit after a stall.
+        // mean gap of credit after a stall. fio's inline rule drains, then
+        // catches up on its absolute schedule in a burst: that is how it keeps
+        // its rate on a device slower than the gap, so it keeps all its credit.
         let next = self.next_ns[d] + gap;
-        self.next_ns[d] = next.max(now.saturating_sub(mean));
+        self.next_ns[d] = if self.quiesce {
+            next
+        } else {
+            next.max(now.saturating_sub(mean))
+        };
+    }
+
+    /// When a request of direction `d`, due at `due` by [`Pacer::due_at`], may go
+    /// under fio's inline rule (`io_submit_mode=inline`, fio's `rate_ddir`): a
+    /// job ahead of its rate with I/O in flight first waits for all of it to
+    /// complete, then sleeps the gap it was ahead by when it stopped, so it
+    /// issues in bursts that fall behind the schedule by the drain time.
+    /// `u64::MAX` while it drains: no timed wake, the completions wake it.
+    /// With offload (or one I/O in flight at most) this is `due`: the schedule
+    /// holds whatever the I/O in flight does.
+    #[inline]
+    pub fn inline_due(&mut self, d: usize, due: u64, now: u64, in_flight: u32) -> u64 {
+        if !self.quiesce || d >= 2 {
+            return due;
+        }
+        if let Some(gap) = self.drain_gap {
+            if in_flight > 0 {
+                return u64::MAX;
+            }
+            self.drain_gap = None;
+            self.release_at = now + gap;
+        }
+        if self.release_at != 0 {
+            return due.max(self.release_at);
+        }
+        // Only the rate's schedule drains (fio quiesces in rate_ddir); think
+        // time has its own rule.
+        if self.next_ns[d] > now && in_flight > 0 {
+            self.drain_gap = Some(due - now);
+            return u64::MAX;
+        }
+        due
+    }
+
+    /// Held by the inline rule at `now` (draining, or waiting out the gap).
+    #[inline]
+    pub fn inline_held(&self, now: u64) -> bool {
+        self.drain_gap.is_some() || self.release_at > now
     }
 
     /// Record a completion of `bytes` in direction `d` at `now`: fio's think
@@ -843,6 +1031,22 @@ pub fn due_or_switch(pacer: &Pacer, generator: &mut Generator, io: &mut NextIo, 
     }
 }
 
+/// Bytes from `start` to the end of the target's file or device, read once
+/// at setup, for [`Generator::with_file_end`].
+pub fn target_end(target: Option<&crate::device::target::Target>, start: u64) -> Option<u64> {
+    use std::io::Seek;
+    let t = target?;
+    let len = match t.kind {
+        crate::device::target::TargetKind::File => t.file.metadata().ok()?.len(),
+        // A block device's size is where its end seeks to (the I/O itself
+        // gives every offset, so the file position does not matter).
+        crate::device::target::TargetKind::BlockDevice => {
+            (&t.file).seek(std::io::SeekFrom::End(0)).ok()?
+        }
+    };
+    Some(len.saturating_sub(start))
+}
+
 pub fn dur_ns(d: Duration) -> u64 {
     d.as_nanos().min(u64::MAX as u128) as u64
 }
@@ -912,13 +1116,13 @@ mod tests {
         let o = offsets(&j, 0, 1 << 20);
         assert_eq!(o.len(), 86);
         assert!(o.iter().all(|&x| x + 4096 <= 1 << 20), "{o:?}");
-        // rw=read:-8k: each read starts 4k below the last; the first wraps from 0
-        // to the region's last block, then walks down.
+        // rw=read:-8k: each read starts 4k below the last; the first is at 0,
+        // the next 8k below the region's end (fio 3.33: 0, 56k, 52k, ... 0).
         j.rw_suffix = RwSuffix::Add(-8192);
         let o = offsets(&j, 0, 64 * 1024);
         assert_eq!(o.len(), 16);
         assert_eq!(o[0], 0);
-        assert_eq!(o[1], 60 * 1024);
+        assert_eq!(o[1], 56 * 1024);
         for w in o[1..].windows(2) {
             assert_eq!(w[0] - w[1], 4096, "backwards by one block: {o:?}");
         }
@@ -1291,5 +1495,34 @@ mod tests {
         let mut p = Pacer::new(&j, 0);
         p.completed(10, 0, 4096);
         assert_eq!(p.due_at(0), 50_010);
+    }
+
+    #[test]
+    fn inline_drains_before_it_waits_offload_keeps_the_schedule() {
+        let mut j = job(Pattern::Rand, Direction::Read);
+        j.rate_iops = [1000, 0];
+        j.iodepth = 8;
+        let mut p = Pacer::new(&j, 0);
+        p.issued(0, 4096, 0);
+        assert_eq!(p.due_at(0), 1_000_000);
+        // Ahead by 0.9 ms with a read in flight: no timed wake while it drains.
+        assert_eq!(p.inline_due(0, p.due_at(0), 100_000, 1), u64::MAX);
+        assert!(p.inline_held(100_000));
+        assert_eq!(p.inline_due(0, p.due_at(0), 5_000_000, 1), u64::MAX);
+        // Drained at 5 ms: it waits out the 0.9 ms it was ahead by, then goes.
+        assert_eq!(p.inline_due(0, p.due_at(0), 5_000_000, 0), 5_900_000);
+        p.issued(0, 4096, 5_900_000);
+        assert!(!p.inline_held(5_900_000));
+        // Nothing in flight: the schedule as it is.
+        let due = p.due_at(0);
+        assert_eq!(p.inline_due(0, due, 5_900_000, 0), due);
+        // Offload, and depth 1, keep the schedule whatever is in flight.
+        for (offload, depth) in [(true, 8), (false, 1)] {
+            j.io_submit_offload = offload;
+            j.iodepth = depth;
+            let mut p = Pacer::new(&j, 0);
+            p.issued(0, 4096, 0);
+            assert_eq!(p.inline_due(0, p.due_at(0), 100_000, 1), 1_000_000);
+        }
     }
 }

@@ -1,0 +1,278 @@
+//! How many I/Os a job does, and where, against fio 3.33 itself: sequential
+//! holes (`rw=write:112k`, `rw=read:8k`) and backwards (`rw=read:-8k`) over a
+//! file the size of the region and over a larger one, with `offset`;
+//! `io_size` with `loops`; `rw=randread:N`. Both run the same job with psync
+//! at depth 1 on the same scratch file; fio's `write_iolog` and iolab's
+//! per-I/O log (`log_offset=1`) list the I/Os in issue order, and for the
+//! sequential jobs the two lists must be equal, offset for offset; for the
+//! random one the counts per direction must be. The text report ends each
+//! write line with fio's "; N zone resets".
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::run_common::iolab_run;
+use crate::support::needs::{Need, ready};
+
+/// One logged I/O: write?, offset, length.
+type Io = (bool, u64, u64);
+
+const KIB: u64 = 1024;
+
+/// A scratch file of `len` bytes (recreated, so every run starts alike).
+fn scratch(dir: &Path, len: u64) -> String {
+    let p = dir.join("f");
+    let _ = std::fs::remove_file(&p);
+    std::fs::File::create(&p)
+        .and_then(|f| f.set_len(len))
+        .expect("scratch file");
+    p.display().to_string()
+}
+
+fn iolab_ios(dir: &Path, file: &str, opts: &[&str]) -> Vec<Io> {
+    let prefix = dir.join("il");
+    let mut args = vec![
+        "--name=c".to_string(),
+        format!("--filename={file}"),
+        "--ioengine=psync".into(),
+        format!("--write_lat_log={}", prefix.display()),
+        "--log_offset=1".into(),
+    ];
+    args.extend(opts.iter().map(|s| s.to_string()));
+    let (code, out, err) = iolab_run(&args);
+    assert_eq!(code, 0, "iolab run {args:?}: {err}\n{out}");
+    let log = dir.join("il_lat.1.log");
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_file(&log);
+    text.lines()
+        .map(|l| {
+            let c: Vec<u64> = l.split(',').map(|v| v.trim().parse().unwrap()).collect();
+            (c[2] == 1, c[4], c[3])
+        })
+        .collect()
+}
+
+fn fio_ios(dir: &Path, file: &str, opts: &[&str]) -> Vec<Io> {
+    let log = dir.join("fio.iolog");
+    let _ = std::fs::remove_file(&log);
+    let out = Command::new("fio")
+        .args([
+            "--name=c",
+            &format!("--filename={file}"),
+            "--ioengine=psync",
+        ])
+        .arg(format!("--write_iolog={}", log.display()))
+        .arg("--output=/dev/null")
+        .args(opts)
+        .output()
+        .expect("run fio");
+    assert!(out.status.success(), "fio {opts:?}: {out:?}");
+    std::fs::read_to_string(&log)
+        .expect("fio's iolog")
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            match f.as_slice() {
+                [.., op @ ("read" | "write"), off, len] => {
+                    Some((*op == "write", off.parse().ok()?, len.parse().ok()?))
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+fn counts(ios: &[Io]) -> (usize, usize) {
+    let w = ios.iter().filter(|i| i.0).count();
+    (ios.len() - w, w)
+}
+
+/// (file size, options, compare offsets too).
+const CASES: &[(u64, &[&str], bool)] = &[
+    // Holes past the file's end wrap to the start; the job still writes
+    // its 1m: 64 writes (iolab did 8 before).
+    (1024, &["--rw=write:112k", "--bs=16k", "--size=1m"], true),
+    // A read ending exactly at the file's end ends the pass: 86 reads.
+    (1024, &["--rw=read:8k", "--bs=4k", "--size=1m"], true),
+    // In a larger file the holes run on to the region's end.
+    (4096, &["--rw=read:8k", "--bs=4k", "--size=1m"], true),
+    (4096, &["--rw=write:112k", "--bs=16k", "--size=1m"], true),
+    // offset: fio wraps to `offset` counted from the region's start.
+    (
+        4096,
+        &["--rw=write:112k", "--bs=16k", "--size=1m", "--offset=1m"],
+        true,
+    ),
+    (1024, &["--rw=read:-8k", "--bs=4k", "--size=1m"], true),
+    (4096, &["--rw=read:-8k", "--bs=4k", "--size=1m"], true),
+    (
+        4096,
+        &["--rw=read:-8k", "--bs=4k", "--size=1m", "--offset=1m"],
+        true,
+    ),
+    // io_size with loops: fio's passes, not io_size per loop (iolab did
+    // 4m and 4 reads for the first two before).
+    (
+        1024,
+        &[
+            "--rw=read",
+            "--bs=4k",
+            "--size=1m",
+            "--io_size=2m",
+            "--loops=2",
+        ],
+        true,
+    ),
+    (
+        1024,
+        &[
+            "--rw=read",
+            "--bs=4k",
+            "--size=1m",
+            "--io_size=768k",
+            "--loops=3",
+        ],
+        true,
+    ),
+    (
+        1024,
+        &[
+            "--rw=read",
+            "--bs=4k",
+            "--size=1m",
+            "--io_size=512k",
+            "--loops=2",
+        ],
+        true,
+    ),
+    (
+        1024,
+        &["--rw=write:112k", "--bs=16k", "--size=1m", "--loops=2"],
+        true,
+    ),
+    (1024, &["--rw=randread:4", "--bs=4k", "--size=1m"], false),
+    (
+        1024,
+        &[
+            "--rw=randread",
+            "--bs=4k",
+            "--size=1m",
+            "--io_size=2m",
+            "--loops=2",
+        ],
+        false,
+    ),
+];
+
+#[test]
+fn total_ios_and_offsets_equal_fios() {
+    if !ready(&[Need::Fio]) {
+        return;
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    for &(file_kib, opts, offsets) in CASES {
+        let file = scratch(dir.path(), file_kib * KIB);
+        let theirs = fio_ios(dir.path(), &file, opts);
+        let file = scratch(dir.path(), file_kib * KIB);
+        let ours = iolab_ios(dir.path(), &file, opts);
+        eprintln!(
+            "{opts:?} on {file_kib}k: fio {:?}, iolab {:?} (reads, writes)",
+            counts(&theirs),
+            counts(&ours)
+        );
+        assert!(!theirs.is_empty(), "fio logged nothing for {opts:?}");
+        assert_eq!(
+            counts(&ours),
+            counts(&theirs),
+            "I/O counts differ from fio's for {opts:?} on a {file_kib}k file"
+        );
+        if offsets {
+            assert_eq!(
+                ours, theirs,
+                "offsets differ from fio's for {opts:?} on a {file_kib}k file"
+            );
+        }
+    }
+}
+
+/// The number at the end of a text report's write line ("; N zone resets"),
+/// and whether any read line carries one.
+fn zone_resets(text: &str) -> (Option<u64>, bool) {
+    let n = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("write: IOPS="))
+        .and_then(|l| {
+            l.split("; ")
+                .nth(1)?
+                .strip_suffix(" zone resets")?
+                .parse()
+                .ok()
+        });
+    let on_reads = text
+        .lines()
+        .any(|l| l.trim_start().starts_with("read: IOPS=") && l.contains("zone resets"));
+    (n, on_reads)
+}
+
+/// fio 3.33 ends every write line with "; N zone resets" (0 without zones)
+/// and no read line; a sequential zbd job that wraps resets each zone it
+/// comes back to: 12 for 4m written over four 256k zones of a 1m region.
+#[test]
+fn zone_resets_end_the_write_line_as_fios_do() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let cases: &[(&[&str], u64)] = &[
+        (&["--rw=write", "--bs=64k", "--size=1m"], 0),
+        (
+            &[
+                "--rw=write",
+                "--bs=64k",
+                "--size=1m",
+                "--io_size=4m",
+                "--zonemode=zbd",
+                "--zonesize=256k",
+            ],
+            12,
+        ),
+    ];
+    for &(opts, want) in cases {
+        let file = scratch(dir.path(), 1024 * KIB);
+        let mut args = vec!["--name=z".to_string(), format!("--filename={file}")];
+        args.push("--ioengine=psync".into());
+        args.extend(opts.iter().map(|s| s.to_string()));
+        let (code, out, err) = iolab_run(&args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert_eq!(
+            zone_resets(&out),
+            (Some(want), false),
+            "iolab {opts:?}:\n{out}"
+        );
+        if ready(&[Need::Fio]) {
+            let file = scratch(dir.path(), 1024 * KIB);
+            let out = Command::new("fio")
+                .args([
+                    "--name=z",
+                    &format!("--filename={file}"),
+                    "--ioengine=psync",
+                ])
+                .args(opts)
+                .output()
+                .expect("run fio");
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert_eq!(
+                zone_resets(&text),
+                (Some(want), false),
+                "fio {opts:?}:\n{text}"
+            );
+        }
+    }
+    // A read-only job has no write line, so nothing to end.
+    let file = scratch(dir.path(), 1024 * KIB);
+    let (code, out, _) = iolab_run(&[
+        "--name=r",
+        &format!("--filename={file}"),
+        "--rw=read",
+        "--size=1m",
+    ]);
+    assert_eq!(code, 0);
+    assert!(!out.contains("zone resets"), "{out}");
+}
