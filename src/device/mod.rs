@@ -117,6 +117,14 @@ pub trait Queue: Send {
     fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued>;
     /// Submit what was queued since the last commit; returns how many went out.
     fn commit(&mut self) -> DevResult<u32>;
+    /// [`commit`](Self::commit) as if made at `at_ns` (engine clock, at most
+    /// now): the scheduler's completion path releasing held requests at the
+    /// completion that made room (sched::Scheduler::completion_time). Only a
+    /// backend that keeps device time can honour a past time (the null device);
+    /// the others commit now.
+    fn commit_at(&mut self, _at_ns: u64) -> DevResult<u32> {
+        self.commit()
+    }
     /// Move completions into `out` (at most `out.len()`); returns how many.
     fn reap(&mut self, wait: Wait, out: &mut [Completion]) -> DevResult<usize>;
     /// Sleep like `reap(Wait::Sleep { min })`, but return by `deadline_ns` (engine

@@ -23,6 +23,8 @@ use crate::sched::{SchedReq, Scheduler};
 use crate::workload::verify::{Step, Verifier};
 use crate::workload::{NextIo, Pacer};
 
+mod completion_path;
+
 /// A request slot: everything about one in-flight request that the loop needs
 /// when its completion comes back.
 #[derive(Clone, Copy, Debug, Default)]
@@ -406,7 +408,10 @@ impl Worker {
                     for i in 0..n {
                         let c = self.comps[i];
                         self.finish(c, t_seen);
+                        self.completion_path(c.dev_done)?;
                     }
+                } else if deadline != 0 {
+                    self.deadline_path(deadline)?;
                 }
                 if let Some(p) = &self.poll_signal {
                     let st = &self.completer.stats;
@@ -684,10 +689,21 @@ impl Worker {
     /// the submit stamp, and fio's submit and depth distributions per stream.
     #[inline]
     fn commit_batch(&mut self) -> DevResult<()> {
+        self.commit_batch_at(0)
+    }
+
+    /// [`commit_batch`](Self::commit_batch) dated `at_ns` (0: now), for the
+    /// completion path.
+    #[inline]
+    fn commit_batch_at(&mut self, at_ns: u64) -> DevResult<()> {
         if self.batch.is_empty() {
             return Ok(());
         }
-        self.queue.commit()?;
+        if at_ns == 0 {
+            self.queue.commit()?;
+        } else {
+            self.queue.commit_at(at_ns)?;
+        }
         let t = match self.queue.clock_hint() {
             0 => clock::now_ns(),
             t => t,

@@ -109,6 +109,12 @@ pub struct SchedStats {
     /// Completions reported for more bytes than were outstanding: an engine bug,
     /// counted rather than hidden (OIS is clamped at 0).
     pub unmatched_completions: u64,
+    /// Requests a cap had held that went to the device from the completion path:
+    /// dated at the completion (or window end) that released them rather than
+    /// when the worker next ran (`engine::worker`'s completion path; backends
+    /// that keep device time, the null device).
+    #[serde(default)]
+    pub completion_path: u64,
 }
 
 #[derive(Clone, Copy)]
@@ -136,6 +142,9 @@ pub struct Scheduler {
     /// The head request is held only by the `ois_min` window.
     held_by_window: bool,
     first_ns: Option<u64>,
+    /// The latest time given to `enqueue` or `dispatch`: what the scheduler
+    /// holds and decided is as of this time, so nothing may be dated earlier.
+    clock_ns: u64,
     stats: SchedStats,
 }
 
@@ -178,6 +187,7 @@ impl Scheduler {
             held_seq: [NO_HOLD; Class::COUNT],
             held_by_window: false,
             first_ns: None,
+            clock_ns: 0,
             stats: SchedStats::default(),
         })
     }
@@ -204,6 +214,7 @@ impl Scheduler {
             return Err(r);
         }
         self.next_seq += 1;
+        self.clock_ns = self.clock_ns.max(now_ns);
         self.waiting[r.class.index()] += 1;
         self.first_ns.get_or_insert(now_ns);
         if self.kind == SchedKind::Laq && r.class.is_high() {
@@ -249,6 +260,7 @@ impl Scheduler {
     /// completion or at [`next_event_ns`](Self::next_event_ns).
     #[inline]
     pub fn dispatch(&mut self, now_ns: u64) -> Option<SchedReq> {
+        self.clock_ns = self.clock_ns.max(now_ns);
         let ring = self.pick()?;
         let head = *self.rings[ring].front()?;
         let class = head.req.class;
@@ -298,6 +310,29 @@ impl Scheduler {
             self.ois -= b;
         }
         self.stats.completed.add(class, 1);
+    }
+
+    /// Whether a cap holds requests back (laq with requests waiting): only then
+    /// can a completion or the window's end release one.
+    #[inline]
+    pub fn holds(&self) -> bool {
+        self.kind == SchedKind::Laq && self.pending() > 0
+    }
+
+    /// The time at which the completion path may dispatch what an event at
+    /// `event_ns` (a completion, the window's end) released: the event's own
+    /// time, unless the scheduler has already seen a later one (a request that
+    /// arrived after it, a dispatch decided after it). Dating a dispatch before
+    /// that would use state the scheduler did not have yet.
+    #[inline]
+    pub fn completion_time(&self, event_ns: u64) -> u64 {
+        event_ns.max(self.clock_ns)
+    }
+
+    /// `n` requests went out from the completion path (see [`SchedStats`]).
+    #[inline]
+    pub fn note_completion_path(&mut self, n: u64) {
+        self.stats.completion_path += n;
     }
 
     /// Requests waiting in the scheduler (not yet dispatched).

@@ -45,6 +45,7 @@ mod job_control;
 mod job_files;
 mod job_parse;
 mod jsonplus_bins;
+mod laq_completion_path;
 mod latency_target;
 mod log_epoch;
 mod null_conservation;

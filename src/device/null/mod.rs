@@ -663,6 +663,61 @@ impl Queue for NullDevice {
         Ok(n)
     }
 
+    /// A commit dated `at_ns` in the past: each command starts on the idle
+    /// channel that freed first, at `at_ns` or when that channel freed if later.
+    /// Exact only while no command waits at the device: the channel picks made
+    /// between `at_ns` and now took no account of these arrivals, so with a
+    /// backlog (which also means no channel idles) it commits now.
+    fn commit_at(&mut self, at_ns: u64) -> DevResult<u32> {
+        let now = now_ns();
+        // Bring the device up to now: channels freed since `at_ns` are then
+        // idle, and their `done` says when they freed.
+        self.advance(now);
+        if at_ns >= now || !self.wait_reads.is_empty() || !self.wait_writes.is_empty() {
+            return self.commit();
+        }
+        if self.staged.is_empty() {
+            return Ok(0);
+        }
+        self.last_now = at_ns;
+        let n = self.staged.len() as u32;
+        while let Some(i) = self.staged.pop() {
+            let e = &mut self.entries[i as usize];
+            e.commit = at_ns;
+            if e.fault == Fault::Hang {
+                e.state = State::Hung;
+                self.hung += 1;
+                continue;
+            }
+            e.state = State::Device;
+            let idle = self
+                .channels
+                .iter()
+                .enumerate()
+                .filter(|(_, ch)| ch.cmd == NONE)
+                .min_by_key(|(_, ch)| ch.done)
+                .map(|(k, ch)| (k, ch.done));
+            match idle {
+                Some((k, freed)) => {
+                    e.start = at_ns.max(freed);
+                    self.channels[k] = Channel {
+                        cmd: i,
+                        done: e.start.saturating_add(e.service),
+                    };
+                }
+                // Every channel busy: it waits like any arrival of `at_ns`.
+                None if e.op == Op::Read => {
+                    let _ = self.wait_reads.push(i);
+                }
+                None => {
+                    let _ = self.wait_writes.push(i);
+                }
+            }
+        }
+        self.refresh_next();
+        Ok(n)
+    }
+
     fn reap(&mut self, wait: Wait, out: &mut [Completion]) -> DevResult<usize> {
         match wait {
             Wait::Peek => {
