@@ -39,6 +39,9 @@ pub struct TargetSpec {
     /// fio's `fallocate`: how a new or short file's space is reserved before
     /// the layout writes it.
     pub prealloc: crate::job::files::Fallocate,
+    /// fio's `allow_file_create`: false = a missing or short file is an
+    /// error instead of being created or extended.
+    pub allow_create: bool,
 }
 
 impl TargetSpec {
@@ -58,6 +61,7 @@ impl TargetSpec {
             allow_mounted_write: false,
             layout: Layout::Random,
             prealloc: crate::job::files::Fallocate::None,
+            allow_create: true,
         }
     }
 }
@@ -117,6 +121,13 @@ pub struct TargetError {
 
 #[derive(Debug, thiserror::Error)]
 pub enum TargetErrorKind {
+    #[error(
+        "{}, and allow_file_create=0 forbids {}; create it first (e.g. truncate -s {need}) \
+         or drop allow_file_create=0",
+        match have { None => "does not exist".to_string(), Some(h) => format!("is {h} bytes, short of the {need} the job addresses") },
+        if have.is_none() { "creating it" } else { "extending it" }
+    )]
+    CreateDisallowed { have: Option<u64>, need: u64 },
     #[error(
         "does not exist and the job gives no size; set size= so it can be created \
          and laid out, or point filename= at an existing file or device"
@@ -358,6 +369,9 @@ fn open_file(spec: &TargetSpec, len: Option<u64>) -> Result<Target, TargetErrorK
         });
     }
     let have = len.unwrap_or(0);
+    if !spec.allow_create && (have < need || len.is_none()) {
+        return Err(TargetErrorKind::CreateDisallowed { have: len, need });
+    }
     if spec.direct && (have < need || len.is_none()) {
         // Refuse a misaligned direct job before creating or growing anything:
         // the filesystem's device gives the alignment the file will have.

@@ -203,6 +203,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                 // fio: size is the job's total, spread over its files.
                 size: first.size.map(|s| s / nfiles),
                 prealloc: first.files.fallocate,
+                allow_create: first.files.allow_create,
                 offset: first.clone_offset(placed[0].jobnum),
                 writes,
                 direct: first.direct,

@@ -57,6 +57,9 @@ pub struct FileSpec {
     pub fallocate: Fallocate,
     pub pre_read: bool,
     pub unlink: bool,
+    /// fio's `allow_file_create`: false = never create or extend a file; a
+    /// missing or short one is an error before the first I/O.
+    pub allow_create: bool,
 }
 
 impl Default for FileSpec {
@@ -70,6 +73,7 @@ impl Default for FileSpec {
             fallocate: Fallocate::None,
             pre_read: false,
             unlink: false,
+            allow_create: true,
         }
     }
 }

@@ -344,11 +344,12 @@ Ok(())
         d.spec.offset_increment = c.size()?;
         Ok(())
     }),
-    refused(
-        "allow_file_create",
-        S::Target,
-        "iolab always creates a missing regular file (fio's default allow_file_create=1)",
-    ),
+    OptionDef::new("allow_file_create", S::Target, "create (and lay out) a missing or short regular file (default 1); 0: such a file is an error before the first I/O")
+        .flag()
+        .set(|d, c| {
+            d.spec.files.allow_create = c.boolean()?;
+            Ok(())
+        }),
     OptionDef::new("nrfiles", S::Target, "files per job clone, named by filename_format; size is spread over them")
         .alias(&["nr_files"])
         .expects("a count of files, 1-65536")

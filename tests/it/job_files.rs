@@ -206,3 +206,49 @@ fn bad_file_options_say_what_is_valid() {
         names(&dir)
     );
 }
+
+/// `allow_file_create=0` (fio's xnvme examples set it to protect device
+/// paths): a missing or short file is an error before the first I/O, and
+/// nothing is created or extended; a file of the right size runs.
+#[test]
+fn allow_file_create_0_never_creates_or_extends() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("f");
+    let fname = format!("--filename={}", f.display());
+    let args = [
+        "--name=x",
+        fname.as_str(),
+        "--size=1m",
+        "--allow_file_create=0",
+    ];
+    let (code, _, err) = iolab_run(&args);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("does not exist, and allow_file_create=0 forbids creating it"),
+        "{err}"
+    );
+    assert!(!f.exists(), "nothing created");
+    std::fs::File::create(&f)
+        .unwrap()
+        .set_len(512 << 10)
+        .unwrap();
+    let (code, _, err) = iolab_run(&args);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("is 524288 bytes, short of the 1048576"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::metadata(&f).unwrap().len(),
+        512 << 10,
+        "not extended"
+    );
+    std::fs::File::options()
+        .write(true)
+        .open(&f)
+        .unwrap()
+        .set_len(1 << 20)
+        .unwrap();
+    let (code, _, err) = iolab_run(&args);
+    assert_eq!(code, 0, "{err}");
+}
