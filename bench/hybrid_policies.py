@@ -176,7 +176,8 @@ def main():
                     continue
                 r_ = [a["iops"] / max(o["iops"], 1e-9)
                       for a, o in zip(samples["adaptive"], samples[pol])]
-                ratios.append(f"{pol} {statistics.median(r_):.2f} ({min(r_):.2f}-{max(r_):.2f})")
+                ratios.append(f"{pol} {statistics.median(r_):.2f} ({min(r_):.2f}-{max(r_):.2f}; "
+                              f"by round {' '.join(f'{x:.2f}' for x in r_)})")
             print("  adaptive IOPS / policy, same round: " + ", ".join(ratios))
             if load == "alone" and dev in gated and "poll" in med:
                 a_, p_ = med["adaptive"], med["poll"]
