@@ -21,7 +21,8 @@
 //! the device takes, its spinning holds the CPU the completions need (more
 //! polling threads than CPUs): a poll class then sleeps through the device's
 //! p50 on its own timer and polls what is left (hybrid with a nap of the whole
-//! p50), a hybrid class waits for the interrupt; it looks again after a back-off.
+//! p50, and never shorter than the shortest sleep that really blocks here), a
+//! hybrid class waits for the interrupt; it looks again after a back-off.
 //!
 //! Where the backend can also perform a request synchronously in the caller's
 //! context (io_uring: pread on the ring's descriptor) and the worker runs one
@@ -64,6 +65,11 @@ const RECHECK: u64 = 16_384;
 const PROBE: u32 = 32;
 /// How much faster (fraction of p50) the other path must be to replace the one in force.
 const SWITCH_MARGIN: f64 = 0.10;
+/// Sleep lengths tried when looking for the shortest one that blocks (ns).
+const BLOCK_TRIES_NS: [u64; 6] = [1_000, 2_000, 4_000, 8_000, 16_000, 32_000];
+/// Sleeps per length, and how many of them must block.
+const BLOCK_SAMPLES: u32 = 8;
+const BLOCK_NEEDED: u32 = 7;
 
 /// What a probe sends where.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -215,6 +221,9 @@ pub struct Decision {
 #[derive(Clone, Debug)]
 pub struct Adaptive {
     wakeup_ns: u64,
+    /// The shortest sleep that gives the CPU away on this machine (ns):
+    /// contended naps last at least this long from the moment they start.
+    block_ns: u64,
     /// The backend can perform a request inline and the worker runs one at a time.
     inline_ok: bool,
     /// One entry per size class, allocated once.
@@ -246,6 +255,49 @@ pub fn measure_wakeup_cost(samples: usize) -> u64 {
     late[late.len() / 2].max(1)
 }
 
+/// The shortest sleep (ns) that gives the CPU away on this machine, measured
+/// once per process: 0 where no sleep is asked for (`wakeup_ns == 0`).
+pub fn blocking_sleep_ns() -> u64 {
+    static BLOCK: OnceLock<u64> = OnceLock::new();
+    *BLOCK.get_or_init(|| measure_blocking_sleep(&BLOCK_TRIES_NS))
+}
+
+/// Voluntary context switches of this thread so far.
+fn voluntary_switches() -> Option<i64> {
+    // SAFETY: getrusage writes one rusage we own.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; RUSAGE_THREAD is this thread only.
+    (unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } == 0).then_some(ru.ru_nvcsw)
+}
+
+/// The first of `tries` (ns, ascending) at which at least `BLOCK_NEEDED` of
+/// `BLOCK_SAMPLES` sleeps made a voluntary context switch; the last one if
+/// none did. Why: a sleep whose timer is due before the thread reaches the
+/// scheduler returns without blocking, yet still costs the timer's
+/// programming. On this Firecracker VM sleeps of up to 5 us never blocked and
+/// took 15-20 us each, holding the CPU all along; 8 us blocked. A nap meant to
+/// hand the CPU to another thread must be at least this long.
+pub fn measure_blocking_sleep(tries: &[u64]) -> u64 {
+    clock::set_thread_timer_slack_ns(1);
+    let last = tries.last().copied().unwrap_or(0);
+    for &d in tries {
+        let mut blocked = 0;
+        for _ in 0..BLOCK_SAMPLES {
+            let Some(before) = voluntary_switches() else {
+                return last;
+            };
+            clock::sleep_until(clock::now_ns() + d);
+            if voluntary_switches().is_some_and(|after| after > before) {
+                blocked += 1;
+            }
+        }
+        if blocked >= BLOCK_NEEDED {
+            return d;
+        }
+    }
+    last
+}
+
 /// `samples` values spread evenly over `p50 +- spread` (synthetic calibrations).
 fn spread(p50_ns: u64, spread_ns: u64, samples: u64) -> impl Iterator<Item = u64> {
     (0..samples).map(move |i| {
@@ -265,8 +317,19 @@ fn class_of(len: u32) -> usize {
 
 impl Adaptive {
     pub fn new(wakeup_ns: u64) -> Adaptive {
+        let block_ns = if wakeup_ns > 0 {
+            blocking_sleep_ns()
+        } else {
+            0
+        };
+        Adaptive::with_blocking_sleep(wakeup_ns, block_ns)
+    }
+
+    /// [`Adaptive::new`] with a given shortest blocking sleep (synthetic tests).
+    pub fn with_blocking_sleep(wakeup_ns: u64, block_ns: u64) -> Adaptive {
         Adaptive {
             wakeup_ns,
+            block_ns,
             inline_ok: false,
             classes: vec![ClassStats::default(); CLASSES],
             contention: Contention::new(wakeup_ns),
@@ -401,7 +464,9 @@ impl Adaptive {
 
     /// How long hybrid sleeps after submit for a request of `len` bytes: while
     /// the CPU is contended, the whole p50, so the wakeup (late by about the
-    /// wakeup cost) nearly always finds the completion and hardly spins.
+    /// wakeup cost) nearly always finds the completion and hardly spins;
+    /// [`Adaptive::sleep_floor_ns`] keeps that nap long enough to give the
+    /// CPU away.
     #[inline]
     pub fn nap_ns(&self, len: u32) -> u64 {
         let c = &self.classes[class_of(len)];
@@ -409,6 +474,23 @@ impl Adaptive {
             return c.p[1] as u64;
         }
         c.nap
+    }
+
+    /// The shortest sleep, from the moment it starts, a napping wait must take:
+    /// 0 normally (a nap already over is skipped and the wait polls); while the
+    /// CPU is contended, the shortest sleep that blocks on this machine. Then
+    /// the sleep is the point: it hands the CPU to the threads queueing for
+    /// it. A shorter one returns without blocking yet still costs the timer
+    /// (on this VM 15-20 us holding the CPU: adaptive with a 1 us floor at
+    /// 10 us, 4 threads on 2 CPUs, made 0.01 context switches per I/O and
+    /// fell to 0.4x the IOPS of napping through the p50).
+    #[inline]
+    pub fn sleep_floor_ns(&self) -> u64 {
+        if self.contention.contended() {
+            self.block_ns
+        } else {
+            0
+        }
     }
 
     fn redecide(c: &mut ClassStats, wakeup_ns: u64) {
@@ -483,7 +565,10 @@ impl Adaptive {
                     _ => why,
                 };
                 let why = match self.contention.note() {
-                    Some(n) if !c.go_inline => format!("{why}; {n}"),
+                    Some(n) if !c.go_inline => format!(
+                        "{why}; {n}; each contended nap lasts at least {:.1} us, the shortest sleep that blocks here",
+                        self.block_ns as f64 / 1e3
+                    ),
                     _ => why,
                 };
                 Decision {
@@ -679,6 +764,63 @@ mod tests {
         a.contention.judge(&quiet);
         assert_eq!(a.choose(4096), CompletionModel::Poll);
         assert_eq!(a.nap_ns(4096), 0);
+    }
+
+    #[test]
+    fn contended_naps_are_long_enough_to_block() {
+        use crate::completion::contention::{WINDOW, Window};
+        // Wakeup cost 15 us; on this machine sleeps under 8 us return without
+        // giving the CPU away.
+        let mut a = Adaptive::with_blocking_sleep(15_000, 8_000);
+        // A 5 us device: a poll class (5 us < 2 x 15 us).
+        a.calibrate(4096, 5_000, 200, 100);
+        assert_eq!(a.choose(4096), CompletionModel::Poll);
+        assert_eq!((a.nap_ns(4096), a.sleep_floor_ns()), (0, 0), "polling");
+        let ios = WINDOW as u64;
+        let overloaded = Window {
+            ios,
+            cpu_ns: ios * 10_000,
+            delay_ns: ios * 50_000,
+            wall_ns: ios * 60_000,
+            device_ns: ios * 5_000,
+        };
+        a.contention.judge(&overloaded);
+        // Contended: nap through the p50 (5 us, under the blocking length)
+        // but sleep at least 8 us from the moment the nap starts.
+        assert_eq!(a.choose(4096), CompletionModel::Hybrid);
+        let nap = a.nap_ns(4096) as f64;
+        assert!((nap - 5_000.0).abs() < 500.0, "nap {nap}: the p50");
+        assert_eq!(a.sleep_floor_ns(), 8_000);
+        let d = &a.decisions()[0];
+        assert!(
+            d.why
+                .contains("at least 8.0 us, the shortest sleep that blocks"),
+            "{d:?}"
+        );
+        // The look after the back-off finds the CPU free: no floor, no nap.
+        let quiet = Window {
+            delay_ns: 0,
+            wall_ns: ios * 6_000,
+            cpu_ns: ios * 6_000,
+            ..overloaded
+        };
+        while a.contention.contended() {
+            a.contention.judge(&quiet);
+        }
+        a.contention.judge(&quiet);
+        assert_eq!(a.choose(4096), CompletionModel::Poll);
+        assert_eq!((a.nap_ns(4096), a.sleep_floor_ns()), (0, 0));
+        // Nothing asks for sleeps: nothing is measured.
+        assert_eq!(Adaptive::new(0).block_ns, 0);
+    }
+
+    #[test]
+    fn the_shortest_blocking_sleep_is_measured() {
+        // A sleep already due returns at once (no context switch); 2 ms
+        // always blocks. So the second length is the answer.
+        assert_eq!(measure_blocking_sleep(&[1, 2_000_000]), 2_000_000);
+        // None blocks: the longest tried.
+        assert_eq!(measure_blocking_sleep(&[1, 2]), 2);
     }
 
     #[test]

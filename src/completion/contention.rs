@@ -71,6 +71,9 @@ pub struct Contention {
     device_ns: u64,
     /// Counters at the start of the window: CPU, delay, wall (ns).
     start: Option<(u64, u64, u64)>,
+    /// The first window has been opened (or tried: a failed read is not
+    /// retried per request).
+    opened: bool,
     contended: bool,
     /// Windows left before the next look while contended.
     left: u32,
@@ -108,6 +111,7 @@ impl Contention {
             ios: 0,
             device_ns: 0,
             start: None,
+            opened: false,
             contended: false,
             left: 0,
             backoff: BACKOFF_MIN,
@@ -130,13 +134,16 @@ impl Contention {
     pub fn tick(&mut self, device_ns: u64) {
         self.ios += 1;
         self.device_ns += device_ns;
-        if self.ios.is_multiple_of(WINDOW) {
+        // The first request opens the first window: the verdict on a crowded
+        // CPU comes after WINDOW spinning requests, not 2 x WINDOW.
+        if self.ios.is_multiple_of(WINDOW) || !self.opened {
             self.window_end();
         }
     }
 
     #[cold]
     fn window_end(&mut self) {
+        self.opened = true;
         let wall = crate::measure::clock::now_ns();
         if let Some(s) = self.start
             && wall.saturating_sub(s.2) < MIN_WINDOW_NS
@@ -324,6 +331,24 @@ mod tests {
         c.judge(&bad);
         assert_eq!(c.left, BACKOFF_MIN);
         assert!(c.note().unwrap().contains("CPU contention in 12 of"));
+    }
+
+    #[test]
+    fn the_first_request_opens_the_first_window() {
+        let mut c = Contention::new(W);
+        c.tick(1_000_000);
+        if c.fd < 0 {
+            println!("SKIPPED: no /proc/thread-self/schedstat (CONFIG_SCHED_INFO off)");
+            return;
+        }
+        assert!(c.start.is_some(), "the window opens at the first request");
+        assert_eq!(c.ios, 0);
+        std::thread::sleep(std::time::Duration::from_nanos(MIN_WINDOW_NS));
+        // One window of spinning requests decides, not two.
+        for _ in 0..WINDOW {
+            c.tick(1_000_000);
+        }
+        assert_eq!(c.judged, 1);
     }
 
     #[test]

@@ -575,17 +575,25 @@ impl Completer {
                     self.stats.polls_hit += 1;
                     return Ok(n);
                 }
-                let nap = match self.model {
-                    CompletionModel::Adaptive => self.adaptive.nap_ns(len),
-                    _ => self.classic.nap_ns(len, req.write),
+                // Adaptive under CPU contention sleeps at least `floor` from
+                // now, even when its nap is already over: a sleep that short
+                // would not give the CPU away (adaptive::sleep_floor_ns).
+                let (nap, floor) = match self.model {
+                    CompletionModel::Adaptive => {
+                        (self.adaptive.nap_ns(len), self.adaptive.sleep_floor_ns())
+                    }
+                    _ => (self.classic.nap_ns(len, req.write), 0),
                 };
-                let wake = oldest_submit_ns + nap;
+                let mut wake = oldest_submit_ns + nap;
+                if floor > 0 {
+                    wake = wake.max(clock::now_ns() + floor);
+                }
                 let wake = if deadline_ns != 0 {
                     wake.min(deadline_ns)
                 } else {
                     wake
                 };
-                if nap > 0 && clock::now_ns() < wake {
+                if (nap > 0 || floor > 0) && clock::now_ns() < wake {
                     let t0 = clock::now_ns();
                     clock::sleep_until(wake);
                     self.stats.sleeps += 1;
