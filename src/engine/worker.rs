@@ -349,12 +349,6 @@ impl Worker {
             started_ns: start,
             ..Default::default()
         };
-        // The stamp of the reap that ended the last pass, kept only when that
-        // reap brought back one completion: the next pass issues at it instead
-        // of reading the clock again (see `issue_stamp`). Not with verify: a
-        // read's check (a hash of the whole block) would land in the next slat.
-        let mut seen_ns = 0u64;
-        let reuse_seen = self.streams.iter().all(|s| s.verify.is_none());
         loop {
             if crate::sys::cleanup::stop_requested() {
                 out.interrupted = true;
@@ -364,7 +358,7 @@ impl Worker {
                 // Another job's exitall: issue nothing more, finish what is in flight.
                 self.streams.iter_mut().for_each(Stream::stop);
             }
-            let now = issue_stamp(std::mem::take(&mut seen_ns));
+            let now = clock::now_ns();
             // Refill before waiting, so the device never runs dry while the
             // worker sleeps; only iodepth_low may hold a full queue back.
             let next_due = if self.fill.may_refill(self.inflight) {
@@ -413,9 +407,6 @@ impl Worker {
                     for i in 0..n {
                         let c = self.comps[i];
                         self.finish(c, t_seen);
-                    }
-                    if n == 1 && reuse_seen {
-                        seen_ns = t_seen;
                     }
                 }
                 if let Some(p) = &self.poll_signal {
@@ -970,24 +961,6 @@ impl Worker {
                 Ordering::Relaxed,
             );
         }
-    }
-}
-
-/// The issue stamp of the requests a pass generates: `seen_ns`, the stamp of
-/// the reap that ended the previous pass when that reap brought back exactly
-/// one completion and nothing waited or slept since (0 otherwise: read the
-/// clock). At QD1 this saves one of the three clock reads per request (~12 ns
-/// of ~115 on this VM); the issue stamp is then the instant the previous
-/// completion was seen, so slat and lat also count the bookkeeping of that one
-/// completion (docs/fio-compat.md, "Latency stamps"). A reap of several keeps
-/// its stamp to itself: their bookkeeping would all land in the next slats; so
-/// does a verifying job's (its read checks are not a few ns).
-#[inline(always)]
-fn issue_stamp(seen_ns: u64) -> u64 {
-    if seen_ns != 0 {
-        seen_ns
-    } else {
-        clock::now_ns()
     }
 }
 

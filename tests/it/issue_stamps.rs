@@ -1,11 +1,12 @@
-//! The worker's latency stamps (`engine::worker::issue_stamp`): a request's
-//! issue stamp may be the stamp of the one completion the worker saw just
-//! before, and never one taken before a sleep or a wait. On the null device,
-//! through the library: every request's lat is its slat plus its clat; a paced
-//! job, whose worker sleeps before each request, shows no sleep in slat or lat;
-//! a job whose worker waits for each completion (interrupt, or polling a slow
-//! device) shows the wait in clat only. Thresholds are a few times apart from
-//! what a mistake would give, and medians, so a busy machine does not fail them.
+//! The worker's latency stamps (docs/fio-compat.md, "Latency stamps"): issue,
+//! submit and seen, each its own clock read, so that a request's slat and lat
+//! never hold a sleep or a wait that came before its issue. On the null
+//! device, through the library: every request's lat is its slat plus its
+//! clat; a paced job, whose worker sleeps before each request, shows no sleep
+//! in slat or lat; a job whose worker waits for each completion (interrupt, or
+//! polling a slow device) shows the wait in clat only. Thresholds are a few
+//! times apart from what a mistake would give, and medians, so a busy machine
+//! does not fail them.
 
 use iolab::engine::{EngineOptions, JobRun, run_jobs};
 use iolab::job::plan::parse_run_args;
@@ -96,8 +97,7 @@ fn a_paced_sleep_is_in_no_latency() {
 #[test]
 fn a_wait_for_the_device_is_in_clat_only() {
     // 400 us of device time per request, waited for by sleeping (interrupt)
-    // or by polling: clat holds it, slat (which may start at the previous
-    // completion's stamp) must not.
+    // or by polling: clat holds it, slat must not.
     for model in ["interrupt", "poll"] {
         let j = run(&[
             "--name=waits",
