@@ -15,6 +15,7 @@ pub mod sync;
 pub mod target;
 pub mod trim;
 pub mod uring;
+pub mod worker_queue;
 
 use crate::request::{Completion, IoCmd};
 
@@ -109,8 +110,9 @@ impl DeviceError {
 
 pub type DevResult<T> = Result<T, DeviceError>;
 
-/// One queue pair on a device. Not shared between threads.
-pub trait Queue: Send {
+/// One queue pair on a device. Not shared between threads. `Any` lets the
+/// worker hold the null device by its own type ([`worker_queue`]).
+pub trait Queue: Send + std::any::Any {
     fn name(&self) -> &'static str;
     fn caps(&self) -> Caps;
     /// Queue one command. `cmd.buf` must stay valid until its completion is reaped.

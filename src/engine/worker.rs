@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::buf::Buffers;
 use crate::completion::{Completer, CompletionStats, InFlight};
+use crate::device::worker_queue::WorkerQueue;
 use crate::device::{DevResult, Queue, Queued};
 use crate::engine::fill::Fill;
 use crate::job::ContinueOnError;
@@ -247,7 +248,8 @@ pub struct LiveCounters {
 }
 
 pub struct Worker {
-    pub queue: Box<dyn Queue>,
+    /// The null device by its own type, any other backend as a trait object.
+    pub queue: WorkerQueue,
     pub sched: Scheduler,
     pub completer: Completer,
     pub streams: Vec<Stream>,
@@ -302,7 +304,7 @@ impl Worker {
             "one buffer per request slot"
         );
         Worker {
-            queue,
+            queue: WorkerQueue::new(queue),
             sched,
             completer,
             streams,
@@ -391,7 +393,7 @@ impl Worker {
                 let min = self.fill.wait_min(self.inflight, room);
                 let max = (self.fill.complete_max as usize).min(self.comps.len());
                 let n = self.completer.wait_for(
-                    self.queue.as_mut(),
+                    &mut *self.queue,
                     &mut self.comps[..max],
                     min,
                     oldest,

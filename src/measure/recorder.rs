@@ -81,10 +81,41 @@ impl RecorderConfig {
     }
 }
 
-/// One latency series: an HDR histogram plus exact moments.
+/// Counts per bin, in hdrhistogram's layout for [`LOWEST_NS`] = 1 and [`SIGFIG`]
+/// = 3: 2048 sub-buckets, so values below 2048 ns have a bin each, and every
+/// power of two above splits into 1024 bins. [`LatHist`] counts into this
+/// layout itself and builds a `Histogram` only when a report asks: recording
+/// through hdrhistogram cost a call per value plus its own min/max/total
+/// bookkeeping, which [`LatHist`]'s exact moments already keep (three records
+/// per request were a tenth of a QD1 null-device request; BENCHMARKS.md).
+/// Tests pin the layout to hdrhistogram's, bin for bin.
+const HALF_SUB_BUCKET_BITS: u32 = 10;
+const SUB_BUCKET_MASK: u64 = (1 << (HALF_SUB_BUCKET_BITS + 1)) - 1;
+/// Leading zeros of the largest value of the first bucket's range, less one.
+const LEADING_ZERO_BASE: u32 = 64 - (HALF_SUB_BUCKET_BITS + 1);
+
+/// The bin of `v` (hdrhistogram's `index_for`).
+#[inline(always)]
+fn bin_of(v: u64) -> usize {
+    let bucket = LEADING_ZERO_BASE - (v | SUB_BUCKET_MASK).leading_zeros();
+    ((bucket as usize) << HALF_SUB_BUCKET_BITS) + (v >> bucket) as usize
+}
+
+/// The lowest value of bin `i` and the number of values it holds.
+fn bin_range(i: usize) -> (u64, u64) {
+    let half = 1usize << HALF_SUB_BUCKET_BITS;
+    if i < 2 * half {
+        return (i as u64, 1);
+    }
+    let bucket = (i >> HALF_SUB_BUCKET_BITS) - 1;
+    ((((i & (half - 1)) + half) as u64) << bucket, 1 << bucket)
+}
+
+/// One latency series: counts in an HDR histogram's bins plus exact moments.
 #[derive(Clone, Debug)]
 pub struct LatHist {
-    hist: Histogram<u64>,
+    /// One count per bin (see [`bin_of`]), for values up to [`HIGHEST_NS`].
+    counts: Box<[u64]>,
     n: u64,
     min: u64,
     max: u64,
@@ -96,11 +127,13 @@ pub struct LatHist {
 
 impl LatHist {
     pub fn new() -> LatHist {
-        let hist = Histogram::new_with_bounds(LOWEST_NS, HIGHEST_NS, SIGFIG)
-            .expect("constant histogram bounds are valid");
-        debug_assert!(!hist.is_auto_resize());
         LatHist {
-            hist,
+            // Whole buckets up to the one of HIGHEST_NS, as hdrhistogram sizes it.
+            counts: vec![
+                0;
+                ((bin_of(HIGHEST_NS) >> HALF_SUB_BUCKET_BITS) + 1) << HALF_SUB_BUCKET_BITS
+            ]
+            .into_boxed_slice(),
             n: 0,
             min: u64::MAX,
             max: 0,
@@ -118,9 +151,9 @@ impl LatHist {
         } else {
             ns
         };
-        // Cannot fail: v is within the preallocated range, and auto-resize is off,
-        // so the histogram never grows (no allocation on this path).
-        let _ = self.hist.record(v);
+        // In range: v <= HIGHEST_NS, whose bin is the last (no growth, no
+        // allocation on this path).
+        self.counts[bin_of(v)] += 1;
         self.n += 1;
         self.min = self.min.min(v);
         self.max = self.max.max(v);
@@ -168,12 +201,26 @@ impl LatHist {
     }
 
     /// Value at percentile `p` (0..=100): the upper end of the histogram bucket
-    /// holding the sample of that rank, capped at the exact maximum.
+    /// holding the sample of that rank (the lower end for p = 0, as
+    /// hdrhistogram's `value_at_percentile`), capped at the exact maximum.
     pub fn percentile(&self, p: f64) -> u64 {
         if self.n == 0 {
             return 0;
         }
-        self.hist.value_at_percentile(p).min(self.max)
+        // Capped as hdrhistogram caps it (a NaN stays NaN: rank 1, as there).
+        let q = if p / 100.0 > 1.0 { 1.0 } else { p / 100.0 };
+        // The rank hdrhistogram takes: ceil(q * n), at least the first sample.
+        let rank = ((q * self.n as f64).ceil() as u64).max(1);
+        let mut seen = 0u64;
+        for (i, &c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                let (low, width) = bin_range(i);
+                let v = if q == 0.0 { low } else { low + (width - 1) };
+                return v.min(self.max);
+            }
+        }
+        self.max
     }
 
     /// Values at several percentiles (in the given order).
@@ -181,12 +228,37 @@ impl LatHist {
         list.iter().map(|&p| self.percentile(p)).collect()
     }
 
-    pub fn histogram(&self) -> &Histogram<u64> {
-        &self.hist
+    /// The series as an hdrhistogram `Histogram` (for json+'s bins), built
+    /// from the counts: the same bins and counts, total, min and max as one
+    /// that had recorded every value itself.
+    pub fn histogram(&self) -> Histogram<u64> {
+        let mut h = Histogram::new_with_bounds(LOWEST_NS, HIGHEST_NS, SIGFIG)
+            .expect("constant histogram bounds are valid");
+        if self.n == 0 {
+            return h;
+        }
+        let (lo, hi) = (bin_of(self.min), bin_of(self.max));
+        for (i, &c) in self.counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+            // A bin's values all count at one value of the bin: the exact min
+            // (max) in theirs, so the histogram's own min and max are the true
+            // ones; elsewhere the bin's lowest value.
+            if i == lo && i == hi && c > 1 {
+                let _ = h.record(self.min);
+                let _ = h.record_n(self.max, c - 1);
+                continue;
+            }
+            let v = match i {
+                _ if i == lo => self.min,
+                _ if i == hi => self.max,
+                _ => bin_range(i).0,
+            };
+            let _ = h.record_n(v, c);
+        }
+        h
     }
 
     pub fn reset(&mut self) {
-        self.hist.reset();
+        self.counts.fill(0);
         self.n = 0;
         self.min = u64::MAX;
         self.max = 0;
@@ -196,15 +268,20 @@ impl LatHist {
     }
 
     pub fn merge(&mut self, other: &LatHist) {
-        self.hist
-            .add(&other.hist)
-            .expect("histograms share bounds, so addition fits");
+        for (a, b) in self.counts.iter_mut().zip(other.counts.iter()) {
+            *a += b;
+        }
         self.n += other.n;
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
         self.sum += other.sum;
         self.sum_sq += other.sum_sq;
         self.clamped += other.clamped;
+    }
+
+    /// Bytes of the bin counts.
+    pub fn footprint_bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.counts)
     }
 }
 
@@ -498,7 +575,7 @@ impl Recorder {
 
     /// Bytes of memory this recorder holds (histograms and interval log).
     pub fn footprint_bytes(&self) -> usize {
-        let hist = |h: &LatHist| h.histogram().distinct_values() * std::mem::size_of::<u64>();
+        let hist = |h: &LatHist| h.footprint_bytes();
         let dirs: usize = self
             .dirs
             .iter()
@@ -703,9 +780,11 @@ mod tests {
         let mut h = LatHist::new();
         assert!(!h.histogram().is_auto_resize());
         let len = h.histogram().distinct_values();
+        let bytes = h.footprint_bytes();
         h.record(HIGHEST_NS * 5);
         h.record(0);
         assert_eq!(h.histogram().distinct_values(), len);
+        assert_eq!(h.footprint_bytes(), bytes);
         assert_eq!(h.clamped(), 1);
         assert_eq!(h.max(), HIGHEST_NS);
         assert_eq!(h.min(), 0);
@@ -896,5 +975,131 @@ mod tests {
             prop_assert_eq!(ra.log.slots(), all.log.slots());
             prop_assert_eq!(ra.log.dropped, all.log.dropped);
         }
+    }
+
+    /// Values over the whole range: every power of two and its neighbours (the
+    /// bucket edges) and log-uniform random ones.
+    fn spread_values() -> Vec<u64> {
+        let mut v: Vec<u64> = (0..42)
+            .flat_map(|b| {
+                let p = 1u64 << b;
+                [p - 1, p, p + 1]
+            })
+            .filter(|&x| (1..=HIGHEST_NS).contains(&x))
+            .collect();
+        let mut rng = fastrand::Rng::with_seed(7);
+        for _ in 0..100_000 {
+            let bits = rng.u32(1..=42);
+            v.push(rng.u64(1..(1u64 << bits)).min(HIGHEST_NS));
+        }
+        v
+    }
+
+    #[test]
+    fn bin_of_and_bin_range_are_hdrhistograms_index() {
+        let hdr = Histogram::<u64>::new_with_bounds(LOWEST_NS, HIGHEST_NS, SIGFIG).unwrap();
+        let edges = [
+            0,
+            1,
+            2,
+            1023,
+            1024,
+            2046,
+            2047,
+            2048,
+            2049,
+            2050,
+            4094,
+            4095,
+            4096,
+            4097,
+            8191,
+            8192,
+            1_000_000,
+            HIGHEST_NS - 1,
+            HIGHEST_NS,
+        ];
+        let mut last = 0;
+        for v in edges.into_iter().chain(spread_values()) {
+            let i = bin_of(v);
+            let (low, width) = bin_range(i);
+            assert_eq!(low, hdr.lowest_equivalent(v), "lowest of {v}");
+            assert_eq!(width, hdr.equivalent_range(v), "width of {v}");
+            assert!((low..low + width).contains(&v), "{v} outside bin {i}");
+            // hdrhistogram's own index of v: the bin its single count lands
+            // in (a full scan each, so for the edges and a sample of the rest).
+            if edges.contains(&v) || v % 499 == 0 {
+                let mut one = Histogram::<u64>::new_from(&hdr);
+                one.record(v).unwrap();
+                let at: Vec<usize> = one
+                    .iter_all()
+                    .enumerate()
+                    .filter(|(_, x)| x.count_since_last_iteration() > 0)
+                    .map(|(k, _)| k)
+                    .collect();
+                assert_eq!(at, vec![i], "index of {v}");
+            }
+            if v >= last {
+                assert!(i >= bin_of(last), "bins not monotone at {v}");
+                last = v;
+            }
+        }
+        assert!(bin_of(HIGHEST_NS) < hdr.distinct_values());
+        assert_eq!(bin_range(bin_of(2047)), (2047, 1));
+        assert_eq!(bin_range(bin_of(2048)), (2048, 2));
+        assert_eq!(bin_range(bin_of(4095)), (4094, 2));
+        assert_eq!(bin_range(bin_of(4096)), (4096, 4));
+    }
+
+    #[test]
+    fn bins_are_hdrhistograms_bins() {
+        let vals = spread_values();
+        let mut own = LatHist::new();
+        let mut hdr = Histogram::<u64>::new_with_bounds(LOWEST_NS, HIGHEST_NS, SIGFIG).unwrap();
+        assert_eq!(own.counts.len(), hdr.distinct_values());
+        for &v in &vals {
+            own.record(v);
+            hdr.record(v).unwrap();
+        }
+        // Same bins and counts, total, min and max.
+        assert!(own.histogram() == hdr);
+        for p in [
+            0.0, 0.001, 1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 99.0, 99.5, 99.9, 99.99, 100.0,
+        ] {
+            assert_eq!(
+                own.percentile(p),
+                hdr.value_at_percentile(p).min(own.max()),
+                "p{p}"
+            );
+        }
+        // One value, and one value many times: min and max in the same bin.
+        for n in [1, 3] {
+            let mut one = LatHist::new();
+            let mut h1 = Histogram::<u64>::new_with_bounds(LOWEST_NS, HIGHEST_NS, SIGFIG).unwrap();
+            for _ in 0..n {
+                one.record(123_457);
+                h1.record(123_457).unwrap();
+            }
+            assert!(one.histogram() == h1);
+            assert_eq!(one.percentile(50.0), 123_457);
+        }
+        assert_eq!(LatHist::new().histogram().len(), 0);
+    }
+
+    #[test]
+    fn merged_bins_are_the_bins_of_all_values() {
+        let vals = spread_values();
+        let (a, b) = vals.split_at(vals.len() / 3);
+        let (mut ha, mut hb, mut all) = (LatHist::new(), LatHist::new(), LatHist::new());
+        a.iter().for_each(|&v| ha.record(v));
+        b.iter().for_each(|&v| hb.record(v));
+        vals.iter().for_each(|&v| all.record(v));
+        ha.merge(&hb);
+        assert_eq!(ha.counts, all.counts);
+        assert!(ha.histogram() == all.histogram());
+        assert_eq!(
+            ha.percentiles(&[50.0, 99.0]),
+            all.percentiles(&[50.0, 99.0])
+        );
     }
 }

@@ -258,7 +258,9 @@ impl Scheduler {
     /// The next request allowed to go to the device at `now_ns`, if any. `None`
     /// with requests pending means a cap holds the head; look again after a
     /// completion or at [`next_event_ns`](Self::next_event_ns).
-    #[inline]
+    /// Inlined into the worker's loop, which calls it once per request and once
+    /// more to find nothing: a call was a visible share of a QD1 request.
+    #[inline(always)]
     pub fn dispatch(&mut self, now_ns: u64) -> Option<SchedReq> {
         self.clock_ns = self.clock_ns.max(now_ns);
         let ring = self.pick()?;

@@ -552,6 +552,7 @@ impl Queue for NullDevice {
         }
     }
 
+    #[inline]
     fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
         if self.outstanding >= self.limit {
             return Ok(Queued::Busy);
@@ -612,6 +613,7 @@ impl Queue for NullDevice {
         Ok(Queued::Pending)
     }
 
+    #[inline]
     fn commit(&mut self) -> DevResult<u32> {
         if self.staged.is_empty() {
             return Ok(0);
@@ -718,6 +720,7 @@ impl Queue for NullDevice {
         Ok(n)
     }
 
+    #[inline]
     fn reap(&mut self, wait: Wait, out: &mut [Completion]) -> DevResult<usize> {
         match wait {
             Wait::Peek => {
@@ -762,6 +765,7 @@ impl Queue for NullDevice {
         self.stats
     }
 
+    #[inline]
     fn clock_hint(&self) -> u64 {
         self.last_now
     }
