@@ -48,6 +48,11 @@ const MIN_SHIFT: u32 = 9;
 const CLASSES: usize = 16;
 /// Samples a class needs before it leaves calibration.
 const CALIBRATION_SAMPLES: u64 = 64;
+/// While calibrating, look at the samples this often: a slow device stops
+/// being polled from submit on after the first look (see `redecide`).
+const CALIBRATION_STEP: u64 = 8;
+/// A calibrating class naps once its p10 is this many wakeup costs or more.
+const CALIBRATION_NAP_WAKEUPS: f64 = 4.0;
 
 /// Buckets per octave of the latency histogram (12.5% wide: ~6% error).
 const SUB: u32 = 8;
@@ -408,7 +413,10 @@ impl Adaptive {
             // by a wakeup at every redecision. Keep the device's figures.
             if !self.contention.contended() {
                 c.queued.record(clat_ns);
-                if c.queued.n.is_multiple_of(REDECIDE) {
+                let n = c.queued.n;
+                if n.is_multiple_of(REDECIDE)
+                    || (n < CALIBRATION_SAMPLES && n.is_multiple_of(CALIBRATION_STEP))
+                {
                     Self::redecide(c, w);
                 }
             }
@@ -497,7 +505,22 @@ impl Adaptive {
         c.p = c.queued.percentiles();
         let [p10, p50, p90] = c.p;
         let w = wakeup_ns as f64;
-        (c.model, c.nap) = if c.queued.n < CALIBRATION_SAMPLES || p50 < 2.0 * w {
+        (c.model, c.nap) = if c.queued.n < CALIBRATION_SAMPLES {
+            // Calibration samples are found by polling, so no wakeup adds its
+            // noise. On a slow device polling from submit costs the whole
+            // latency in CPU per sample (64 ms for the 64 samples of a 1 ms
+            // device; with a co-runner on the CPU each spin can also lose a
+            // whole time slice, which put 5 ms into adaptive's p99 at 1 ms).
+            // So once the first samples show even the fastest tenth far
+            // beyond what polling is chosen for, the rest nap until 1.5
+            // wakeups before that p10 and poll from there: still found by
+            // polling, at a fraction of the CPU.
+            if c.queued.n >= CALIBRATION_STEP && p10 >= CALIBRATION_NAP_WAKEUPS * w && w > 0.0 {
+                (CompletionModel::Hybrid, (p10 - 1.5 * w) as u64)
+            } else {
+                (CompletionModel::Poll, 0)
+            }
+        } else if p50 < 2.0 * w {
             (CompletionModel::Poll, 0)
         } else if p90 - p10 > p50 / 2.0 {
             (CompletionModel::Interrupt, 0)
@@ -528,7 +551,13 @@ impl Adaptive {
                     )),
                     None => None,
                 };
-                let why = if c.queued.n < CALIBRATION_SAMPLES {
+                let why = if c.queued.n < CALIBRATION_SAMPLES && c.nap > 0 {
+                    format!(
+                        "calibrating: {} of {CALIBRATION_SAMPLES} samples, napping {:.1} us (p10 - 1.5 x wakeup) then polling meanwhile",
+                        c.queued.n,
+                        c.nap as f64 / 1e3
+                    )
+                } else if c.queued.n < CALIBRATION_SAMPLES {
                     format!(
                         "calibrating: {} of {CALIBRATION_SAMPLES} samples, polling meanwhile",
                         c.queued.n
@@ -635,6 +664,37 @@ mod tests {
         let d = a.decisions();
         assert_eq!(d.len(), 3);
         assert!(d[1].why.contains("nap"), "{:?}", d[1]);
+    }
+
+    #[test]
+    fn a_slow_device_is_calibrated_with_naps_after_the_first_samples() {
+        let mut a = Adaptive::with_blocking_sleep(15_000, 0);
+        // 1 ms device: the first CALIBRATION_STEP samples are polled from submit.
+        for _ in 0..CALIBRATION_STEP - 1 {
+            a.observe(4096, 1_000_000, false);
+            assert_eq!((a.choose(4096), a.nap_ns(4096)), (CompletionModel::Poll, 0));
+        }
+        a.observe(4096, 1_000_000, false);
+        // Then the rest nap until 1.5 wakeups before the p10, and poll.
+        assert_eq!(a.choose(4096), CompletionModel::Hybrid);
+        let nap = a.nap_ns(4096) as f64;
+        assert!((nap - 977_500.0).abs() < 70_000.0, "nap {nap}");
+        assert!(
+            a.decisions()[0]
+                .why
+                .contains("calibrating: 8 of 64 samples, napping")
+        );
+        // A 40 us device (under 4 wakeups) stays polled through calibration.
+        for _ in 0..CALIBRATION_SAMPLES - 1 {
+            a.observe(65536, 40_000, false);
+            assert_eq!(a.choose(65536), CompletionModel::Poll);
+        }
+        // No wakeup cost measured (no sleeps asked for): never naps.
+        let mut b = Adaptive::with_blocking_sleep(0, 0);
+        for _ in 0..CALIBRATION_SAMPLES - 1 {
+            b.observe(4096, 1_000_000, false);
+            assert_eq!(b.choose(4096), CompletionModel::Poll);
+        }
     }
 
     #[test]
