@@ -11,11 +11,9 @@
 use std::path::Path;
 use std::process::Command;
 
+use crate::io_order::{Io, fio_ios, iolab_ios};
 use crate::run_common::iolab_run;
 use crate::support::needs::{Need, ready};
-
-/// One logged I/O: write?, offset, length.
-type Io = (bool, u64, u64);
 
 const KIB: u64 = 1024;
 
@@ -27,59 +25,6 @@ fn scratch(dir: &Path, len: u64) -> String {
         .and_then(|f| f.set_len(len))
         .expect("scratch file");
     p.display().to_string()
-}
-
-fn iolab_ios(dir: &Path, file: &str, opts: &[&str]) -> Vec<Io> {
-    let prefix = dir.join("il");
-    let mut args = vec![
-        "--name=c".to_string(),
-        format!("--filename={file}"),
-        "--ioengine=psync".into(),
-        format!("--write_lat_log={}", prefix.display()),
-        "--log_offset=1".into(),
-    ];
-    args.extend(opts.iter().map(|s| s.to_string()));
-    let (code, out, err) = iolab_run(&args);
-    assert_eq!(code, 0, "iolab run {args:?}: {err}\n{out}");
-    let log = dir.join("il_lat.1.log");
-    let text = std::fs::read_to_string(&log).unwrap_or_default();
-    let _ = std::fs::remove_file(&log);
-    text.lines()
-        .map(|l| {
-            let c: Vec<u64> = l.split(',').map(|v| v.trim().parse().unwrap()).collect();
-            (c[2] == 1, c[4], c[3])
-        })
-        .collect()
-}
-
-fn fio_ios(dir: &Path, file: &str, opts: &[&str]) -> Vec<Io> {
-    let log = dir.join("fio.iolog");
-    let _ = std::fs::remove_file(&log);
-    let out = Command::new("fio")
-        .args([
-            "--name=c",
-            &format!("--filename={file}"),
-            "--ioengine=psync",
-        ])
-        .arg(format!("--write_iolog={}", log.display()))
-        .arg("--output=/dev/null")
-        .args(opts)
-        .output()
-        .expect("run fio");
-    assert!(out.status.success(), "fio {opts:?}: {out:?}");
-    std::fs::read_to_string(&log)
-        .expect("fio's iolog")
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            match f.as_slice() {
-                [.., op @ ("read" | "write"), off, len] => {
-                    Some((*op == "write", off.parse().ok()?, len.parse().ok()?))
-                }
-                _ => None,
-            }
-        })
-        .collect()
 }
 
 fn counts(ios: &[Io]) -> (usize, usize) {

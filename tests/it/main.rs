@@ -16,6 +16,7 @@ mod support;
 
 // Helpers shared by several modules.
 mod backend_common;
+mod io_order;
 mod report_html_common;
 mod run_common;
 

@@ -5,16 +5,13 @@
 //! zone options are named before the first I/O.
 
 use std::path::Path;
-use std::process::Command;
 
+use crate::io_order::{Io, fio_ios, iolab_ios};
 use crate::run_common::iolab_run;
 use crate::support::needs::{Need, ready};
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
-
-/// One logged I/O: write?, offset, length.
-type Io = (bool, u64, u64);
 
 fn scratch(dir: &Path, name: &str, len: u64) -> String {
     let p = dir.join(name);
@@ -22,61 +19,6 @@ fn scratch(dir: &Path, name: &str, len: u64) -> String {
         .and_then(|f| f.set_len(len))
         .expect("scratch file");
     p.display().to_string()
-}
-
-/// iolab's I/Os in issue order: psync at depth 1 completes each before the
-/// next, so its `write_lat_log` (with `log_offset=1`) lists them in order.
-fn iolab_ios(dir: &Path, file: &str, opts: &[&str]) -> Vec<Io> {
-    let prefix = dir.join("il");
-    let mut args = vec![
-        "--name=z".to_string(),
-        format!("--filename={file}"),
-        "--ioengine=psync".into(),
-        format!("--write_lat_log={}", prefix.display()),
-        "--log_offset=1".into(),
-    ];
-    args.extend(opts.iter().map(|s| s.to_string()));
-    let (code, out, err) = iolab_run(&args);
-    assert_eq!(code, 0, "iolab run {args:?}: {err}\n{out}");
-    let log = dir.join("il_lat.1.log");
-    let text = std::fs::read_to_string(&log).unwrap_or_default();
-    let _ = std::fs::remove_file(&log);
-    text.lines()
-        .map(|l| {
-            let c: Vec<u64> = l.split(',').map(|v| v.trim().parse().unwrap()).collect();
-            (c[2] == 1, c[4], c[3])
-        })
-        .collect()
-}
-
-/// fio's I/Os in issue order, from its `write_iolog`.
-fn fio_ios(dir: &Path, file: &str, opts: &[&str]) -> Vec<Io> {
-    let log = dir.join("fio.iolog");
-    let _ = std::fs::remove_file(&log);
-    let out = Command::new("fio")
-        .args([
-            "--name=z",
-            &format!("--filename={file}"),
-            "--ioengine=psync",
-        ])
-        .arg(format!("--write_iolog={}", log.display()))
-        .args(opts)
-        .output()
-        .expect("run fio");
-    assert!(out.status.success(), "fio {opts:?}: {out:?}");
-    std::fs::read_to_string(&log)
-        .expect("fio's iolog")
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            match f.as_slice() {
-                [_, _, op @ ("read" | "write"), off, len] => {
-                    Some((*op == "write", off.parse().ok()?, len.parse().ok()?))
-                }
-                _ => None,
-            }
-        })
-        .collect()
 }
 
 #[test]
