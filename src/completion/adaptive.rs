@@ -173,6 +173,9 @@ struct ClassStats {
     /// Cached decision: (model, nap ns), and the percentiles behind it.
     model: CompletionModel,
     nap: u64,
+    /// Correction of `nap` learned from how each nap ended (see
+    /// [`Adaptive::after_nap`]), ns; kept within [-nap, p10 - nap].
+    nap_adj: i64,
     p: [f64; 3],
     /// Submission path in force: inline (synchronous) rather than queued.
     go_inline: bool,
@@ -195,6 +198,7 @@ impl Default for ClassStats {
             // Poll while calibrating: it adds no wakeup noise to the samples.
             model: CompletionModel::Poll,
             nap: 0,
+            nap_adj: 0,
             p: [0.0; 3],
             go_inline: false,
             probe: 0,
@@ -488,7 +492,39 @@ impl Adaptive {
         if self.contention.contended() {
             return c.p[1] as u64;
         }
-        c.nap
+        (c.nap as i64 + c.nap_adj).max(0) as u64
+    }
+
+    /// How a hybrid nap of a request of `len` bytes ended: `overslept` (the
+    /// completion was there when the thread woke) or found after `spin_ns` of
+    /// polling. The nap's margin (1.5 wakeup costs before the p10) assumes
+    /// the wakeup is as late as the one measured at start, on an idle CPU; a
+    /// busy CPU (a co-runner) takes the timer interrupt without leaving a
+    /// halted vCPU and wakes the thread much sooner, so the margin became
+    /// spinning (quiet grid, 50 us with a co-runner: 23 us CPU per I/O
+    /// against PAS's 16). So, as PAS does with its sleep, each nap that ended
+    /// in a spin lengthens the next by a quarter of that spin, and each
+    /// oversleep shortens it by an eighth of a wakeup; never past the p10,
+    /// never below zero. Not while the CPU is contended (the nap is then the
+    /// whole p50, on purpose).
+    #[inline]
+    pub fn after_nap(&mut self, len: u32, overslept: bool, spin_ns: u64) {
+        if self.contention.contended() {
+            return;
+        }
+        let w = self.wakeup_ns as i64;
+        let c = &mut self.classes[class_of(len)];
+        if c.model != CompletionModel::Hybrid {
+            return;
+        }
+        let step = if overslept {
+            -(w / 8).max(500)
+        } else {
+            spin_ns as i64 / 4
+        };
+        let nap = c.nap as i64;
+        let most = (c.p[0] as i64 - nap).max(0);
+        c.nap_adj = (c.nap_adj + step).clamp(-nap, most);
     }
 
     /// The shortest sleep, from the moment it starts, a napping wait must take:
@@ -707,6 +743,35 @@ mod tests {
             b.observe(4096, 1_000_000, false);
             assert_eq!(b.choose(4096), CompletionModel::Poll);
         }
+    }
+
+    #[test]
+    fn naps_follow_how_they_ended_within_the_p10() {
+        let mut a = Adaptive::with_blocking_sleep(15_000, 0);
+        // 100 us +- 5 us: hybrid, nap ~95 - 22.5 us.
+        a.calibrate(65536, 100_000, 5_000, 200);
+        assert_eq!(a.choose(65536), CompletionModel::Hybrid);
+        let base = a.nap_ns(65536);
+        // Each nap ended in a 20 us spin: the nap grows by 5 us a time, up to
+        // the p10 and no further.
+        a.after_nap(65536, false, 20_000);
+        assert_eq!(a.nap_ns(65536), base + 5_000);
+        for _ in 0..100 {
+            a.after_nap(65536, false, 20_000);
+        }
+        let p10 = a.classes[class_of(65536)].p[0] as u64;
+        assert_eq!(a.nap_ns(65536), p10);
+        // Oversleeps shorten it by an eighth of a wakeup each.
+        a.after_nap(65536, true, 0);
+        assert_eq!(a.nap_ns(65536), p10 - 1_875);
+        for _ in 0..1000 {
+            a.after_nap(65536, true, 0);
+        }
+        assert_eq!(a.nap_ns(65536), 0);
+        // Only hybrid classes learn: a polled class keeps no nap.
+        a.calibrate(4096, 4_000, 200, 100);
+        a.after_nap(4096, false, 50_000);
+        assert_eq!(a.nap_ns(4096), 0);
     }
 
     #[test]

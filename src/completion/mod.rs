@@ -593,13 +593,23 @@ impl Completer {
                 } else {
                     wake
                 };
+                let mut slept = false;
                 if (nap > 0 || floor > 0) && clock::now_ns() < wake {
                     let t0 = clock::now_ns();
                     clock::sleep_until(wake);
                     self.stats.sleeps += 1;
                     self.stats.sleep_ns += clock::now_ns() - t0;
+                    slept = true;
                 }
-                self.poll(q, out, deadline_ns)?
+                let (empty_before, spin_before) = (self.stats.polls_empty, self.stats.spin_ns);
+                let n = self.poll(q, out, deadline_ns)?;
+                if slept && n > 0 && self.model == CompletionModel::Adaptive {
+                    // Adaptive corrects its next nap by how this one ended.
+                    let overslept = self.stats.polls_empty == empty_before;
+                    let spin = self.stats.spin_ns - spin_before;
+                    self.adaptive.after_nap(len, overslept, spin);
+                }
+                n
             }
         };
         Ok(n)
