@@ -78,6 +78,22 @@ pub fn cmd(op: Op, offset: u64, buf: &AlignedBuf, slot: u32) -> IoCmd {
     }
 }
 
+/// A 4 KiB read of `class` with no buffer, for the null device without a
+/// backing (it moves no data).
+pub fn null_read(slot: u32, offset: u64, class: Class) -> IoCmd {
+    IoCmd {
+        op: Op::Read,
+        offset,
+        len: 4096,
+        slot,
+        buf: std::ptr::null_mut(),
+        buf_index: 0,
+        file: 0,
+        ioprio: 0,
+        class,
+    }
+}
+
 /// A temp file on the system disk (ext4 on vda), removed on drop.
 pub struct TempTarget {
     pub dir: tempfile::TempDir,

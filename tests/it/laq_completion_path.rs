@@ -16,22 +16,12 @@ use iolab::job::{
     Pattern, RwMode, SchedKind,
 };
 use iolab::measure::clock::now_ns;
-use iolab::request::{Class, Completion, IoCmd, Op};
+use iolab::request::{Class, Completion, IoCmd};
 
 const US: u64 = 1_000;
 
 fn read(slot: u32) -> IoCmd {
-    IoCmd {
-        op: Op::Read,
-        offset: slot as u64 * 4096,
-        len: 4096,
-        slot,
-        buf: std::ptr::null_mut(),
-        buf_index: 0,
-        file: 0,
-        ioprio: 0,
-        class: Class::Readahead,
-    }
+    crate::backend_common::null_read(slot, slot as u64 * 4096, Class::Readahead)
 }
 
 fn device(channels: u32, lat_us: u64) -> NullDevice {

@@ -9,20 +9,10 @@ use iolab::device::null::NullDevice;
 use iolab::device::{Queue, Queued, Wait};
 use iolab::job::spec::{IrqMode, NullParams};
 use iolab::measure::clock::{now_ns, self_check, set_thread_timer_slack_ns, sleep_until};
-use iolab::request::{Class, Completion, IoCmd, Op};
+use iolab::request::{Class, Completion, IoCmd};
 
 fn read(slot: u32) -> IoCmd {
-    IoCmd {
-        op: Op::Read,
-        offset: 0,
-        len: 4096,
-        slot,
-        buf: std::ptr::null_mut(),
-        buf_index: 0,
-        file: 0,
-        ioprio: 0,
-        class: Class::Read,
-    }
+    crate::backend_common::null_read(slot, 0, Class::Read)
 }
 
 fn median(v: &mut [u64]) -> u64 {

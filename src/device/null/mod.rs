@@ -534,6 +534,33 @@ impl NullDevice {
     }
 }
 
+impl NullDevice {
+    /// Command `i` reaches the device at `at_ns` (its commit): false if an
+    /// injected hang keeps it from ever being served.
+    #[inline(always)]
+    fn arrive(&mut self, i: u32, at_ns: u64) -> bool {
+        let e = &mut self.entries[i as usize];
+        e.commit = at_ns;
+        if e.fault == Fault::Hang {
+            e.state = State::Hung;
+            self.hung += 1;
+            return false;
+        }
+        e.state = State::Device;
+        true
+    }
+
+    /// Command `i` waits for a channel, in its direction's queue.
+    #[inline(always)]
+    fn wait(&mut self, i: u32) {
+        if self.entries[i as usize].op == Op::Read {
+            let _ = self.wait_reads.push(i);
+        } else {
+            let _ = self.wait_writes.push(i);
+        }
+    }
+}
+
 impl Queue for NullDevice {
     fn name(&self) -> &'static str {
         "null"
@@ -633,14 +660,10 @@ impl Queue for NullDevice {
             && (n == 1 || self.order == NullOrder::Fifo);
         let mut idle = 0;
         while let Some(i) = self.staged.pop() {
-            let e = &mut self.entries[i as usize];
-            e.commit = now;
-            if e.fault == Fault::Hang {
-                e.state = State::Hung;
-                self.hung += 1;
+            if !self.arrive(i, now) {
                 continue;
             }
-            e.state = State::Device;
+            let e = &mut self.entries[i as usize];
             if direct {
                 while idle < self.channels.len() && self.channels[idle].cmd != NONE {
                     idle += 1;
@@ -655,11 +678,7 @@ impl Queue for NullDevice {
                     continue;
                 }
             }
-            if e.op == Op::Read {
-                let _ = self.wait_reads.push(i);
-            } else {
-                let _ = self.wait_writes.push(i);
-            }
+            self.wait(i);
         }
         self.dispatch_idle(now);
         Ok(n)
@@ -684,14 +703,9 @@ impl Queue for NullDevice {
         self.last_now = at_ns;
         let n = self.staged.len() as u32;
         while let Some(i) = self.staged.pop() {
-            let e = &mut self.entries[i as usize];
-            e.commit = at_ns;
-            if e.fault == Fault::Hang {
-                e.state = State::Hung;
-                self.hung += 1;
+            if !self.arrive(i, at_ns) {
                 continue;
             }
-            e.state = State::Device;
             let idle = self
                 .channels
                 .iter()
@@ -701,6 +715,7 @@ impl Queue for NullDevice {
                 .map(|(k, ch)| (k, ch.done));
             match idle {
                 Some((k, freed)) => {
+                    let e = &mut self.entries[i as usize];
                     e.start = at_ns.max(freed);
                     self.channels[k] = Channel {
                         cmd: i,
@@ -708,12 +723,7 @@ impl Queue for NullDevice {
                     };
                 }
                 // Every channel busy: it waits like any arrival of `at_ns`.
-                None if e.op == Op::Read => {
-                    let _ = self.wait_reads.push(i);
-                }
-                None => {
-                    let _ = self.wait_writes.push(i);
-                }
+                None => self.wait(i),
             }
         }
         self.refresh_next();
