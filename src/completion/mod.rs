@@ -28,6 +28,28 @@ use crate::job::CompletionModel;
 use crate::measure::clock;
 use crate::request::Completion;
 
+/// A queue [`Completer::wait_for`] can take either by its own type (its calls
+/// then inline) or as a trait object; the models other than poll get the trait
+/// object from it.
+pub trait AsDynQueue: Queue {
+    /// The same queue as a trait object.
+    fn as_dyn(&mut self) -> &mut dyn Queue;
+}
+
+impl<T: Queue> AsDynQueue for T {
+    #[inline(always)]
+    fn as_dyn(&mut self) -> &mut dyn Queue {
+        self
+    }
+}
+
+impl AsDynQueue for dyn Queue {
+    #[inline(always)]
+    fn as_dyn(&mut self) -> &mut dyn Queue {
+        self
+    }
+}
+
 /// How completions were observed during a run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CompletionStats {
@@ -488,10 +510,14 @@ impl Completer {
     /// `iodepth_batch_complete_min`; the caller bounds it by what is in flight)
     /// and at most `out.len()` (its `iodepth_batch_complete_max`). `min = 0`
     /// never sleeps: one look at the completion queue, whatever it holds.
+    ///
+    /// Generic over the queue so that the worker's statically held null device
+    /// (`device::worker_queue`) polls with its `reap` inlined: at QD1 the poll
+    /// is most of a wait. Every model but poll takes the queue as a trait object.
     #[inline]
-    pub fn wait_for(
+    pub fn wait_for<Q: AsDynQueue + ?Sized>(
         &mut self,
-        q: &mut dyn Queue,
+        q: &mut Q,
         out: &mut [Completion],
         min: u32,
         req: InFlight,
@@ -512,7 +538,7 @@ impl Completer {
             let mut n = if self.model == CompletionModel::Poll {
                 self.poll(q, out, deadline_ns)?
             } else {
-                self.wait_model(q, out, min, req, deadline_ns)?
+                self.wait_model(q.as_dyn(), out, min, req, deadline_ns)?
             };
             // Models other than interrupt return what one wakeup brought: wait
             // again (same model) until `min` are in, or the deadline ends it.
@@ -522,7 +548,13 @@ impl Completer {
                     submit_ns: 0,
                     ..req
                 };
-                let more = self.wait_model(q, &mut out[n..], min - n as u32, again, deadline_ns)?;
+                let more = self.wait_model(
+                    q.as_dyn(),
+                    &mut out[n..],
+                    min - n as u32,
+                    again,
+                    deadline_ns,
+                )?;
                 if more == 0 {
                     break;
                 }
@@ -789,9 +821,9 @@ impl Completer {
     }
 
     #[inline]
-    fn poll(
+    fn poll<Q: Queue + ?Sized>(
         &mut self,
-        q: &mut dyn Queue,
+        q: &mut Q,
         out: &mut [Completion],
         deadline_ns: u64,
     ) -> DevResult<usize> {
