@@ -1028,4 +1028,61 @@ mod tests {
         let d = s.describe_policy(CompletionModel::Dpas).unwrap();
         assert!(d.contains("requests by mode"), "{d}");
     }
+
+    /// The null device polled by its own type (as the worker holds it) and as a
+    /// trait object: the same completions, never before the device's time.
+    #[test]
+    fn polling_a_queue_by_its_type_or_as_a_trait_object_agrees() {
+        use crate::device::null::NullDevice;
+        use crate::job::spec::NullParams;
+        use crate::request::{Class, IoCmd, Op};
+        let params = NullParams {
+            lat: std::time::Duration::from_micros(20),
+            ..NullParams::default()
+        };
+        let read = |slot| IoCmd {
+            op: Op::Read,
+            offset: 4096 * slot as u64,
+            len: 4096,
+            slot,
+            buf: std::ptr::null_mut(),
+            buf_index: 0,
+            file: 0,
+            ioprio: 0,
+            class: Class::Read,
+        };
+        let mut typed = NullDevice::new(&params, 1 << 20, 1, 0).unwrap();
+        let mut boxed: Box<dyn Queue> = Box::new(NullDevice::new(&params, 1 << 20, 1, 0).unwrap());
+        let mut c = Completer::new(CompletionModel::Poll, adaptive::Adaptive::new(0));
+        let mut out = [Completion::default(); 2];
+        for slot in 0..3 {
+            // Stamped before the commit, which starts the device's time.
+            let t0 = clock::now_ns();
+            typed.queue(&read(slot)).unwrap();
+            typed.commit().unwrap();
+            let n = c
+                .wait_for(&mut typed, &mut out, 1, InFlight::default(), 0)
+                .unwrap();
+            assert!(
+                clock::now_ns() - t0 >= 20_000,
+                "polled past the device time"
+            );
+            assert_eq!((n, out[0].slot, out[0].result), (1, slot, 4096));
+
+            // Stamped before the commit, which starts the device's time.
+            let t0 = clock::now_ns();
+            boxed.queue(&read(slot)).unwrap();
+            boxed.commit().unwrap();
+            let n = c
+                .wait_for(&mut *boxed, &mut out, 1, InFlight::default(), 0)
+                .unwrap();
+            assert!(
+                clock::now_ns() - t0 >= 20_000,
+                "polled past the device time"
+            );
+            assert_eq!((n, out[0].slot, out[0].result), (1, slot, 4096));
+        }
+        assert_eq!(c.stats.completions, 6);
+        assert_eq!(c.stats.waits, 6);
+    }
 }
