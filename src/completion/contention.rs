@@ -21,7 +21,8 @@
 //! need no CPU) wait for a CPU too, yet each I/O still takes less than a sleep
 //! would, and there polling remains the fastest model; a slow window without a
 //! CPU shortage is the device's doing, which sleeping would not cure. While
-//! contended, adaptive sleeps (through the p50, then polls) for `backoff` windows, then spins
+//! contended, adaptive sleeps (a poll class through its p50, a hybrid class
+//! from half its p50, both then polling briefly) for `backoff` windows, then spins
 //! again for one window to look; each look that finds contention again doubles
 //! `backoff` (8 to 512 windows), so a lasting overload costs at most one
 //! spinning window in 512.
@@ -236,7 +237,8 @@ impl Contention {
             "CPU contention in {} of {} windows of {WINDOW}+ requests (last: {:.1} us per I/O \
              spinning, {:.1} us of it on a CPU, against a {:.1} us device, {:.0}% of the time \
              waiting for a CPU): slept instead of spinning (poll classes nap through their p50, \
-             hybrid classes wait for the interrupt), looking again after {} windows",
+             hybrid classes nap from half their p50 and poll no later than p90 + a wakeup), \
+             looking again after {} windows",
             self.detections,
             self.judged,
             w.wall_ns as f64 / ios / 1e3,

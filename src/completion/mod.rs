@@ -71,6 +71,10 @@ pub struct CompletionStats {
     pub adaptive_interrupt: u64,
     /// Requests adaptive performed inline, in the caller's context (no wait).
     pub adaptive_sync: u64,
+    /// Waits in which adaptive, with the CPU contended, stopped polling at its
+    /// bound (p90 plus a wakeup) and slept for the interrupt instead.
+    #[serde(default)]
+    pub spin_bounded: u64,
     /// Sleeps (hybrid-uring, pas, dpas) after which the completion was already
     /// there on the first poll: the thread woke late.
     pub oversleeps: u64,
@@ -186,6 +190,7 @@ impl CompletionStats {
         self.adaptive_hybrid += o.adaptive_hybrid;
         self.adaptive_interrupt += o.adaptive_interrupt;
         self.adaptive_sync += o.adaptive_sync;
+        self.spin_bounded += o.spin_bounded;
         self.oversleeps += o.oversleeps;
         self.undersleeps += o.undersleeps;
         self.last_nap_ns = self.last_nap_ns.max(o.last_nap_ns);
@@ -273,6 +278,12 @@ impl CompletionStats {
             self.spin_ns as f64 / 1e6,
             self.sleep_ns as f64 / 1e6
         );
+        if self.spin_bounded > 0 {
+            s.push_str(&format!(
+                ", {} polls cut short for the interrupt (CPU contended)",
+                self.spin_bounded
+            ));
+        }
         if self.adaptive_sync > 0 {
             s.push_str(&format!(", {} performed inline", self.adaptive_sync));
         }
@@ -634,7 +645,26 @@ impl Completer {
                     slept = true;
                 }
                 let (empty_before, spin_before) = (self.stats.polls_empty, self.stats.spin_ns);
-                let n = self.poll(q, out, deadline_ns)?;
+                // Adaptive under contention polls a hybrid class only so long
+                // (Adaptive::spin_bound_ns), then sleeps for the interrupt.
+                let bound = match self.model {
+                    CompletionModel::Adaptive if oldest_submit_ns != 0 => self
+                        .adaptive
+                        .spin_bound_ns(len)
+                        .map(|b| oldest_submit_ns + b),
+                    _ => None,
+                };
+                let poll_deadline = match (bound, deadline_ns) {
+                    (Some(b), 0) => b,
+                    (Some(b), d) => b.min(d),
+                    (None, d) => d,
+                };
+                let n = self.poll(q, out, poll_deadline)?;
+                if n == 0 && bound.is_some() && (deadline_ns == 0 || clock::now_ns() < deadline_ns)
+                {
+                    self.stats.spin_bounded += 1;
+                    return self.sleep(q, out, min, deadline_ns);
+                }
                 if slept && n > 0 && self.model == CompletionModel::Adaptive {
                     // Adaptive corrects its next nap by how this one ended.
                     let overslept = self.stats.polls_empty == empty_before;
