@@ -166,4 +166,50 @@ mod tests {
             assert_eq!(buf, vec![7u8; 4096], "{name}");
         }
     }
+
+    /// The completer polls the null device by its own type (as the worker
+    /// holds it) and as a trait object alike: the same completions, never
+    /// before the device's time.
+    #[test]
+    fn the_completer_polls_it_by_its_type_or_as_a_trait_object_alike() {
+        use crate::completion::{Completer, InFlight, adaptive::Adaptive};
+        use crate::job::CompletionModel;
+        use crate::measure::clock;
+        let params = NullParams {
+            lat: std::time::Duration::from_micros(20),
+            ..NullParams::default()
+        };
+        let mut typed = NullDevice::new(&params, 1 << 20, 1, 0).unwrap();
+        let mut boxed: Box<dyn Queue> = Box::new(NullDevice::new(&params, 1 << 20, 1, 0).unwrap());
+        let mut c = Completer::new(CompletionModel::Poll, Adaptive::new(0));
+        let mut out = [Completion::default(); 2];
+        for slot in 0..3 {
+            // Stamped before the commit, which starts the device's time.
+            let t0 = clock::now_ns();
+            typed.queue(&read(slot, std::ptr::null_mut())).unwrap();
+            typed.commit().unwrap();
+            let n = c
+                .wait_for(&mut typed, &mut out, 1, InFlight::default(), 0)
+                .unwrap();
+            assert!(
+                clock::now_ns() - t0 >= 20_000,
+                "polled past the device time"
+            );
+            assert_eq!((n, out[0].slot, out[0].result), (1, slot, 4096));
+
+            let t0 = clock::now_ns();
+            boxed.queue(&read(slot, std::ptr::null_mut())).unwrap();
+            boxed.commit().unwrap();
+            let n = c
+                .wait_for(&mut *boxed, &mut out, 1, InFlight::default(), 0)
+                .unwrap();
+            assert!(
+                clock::now_ns() - t0 >= 20_000,
+                "polled past the device time"
+            );
+            assert_eq!((n, out[0].slot, out[0].result), (1, slot, 4096));
+        }
+        assert_eq!(c.stats.completions, 6);
+        assert_eq!(c.stats.waits, 6);
+    }
 }
