@@ -221,3 +221,54 @@ fn policies_run_on_io_uring_with_their_own_sleeps() {
         assert!(c.sleeps > 0, "{model}: {c:?}");
     }
 }
+
+/// The completer polls the null device by its own type (as the worker holds
+/// it, device::worker_queue) and as a trait object alike: the same
+/// completions, never before the device's time.
+#[test]
+fn the_completer_polls_the_null_device_by_its_type_or_as_a_trait_object_alike() {
+    use iolab::completion::{Completer, InFlight, adaptive::Adaptive};
+    use iolab::device::Queue;
+    use iolab::device::null::NullDevice;
+    use iolab::job::CompletionModel;
+    use iolab::job::spec::NullParams;
+    use iolab::measure::clock;
+    use iolab::request::{Class, Completion};
+    let params = NullParams {
+        lat: Duration::from_micros(20),
+        ..NullParams::default()
+    };
+    let mut typed = NullDevice::new(&params, 1 << 20, 1, 0).unwrap();
+    let mut boxed: Box<dyn Queue> = Box::new(NullDevice::new(&params, 1 << 20, 1, 0).unwrap());
+    let mut c = Completer::new(CompletionModel::Poll, Adaptive::new(0));
+    let mut out = [Completion::default(); 2];
+    for slot in 0..3 {
+        let read = crate::backend_common::null_read(slot, 4096 * slot as u64, Class::Read);
+        // Stamped before the commit, which starts the device's time.
+        let t0 = clock::now_ns();
+        typed.queue(&read).unwrap();
+        typed.commit().unwrap();
+        let n = c
+            .wait_for(&mut typed, &mut out, 1, InFlight::default(), 0)
+            .unwrap();
+        assert!(
+            clock::now_ns() - t0 >= 20_000,
+            "polled past the device time"
+        );
+        assert_eq!((n, out[0].slot, out[0].result), (1, slot, 4096));
+
+        let t0 = clock::now_ns();
+        boxed.queue(&read).unwrap();
+        boxed.commit().unwrap();
+        let n = c
+            .wait_for(&mut *boxed, &mut out, 1, InFlight::default(), 0)
+            .unwrap();
+        assert!(
+            clock::now_ns() - t0 >= 20_000,
+            "polled past the device time"
+        );
+        assert_eq!((n, out[0].slot, out[0].result), (1, slot, 4096));
+    }
+    assert_eq!(c.stats.completions, 6);
+    assert_eq!(c.stats.waits, 6);
+}
