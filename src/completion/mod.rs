@@ -28,6 +28,16 @@ use crate::job::CompletionModel;
 use crate::measure::clock;
 use crate::request::Completion;
 
+/// `t`, or the engine's deadline if that comes first (0: no deadline).
+#[inline(always)]
+fn by_deadline(t: u64, deadline_ns: u64) -> u64 {
+    if deadline_ns != 0 {
+        t.min(deadline_ns)
+    } else {
+        t
+    }
+}
+
 /// A queue [`Completer::wait_for`] can take either by its own type (its calls
 /// then inline) or as a trait object; the models other than poll get the trait
 /// object from it.
@@ -631,11 +641,7 @@ impl Completer {
                 if floor > 0 {
                     wake = wake.max(clock::now_ns() + floor);
                 }
-                let wake = if deadline_ns != 0 {
-                    wake.min(deadline_ns)
-                } else {
-                    wake
-                };
+                let wake = by_deadline(wake, deadline_ns);
                 let mut slept = false;
                 if (nap > 0 || floor > 0) && clock::now_ns() < wake {
                     let t0 = clock::now_ns();
@@ -654,11 +660,7 @@ impl Completer {
                         .map(|b| oldest_submit_ns + b),
                     _ => None,
                 };
-                let poll_deadline = match (bound, deadline_ns) {
-                    (Some(b), 0) => b,
-                    (Some(b), d) => b.min(d),
-                    (None, d) => d,
-                };
+                let poll_deadline = bound.map_or(deadline_ns, |b| by_deadline(b, deadline_ns));
                 let n = self.poll(q, out, poll_deadline)?;
                 if n == 0 && bound.is_some() && (deadline_ns == 0 || clock::now_ns() < deadline_ns)
                 {
@@ -698,11 +700,7 @@ impl Completer {
         }
         let t0 = clock::now_ns();
         let wake = t0 + nap_ns;
-        let wake = if deadline_ns != 0 {
-            wake.min(deadline_ns)
-        } else {
-            wake
-        };
+        let wake = by_deadline(wake, deadline_ns);
         clock::sleep_until(wake);
         let slept = clock::now_ns() - t0;
         self.stats.sleeps += 1;
