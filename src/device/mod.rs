@@ -66,8 +66,10 @@ pub struct BackendStats {
     /// System calls or sleeps made to wait for completions.
     pub wait_calls: u64,
     /// Requests the kernel handed to io-wq workers instead of completing inline
-    /// or issuing non-blocking (detected, not assumed).
-    pub punted: u64,
+    /// or issuing non-blocking (counted, not assumed); `None` when not counted
+    /// (io_uring without `count_punts=1`, or no tracefs) and for backends that
+    /// never punt.
+    pub punted: Option<u64>,
     /// Interrupts the backend delivered (null device) or observed.
     pub interrupts: u64,
     /// Requests already complete when the call that submitted them returned

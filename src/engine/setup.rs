@@ -306,6 +306,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                         hybrid_iopoll: first.hybrid_iopoll,
                         sqpoll: first.sqthread_poll,
                         fixed_files: first.registerfiles,
+                        detect_punts: first.count_punts,
                         fixed_bufs: if first.fixedbufs { Some(&iov) } else { None },
                         datasync: first.syncs.datasync,
                         sync_range: first.syncs.range_flags,

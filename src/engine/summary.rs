@@ -26,7 +26,8 @@ pub struct Measured {
     pub polls_empty: u64,
     pub polls_hit: u64,
     pub spin_ns: u64,
-    pub punted: u64,
+    /// Requests punted to io-wq, when counted (`count_punts=1`).
+    pub punted: Option<u64>,
     pub runtime_s: f64,
     pub model: String,
     pub adaptive: Vec<String>,

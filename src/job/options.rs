@@ -159,6 +159,7 @@ impl Draft {
             ("sqthread_poll", s.sqthread_poll),
             ("fixedbufs", s.fixedbufs),
             ("registerfiles", s.registerfiles),
+            ("count_punts", s.count_punts),
         ];
         for (opt, on) in uring_only {
             if on && s.ioengine != Engine::IoUring {

@@ -769,6 +769,10 @@ pub struct JobSpec {
     pub sqthread_poll: bool,
     pub fixedbufs: bool,
     pub registerfiles: bool,
+    /// iolab's `count_punts`: count io_uring requests handed to io-wq workers.
+    /// Off by default: the kernel tracepoint that counts them costs each punted
+    /// request about half a microsecond of CPU (BENCHMARKS.md).
+    pub count_punts: bool,
     /// fio's libaio `userspace_reap`: `None` = iolab's default (the AIO ring
     /// first, io_getevents to sleep), `Some(true)` = only the ring, spinning
     /// (fio's meaning, with `iodepth_batch_complete_min=0`), `Some(false)` =
@@ -1013,6 +1017,7 @@ impl Default for JobSpec {
             sqthread_poll: false,
             fixedbufs: false,
             registerfiles: false,
+            count_punts: false,
             userspace_reap: None,
             lat_percentiles: LatPercentiles::default(),
             fsync: 0,

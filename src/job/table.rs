@@ -859,6 +859,13 @@ Ok(())
 d.spec.registerfiles = c.boolean()?;
 Ok(())
 }),
+    OptionDef::new("count_punts", S::Engine, "count io_uring requests punted to io-wq workers (io-wq punts= in the output), through a kernel tracepoint that costs each punt about 0.5 us of CPU; needs io_uring and tracefs")
+        .ours()
+        .flag()
+        .set(|d, c| {
+d.spec.count_punts = c.boolean()?;
+Ok(())
+}),
     OptionDef::new(
         "cmdprio_percentage",
         S::Engine,

@@ -336,6 +336,9 @@ fn measure_model(plan: &Plan, op: OpKind, key: ModelKey) -> Result<Row> {
         completion: Some(model),
         runtime: Some(plan.runtime),
         time_based: true,
+        // The punts column: counting costs each punted request a tracepoint
+        // (docs/probe.md says what that adds to the CPU columns).
+        count_punts: key.uses_uring() && plan.punts_countable,
         ..JobSpec::default()
     };
     let before = process_cpu_ns();
@@ -355,7 +358,7 @@ fn measure_model(plan: &Plan, op: OpKind, key: ModelKey) -> Result<Row> {
         cpu_thread_ns_per_io: m.cpu_ns_per_io,
         cpu_all_ns_per_io: all_cpu as f64 / n,
         ctx_per_io: m.ctx_per_io,
-        punted: (key.uses_uring() && plan.punts_countable).then_some(m.punted),
+        punted: m.punted,
         sleeps_per_io: m.sleeps as f64 / n,
         polls_hit: m.polls_hit,
         polls_empty: m.polls_empty,

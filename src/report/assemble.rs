@@ -144,7 +144,11 @@ pub fn job_engine(spec: &JobSpec, runs: &[&JobRun]) -> JobEngine {
         completion.merge(&r.completion);
         backend.submit_calls += r.backend_stats.submit_calls;
         backend.wait_calls += r.backend_stats.wait_calls;
-        backend.punted += r.backend_stats.punted;
+        // Counted for the whole group only if counted for every job of it.
+        backend.punted = backend
+            .punted
+            .zip(r.backend_stats.punted)
+            .map(|(a, b)| a + b);
         backend.interrupts += r.backend_stats.interrupts;
         backend.completed_in_submit += r.backend_stats.completed_in_submit;
         backend.aio_reap = AioReap::merge(backend.aio_reap, r.backend_stats.aio_reap);

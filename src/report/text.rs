@@ -334,10 +334,16 @@ pub fn job_block(out: &mut String, j: &JobResult, time: &str, precision: usize) 
         );
     }
     let b = &e.backend_stats;
+    let punts = match b.punted {
+        Some(n) => format!(", io-wq punts={n}"),
+        // Counting costs each punt a tracepoint, so it is asked for.
+        None if e.backend == "uring" => ", io-wq punts=not counted (count_punts=1)".to_string(),
+        None => String::new(),
+    };
     let _ = writeln!(
         out,
-        "  iolab backend   : {}, submit calls={}, wait calls={}, io-wq punts={}, interrupts={}",
-        e.backend, b.submit_calls, b.wait_calls, b.punted, b.interrupts
+        "  iolab backend   : {}, submit calls={}, wait calls={}{punts}, interrupts={}",
+        e.backend, b.submit_calls, b.wait_calls, b.interrupts
     );
     if let Some(r) = &b.aio_reap {
         let _ = writeln!(

@@ -481,6 +481,10 @@ fn malformed_job_files() {
             "t.fio:2: job 'j': fixedbufs needs ioengine=io_uring, but the job uses ioengine=psync",
         ),
         (
+            "[j]\nioengine=libaio\ncount_punts=1\n",
+            "t.fio:3: job 'j': count_punts needs ioengine=io_uring, but the job uses ioengine=libaio",
+        ),
+        (
             "[global]\nhipri\n[j]\n",
             "t.fio:2: job 'j': hipri needs ioengine=io_uring or pvsync2, but the job uses ioengine=psync",
         ),

@@ -240,7 +240,29 @@ fn zram_device_psync_and_io_uring() {
             &format!("--ioengine={engine}"),
         ]);
         check_dir(&doc["jobs"][0], "read", 3000, 4096);
+        // Punts are counted only when asked for (the tracepoint costs each
+        // one CPU), and "not counted" is null, never 0.
+        let punted = &doc["jobs"][0]["iolab"]["engine"]["backend_stats"]["punted"];
+        assert!(
+            punted.is_null(),
+            "{engine}: punted={punted} without count_punts"
+        );
     }
+    let doc = run_json(&[
+        "--name=zp",
+        &format!("--filename={dev}"),
+        "--rw=randread",
+        "--bs=4k",
+        "--direct=1",
+        "--number_ios=500",
+        "--ioengine=io_uring",
+        "--count_punts=1",
+    ]);
+    // zram has no NOWAIT: each of the 500 reads was punted, and counted.
+    assert_eq!(
+        doc["jobs"][0]["iolab"]["engine"]["backend_stats"]["punted"].as_u64(),
+        Some(500)
+    );
     // zram has no NOWAIT: every queued io_uring read detours through an io-wq
     // worker, so at depth 1 adaptive must measure the inline path faster (a
     // 3-4x gap here) and take it, and say so with its numbers.

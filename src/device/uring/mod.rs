@@ -780,13 +780,14 @@ impl Queue for Uring {
 
     /// `punted`: requests this ring handed to io-wq workers, counted exactly by
     /// the `io_uring_queue_async_work` tracepoint for the submitting thread (see
-    /// [`Uring::punt_count`]); 0 also when they could not be counted, which
-    /// `punt_count` then says.
+    /// [`Uring::punt_count`]); `None` when they were not counted, which
+    /// `punt_count` says why.
     fn stats(&self) -> BackendStats {
         let mut s = self.stats;
-        if let PuntCount::Counted(n) = self.punt_count() {
-            s.punted = n;
-        }
+        s.punted = match self.punt_count() {
+            PuntCount::Counted(n) => Some(n),
+            PuntCount::Unavailable(_) => None,
+        };
         s
     }
 }
