@@ -25,9 +25,9 @@ Measure on a quiet machine only. Run from the repository after
 `cargo build --release`:
 
     python3 bench/hybrid_policies.py [--rounds N] [--runtime 1] [--quick]
-        [--lat 50,200] [--load alone,corunners,overloaded]
+        [--lat 50,200] [--load alone,corunners,overloaded] [--match REGEX]
 """
-import argparse, json, os, statistics, subprocess, sys
+import argparse, json, os, re, statistics, subprocess, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 IOLAB = os.path.join(ROOT, "target", "release", "iolab")
@@ -122,6 +122,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="latencies 10,100 us, 3 rounds, 200 ms runs")
     ap.add_argument("--lat", help="comma-separated device latencies in us")
     ap.add_argument("--load", help="comma-separated loads: " + ",".join(LOADS))
+    ap.add_argument("--match", help="only the devices whose label matches this regex "
+                    "(e.g. '^20 us$', or 'spikes|4K/128K' for the noisy ones)")
     ap.add_argument("--iolab", default=IOLAB, help="the iolab binary (default: this tree's release build)")
     ap.add_argument("--policies", help="comma-separated subset (adaptive always runs): "
                     + ",".join(POLICIES))
@@ -152,7 +154,17 @@ def main():
         POLICIES = [p for p in POLICIES if p in want or p == "adaptive"]
     print(f"{ncpu()} CPUs, {rounds} alternating rounds of {runtime} s per run; medians")
     gated = {f"{l} us" for l in lats if l >= 50}
-    for dev, dev_args in devices(lats, a.quick):
+    devs = devices(lats, a.quick)
+    if a.match:
+        try:
+            pat = re.compile(a.match)
+        except re.error as e:
+            sys.exit(f"--match {a.match!r}: not a regex: {e}")
+        devs = [d for d in devs if pat.search(d[0])]
+        if not devs:
+            sys.exit(f"--match {a.match!r}: no device label matches; labels: "
+                     + "; ".join(d[0] for d in devices(lats, a.quick)))
+    for dev, dev_args in devs:
         for load in loads:
             samples = {p: [] for p in POLICIES}
             for r in range(rounds):
