@@ -72,7 +72,7 @@ pub fn group_results(specs: &[JobSpec], g: &GroupRun, fio_bins: bool) -> Vec<Job
         };
         let mut rec: Recorder = g.jobs[members[0]].rec.clone();
         let mut cpu = ThreadUsage::default();
-        let mut runtime = 0;
+        let (mut runtime, mut runtime_sum) = (0, 0);
         for &k in &members {
             done[k] = true;
             if k != members[0] {
@@ -81,6 +81,7 @@ pub fn group_results(specs: &[JobSpec], g: &GroupRun, fio_bins: bool) -> Vec<Job
             // A shared worker's CPU is counted once, on its first stream.
             cpu.add(&share_cpu(&g.jobs[k]));
             runtime = runtime.max(g.jobs[k].runtime_ns);
+            runtime_sum += g.jobs[k].runtime_ns;
         }
         let first = &g.jobs[members[0]];
         let meta = JobMeta {
@@ -93,6 +94,7 @@ pub fn group_results(specs: &[JobSpec], g: &GroupRun, fio_bins: bool) -> Vec<Job
             iodepth: spec.iodepth,
             percentile_list: spec.percentile_list.clone(),
             runtime_ns: runtime,
+            job_runtime_ns: runtime_sum,
             elapsed_ns: g.wall_ns,
         };
         let mut jr = JobResult::from_recorder(&meta, &rec, &cpu);

@@ -278,6 +278,10 @@ pub struct JobExtras {
     pub jobnum: u32,
     /// Workers folded into this result (numjobs / group_reporting).
     pub workers: u32,
+    /// The measured time, ms: the longest worker's. fio's `job_runtime` is
+    /// the workers' times summed; this is the wall span the logs cover.
+    #[serde(default)]
+    pub runtime_ms: u64,
     pub pid: u32,
     pub histogram: HistogramInfo,
     /// Failed requests per direction `[read, write, trim, sync]`.
@@ -423,8 +427,13 @@ pub struct JobMeta {
     pub options: Vec<(String, String)>,
     pub iodepth: u32,
     pub percentile_list: Vec<f64>,
-    /// Measured time (after ramp_time), ns.
+    /// Measured time (after ramp_time), ns; with several workers, the
+    /// longest.
     pub runtime_ns: u64,
+    /// fio's `job_runtime`: the workers' measured times summed (fio adds its
+    /// threads' `total_run_time` under group_reporting), so `usr_cpu` times
+    /// it is the group's CPU time, as with fio.
+    pub job_runtime_ns: u64,
     /// Wall time since the job started (including ramp), ns.
     pub elapsed_ns: u64,
 }
@@ -560,7 +569,7 @@ impl JobResult {
                 total_ios: sync.total_ios,
                 lat_ns: LatStats::with_percentiles(&sync.lat, pl),
             },
-            job_runtime: meta.runtime_ns / 1_000_000,
+            job_runtime: meta.job_runtime_ns / 1_000_000,
             usr_cpu: 100.0 * cpu.user_ns as f64 / cpu_base,
             sys_cpu: 100.0 * cpu.sys_ns as f64 / cpu_base,
             ctx: cpu.ctx(),
@@ -580,6 +589,7 @@ impl JobResult {
             iolab: JobExtras {
                 jobnum: meta.jobnum,
                 workers: meta.workers,
+                runtime_ms: meta.runtime_ns / 1_000_000,
                 pid: meta.pid,
                 histogram: HistogramInfo::current(rec.clamped()),
                 errors: std::array::from_fn(|d| rec.dirs[d].errors),

@@ -156,6 +156,7 @@ mod tests {
             iodepth: 1,
             percentile_list: crate::job::spec::DEFAULT_PERCENTILES.to_vec(),
             runtime_ns: 1_000_000_000,
+            job_runtime_ns: 1_000_000_000,
             elapsed_ns: 1_000_000_000,
         };
         let j = JobResult::from_recorder(&meta, &rec, &Default::default());

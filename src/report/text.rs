@@ -772,6 +772,7 @@ mod tests {
             iodepth: 4,
             percentile_list: crate::job::spec::DEFAULT_PERCENTILES.to_vec(),
             runtime_ns: 3_000_000_000,
+            job_runtime_ns: 3_000_000_000,
             elapsed_ns: 3_000_000_000,
         };
         let job = JobResult::from_recorder(&meta, &rec, &ThreadUsage::default());

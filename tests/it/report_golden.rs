@@ -156,6 +156,7 @@ fn iolab_run(
         iodepth: 1,
         percentile_list: iolab::job::spec::DEFAULT_PERCENTILES.to_vec(),
         runtime_ns: 40_000_000,
+        job_runtime_ns: 40_000_000,
         elapsed_ns: 50_000_000,
     };
     let mut jobs = vec![JobResult::from_recorder(

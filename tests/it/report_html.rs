@@ -246,6 +246,7 @@ fn report_command_joins_files_and_names_bad_ones() {
 fn run_report_says_why_iops_over_time_is_missing() {
     let mut run = run_result();
     run.jobs[0].job_runtime = 50;
+    run.jobs[0].iolab.runtime_ms = 50;
     run.jobs[0].iolab.iops_log.dropped = 7;
     let html = render_run_html(&run);
     assert!(

@@ -334,6 +334,7 @@ pub fn run_result() -> RunResult {
         iodepth: 1,
         percentile_list: iolab::job::spec::DEFAULT_PERCENTILES.to_vec(),
         runtime_ns: 2_000_000_000,
+        job_runtime_ns: 2_000_000_000,
         elapsed_ns: 2_000_000_000,
     };
     let mut job = JobResult::from_recorder(&meta, &r, &ThreadUsage::default());

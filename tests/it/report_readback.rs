@@ -253,6 +253,7 @@ fn a_result_without_an_engine_run_reads_back() {
         iodepth: 1,
         percentile_list: iolab::job::spec::DEFAULT_PERCENTILES.to_vec(),
         runtime_ns: t,
+        job_runtime_ns: t,
         elapsed_ns: t,
     };
     let mut jobs = vec![JobResult::from_recorder(

@@ -126,6 +126,38 @@ fn mixed_workload_with_numjobs_and_group_reporting() {
 }
 
 #[test]
+fn group_reporting_sums_job_runtime_as_fio_does() {
+    // fio adds its threads' run times under group_reporting, so `usr_cpu`
+    // (the average per thread) times `job_runtime` is the group's CPU time;
+    // iolab's `runtime_ms` keeps the wall span the logs cover.
+    let doc = run_json(&[
+        "--name=g",
+        "--ioengine=null",
+        "--size=32m",
+        "--rw=randread",
+        "--bs=4k",
+        "--numjobs=3",
+        "--runtime=300ms",
+        "--time_based",
+        "--group_reporting",
+    ]);
+    let j = &doc["jobs"][0];
+    let summed = j["job_runtime"].as_u64().unwrap();
+    let wall = j["iolab"]["runtime_ms"].as_u64().unwrap();
+    assert_eq!(j["iolab"]["workers"], 3);
+    assert!((300..1000).contains(&wall), "wall {wall} ms");
+    // Each worker ran about 300 ms (its measured span ends with its last
+    // completion, a little before the deadline) and at most the longest's.
+    assert!(
+        (855..=3 * wall + 2).contains(&summed),
+        "job_runtime {summed} ms is not three workers' times (longest {wall} ms)"
+    );
+    // The per-direction runtime stays the wall span (rounded up), as fio's.
+    let rt = j["read"]["runtime"].as_u64().unwrap();
+    assert!(rt == wall || rt == wall + 1, "read runtime {rt} vs {wall}");
+}
+
+#[test]
 fn stonewall_groups_and_job_files() {
     let dir = tempfile::tempdir().unwrap();
     let jf = dir.path().join("two.fio");

@@ -111,6 +111,17 @@ fn latency_cdf(j: &JobResult) -> Chart {
 }
 
 /// IOPS per full log interval and direction.
+/// The span the job's logs cover, ms. Results saved before `iolab.runtime_ms`
+/// existed have only fio's `job_runtime` (the workers' times summed), which
+/// is the span for one worker.
+fn wall_runtime_ms(j: &JobResult) -> u64 {
+    if j.iolab.runtime_ms > 0 {
+        j.iolab.runtime_ms
+    } else {
+        j.job_runtime / u64::from(j.iolab.workers.max(1))
+    }
+}
+
 fn iops_over_time(j: &JobResult) -> (Chart, Option<String>) {
     let log = &j.iolab.iops_log;
     let mut chart = Chart {
@@ -127,13 +138,14 @@ fn iops_over_time(j: &JobResult) -> (Chart, Option<String>) {
         );
     }
     // The trailing interval is partial and would read as a drop in IOPS.
-    let full = (j.job_runtime / log.interval_ms) as usize;
+    let full = (wall_runtime_ms(j) / log.interval_ms) as usize;
     let used = full.min(log.ios.len());
     let mut notes = Vec::new();
     if used == 0 && !log.ios.is_empty() {
         notes.push(format!(
             "the run ({} ms) was shorter than one log interval ({} ms)",
-            j.job_runtime, log.interval_ms
+            wall_runtime_ms(j),
+            log.interval_ms
         ));
     }
     if log.dropped > 0 {
@@ -216,7 +228,7 @@ fn job_section(out: &mut String, i: usize, j: &JobResult) {
         j.groupid,
         j.iolab.workers,
         if j.iolab.workers == 1 { "" } else { "s" },
-        j.job_runtime,
+        wall_runtime_ms(j),
         j.usr_cpu,
         j.sys_cpu,
         j.ctx,
