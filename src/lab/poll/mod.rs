@@ -586,12 +586,12 @@ fn real_devices(r: &mut StudyResult, rt: Duration) -> Result<()> {
                     &adaptive,
                 );
                 r.verdict.push(format!(
-                    "On zram, pread completes in the caller's context at {:.1} us while io_uring takes {:.1} us ({} punted to io-wq workers): the asynchronous model's hand-off costs more than the device. Adaptive over io_uring measured both paths and chose {} ({:.1} us, {:.1}x io_uring interrupt's IOPS).",
+                    "On zram, pread completes in the caller's context at {:.1} us while io_uring takes {:.1} us ({}): the asynchronous model's hand-off costs more than the device. Adaptive over io_uring measured both paths and chose {} ({:.1} us, {:.1}x io_uring interrupt's IOPS).",
                     psync.lat_p50_ns as f64 / 1e3,
                     uring.lat_p50_ns as f64 / 1e3,
                     match uring.punted {
-                        Some(n) => format!("{n} requests"),
-                        None => "requests not counted: no tracefs".into(),
+                        Some(n) => format!("{n} requests punted to io-wq workers"),
+                        None => "io-wq punts not counted: no tracefs".into(),
                     },
                     adaptive.adaptive_choice,
                     adaptive.lat_p50_ns as f64 / 1e3,
