@@ -26,6 +26,17 @@
 //! again for one window to look; each look that finds contention again doubles
 //! `backoff` (8 to 512 windows), so a lasting overload costs at most one
 //! spinning window in 512.
+//!
+//! What a contended poll class sleeps for depends on *who* holds the CPU.
+//! Every thread running adaptive in this process is counted
+//! ([`Contention::crowded`]): when they outnumber the CPUs this thread may run
+//! on, the contention is a crowd of pollers (each other), and a nap through
+//! the whole p50 lets the wakeup find the completion without spinning on a CPU
+//! the others queue for. Otherwise the contention comes from outside the
+//! crowd, e.g. a compute co-runner: a timer wakeup preempts it, so the nap
+//! ends one wakeup before the p50 and polls the rest (see
+//! [`super::adaptive::Adaptive::nap_ns`]). Threads of other processes are not
+//! counted: a crowd of someone else's pollers looks like a co-runner.
 
 /// Requests per window, at least.
 pub const WINDOW: u32 = 128;
@@ -38,6 +49,10 @@ const BACKOFF_MAX: u32 = 512;
 /// Uncontended windows in a row after which a later detection starts the
 /// back-off afresh.
 const CLEAN_RESET: u32 = 64;
+
+/// Threads of this process that have opened a contention account (threads
+/// running adaptive), counted at their first request and until they drop it.
+static ADAPTIVE_THREADS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 /// One window's account.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -76,6 +91,12 @@ pub struct Contention {
     /// retried per request).
     opened: bool,
     contended: bool,
+    /// Counted in [`ADAPTIVE_THREADS`] (undone on drop).
+    counted: bool,
+    /// CPUs this thread may run on (its affinity mask), read when it is counted.
+    cpus: u32,
+    /// More adaptive threads in this process than `cpus`, as of the last window end.
+    crowded: bool,
     /// Windows left before the next look while contended.
     left: u32,
     backoff: u32,
@@ -101,6 +122,9 @@ impl Drop for Contention {
             // SAFETY: our own descriptor, closed once.
             unsafe { libc::close(self.fd) };
         }
+        if self.counted {
+            ADAPTIVE_THREADS.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 }
 
@@ -114,6 +138,9 @@ impl Contention {
             start: None,
             opened: false,
             contended: false,
+            counted: false,
+            cpus: 0,
+            crowded: false,
             left: 0,
             backoff: BACKOFF_MIN,
             clean: 0,
@@ -127,6 +154,21 @@ impl Contention {
     #[inline]
     pub fn contended(&self) -> bool {
         self.contended
+    }
+
+    /// Set the crowd verdict (tests on synthetic windows, which never reach a
+    /// window end).
+    #[cfg(test)]
+    pub fn set_crowded(&mut self, crowded: bool) {
+        self.crowded = crowded;
+    }
+
+    /// Whether the adaptive threads of this process outnumber the CPUs this
+    /// one may run on: contention among our own pollers rather than from a
+    /// co-runner (as of the last window end; false before the first).
+    #[inline]
+    pub fn crowded(&self) -> bool {
+        self.crowded
     }
 
     /// Count one completed request and its class's device time (p50); at a
@@ -145,6 +187,13 @@ impl Contention {
     #[cold]
     fn window_end(&mut self) {
         self.opened = true;
+        if !self.counted {
+            self.counted = true;
+            self.cpus = allowed_cpus();
+            ADAPTIVE_THREADS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.crowded =
+            ADAPTIVE_THREADS.load(std::sync::atomic::Ordering::Relaxed) > self.cpus.max(1);
         let wall = crate::measure::clock::now_ns();
         if let Some(s) = self.start
             && wall.saturating_sub(s.2) < MIN_WINDOW_NS
@@ -236,7 +285,7 @@ impl Contention {
         Some(format!(
             "CPU contention in {} of {} windows of {WINDOW}+ requests (last: {:.1} us per I/O \
              spinning, {:.1} us of it on a CPU, against a {:.1} us device, {:.0}% of the time \
-             waiting for a CPU): slept instead of spinning (poll classes nap through their p50, \
+             waiting for a CPU): slept instead of spinning ({}, \
              hybrid classes nap from half their p50 and poll no later than p90 + a wakeup), \
              looking again after {} windows",
             self.detections,
@@ -245,8 +294,26 @@ impl Contention {
             w.cpu_ns as f64 / ios / 1e3,
             w.device_ns as f64 / ios / 1e3,
             100.0 * w.delay_ns as f64 / w.wall_ns.max(1) as f64,
+            if self.crowded {
+                "our adaptive threads outnumber the CPUs: poll classes nap through their p50"
+            } else {
+                "the CPUs are not crowded by our adaptive threads (a co-runner): poll classes \
+                 nap to one wakeup before their p50"
+            },
             self.backoff
         ))
+    }
+}
+
+/// How many CPUs the calling thread may run on (1 if the mask cannot be read).
+fn allowed_cpus() -> u32 {
+    // SAFETY: cpu_set_t is plain bits; sched_getaffinity fills the one we own.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return 1;
+        }
+        libc::CPU_COUNT(&set).max(1) as u32
     }
 }
 
@@ -351,6 +418,46 @@ mod tests {
             c.tick(1_000_000);
         }
         assert_eq!(c.judged, 1);
+    }
+
+    #[test]
+    fn more_adaptive_threads_than_their_cpus_are_a_crowd() {
+        // Three threads that may run only on CPU 0 (whichever CPUs the machine
+        // has): each counts itself at its first request, and the next window
+        // end sees three adaptive threads for one CPU. Other tests running at
+        // the same time can only add to the count.
+        let ready = std::sync::Arc::new(std::sync::Barrier::new(3));
+        let threads: Vec<_> = (0..3)
+            .map(|_| {
+                let ready = ready.clone();
+                std::thread::spawn(move || {
+                    // SAFETY: a zeroed cpu_set_t with bit 0 set, for this thread.
+                    let pinned = unsafe {
+                        let mut set: libc::cpu_set_t = std::mem::zeroed();
+                        libc::CPU_SET(0, &mut set);
+                        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+                            == 0
+                    };
+                    let mut c = Contention::new(W);
+                    c.tick(1_000_000);
+                    ready.wait();
+                    for _ in 0..WINDOW {
+                        c.tick(1_000_000);
+                    }
+                    // Stay counted until all three have judged.
+                    ready.wait();
+                    (pinned, c.cpus, c.crowded())
+                })
+            })
+            .collect();
+        for t in threads {
+            let (pinned, cpus, crowded) = t.join().unwrap();
+            assert!(pinned, "sched_setaffinity to CPU 0 failed");
+            assert_eq!(cpus, 1);
+            assert!(crowded, "3 adaptive threads on 1 CPU are not a crowd");
+        }
+        // A thread that is not counted yet was never judged a crowd.
+        assert!(!Contention::new(W).crowded());
     }
 
     #[test]
