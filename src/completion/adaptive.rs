@@ -19,10 +19,13 @@
 //! ([`super::contention`]), judged per window of requests from the thread's
 //! schedstat. When the thread waits for a CPU and spins far longer per I/O than
 //! the device takes, its spinning holds the CPU the completions need (more
-//! polling threads than CPUs): a poll class then sleeps through the device's
-//! p50 on its own timer and polls what is left (hybrid with a nap of the whole
-//! p50, and never shorter than the shortest sleep that really blocks here), a
-//! hybrid class waits for the interrupt; it looks again after a back-off.
+//! polling threads than CPUs, or a co-runner): a poll class then sleeps on its
+//! own timer and polls what is left (a hybrid nap of the whole p50 when this
+//! process's adaptive threads crowd the CPUs, of the p50 less one wakeup when
+//! the CPU's holder is someone else, and never shorter than the shortest sleep
+//! that really blocks here); a hybrid class naps from half its p50, learning
+//! from how the naps end, and polls no later than its p90 plus a wakeup. It
+//! looks again after a back-off.
 //!
 //! Where the backend can also perform a request synchronously in the caller's
 //! context (io_uring: pread on the ring's descriptor) and the worker runs one
