@@ -285,9 +285,9 @@ impl Contention {
         Some(format!(
             "CPU contention in {} of {} windows of {WINDOW}+ requests (last: {:.1} us per I/O \
              spinning, {:.1} us of it on a CPU, against a {:.1} us device, {:.0}% of the time \
-             waiting for a CPU): slept instead of spinning ({}, \
-             hybrid classes nap from half their p50 and poll no later than p90 + a wakeup), \
-             looking again after {} windows",
+             waiting for a CPU): slept instead of spinning. {}; \
+             hybrid classes nap from half their p50 and poll no later than p90 + a wakeup. \
+             Looking again after {} windows",
             self.detections,
             self.judged,
             w.wall_ns as f64 / ios / 1e3,
@@ -295,10 +295,11 @@ impl Contention {
             w.device_ns as f64 / ios / 1e3,
             100.0 * w.delay_ns as f64 / w.wall_ns.max(1) as f64,
             if self.crowded {
-                "our adaptive threads outnumber the CPUs: poll classes nap through their p50"
+                "Our adaptive threads outnumber the CPUs (a crowd): poll classes nap through \
+                 their p50"
             } else {
-                "the CPUs are not crowded by our adaptive threads (a co-runner): poll classes \
-                 nap to one wakeup before their p50"
+                "Our adaptive threads do not outnumber the CPUs, so something else holds them \
+                 (a co-runner): poll classes nap to one wakeup before their p50"
             },
             self.backoff
         ))
