@@ -28,15 +28,20 @@
 //! spinning window in 512.
 //!
 //! What a contended poll class sleeps for depends on *who* holds the CPU.
-//! Every thread running adaptive in this process is counted
-//! ([`Contention::crowded`]): when they outnumber the CPUs this thread may run
-//! on, the contention is a crowd of pollers (each other), and a nap through
+//! Every thread running adaptive in this process is counted on the CPUs its
+//! affinity mask allows, each CPU getting an equal share of the thread
+//! ([`Contention::crowded`]): when the CPUs this thread may run on carry more
+//! than one adaptive thread each on average, the contention is a crowd of
+//! pollers (each other: more threads than CPUs, or several pinned to one CPU,
+//! but not threads pinned one per CPU), and a nap through
 //! the whole p50 lets the wakeup find the completion without spinning on a CPU
 //! the others queue for. Otherwise the contention comes from outside the
 //! crowd, e.g. a compute co-runner: a timer wakeup preempts it, so the nap
 //! ends one wakeup before the p50 and polls the rest (see
 //! [`super::adaptive::Adaptive::nap_ns`]). Threads of other processes are not
 //! counted: a crowd of someone else's pollers looks like a co-runner.
+
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Requests per window, at least.
 pub const WINDOW: u32 = 128;
@@ -50,9 +55,14 @@ const BACKOFF_MAX: u32 = 512;
 /// back-off afresh.
 const CLEAN_RESET: u32 = 64;
 
-/// Threads of this process that have opened a contention account (threads
-/// running adaptive), counted at their first request and until they drop it.
-static ADAPTIVE_THREADS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+/// CPUs the per-CPU account covers (a cpu_set_t's worth).
+const MAX_CPUS: usize = 1024;
+/// One adaptive thread's worth of load on a CPU.
+const ONE_THREAD: u32 = 1 << 16;
+/// Adaptive threads of this process per CPU, in `ONE_THREAD` units: a thread
+/// that opened a contention account adds `ONE_THREAD / n` to each of the `n`
+/// CPUs its mask allows, until it drops the account.
+static CPU_LOAD: [AtomicU32; MAX_CPUS] = [const { AtomicU32::new(0) }; MAX_CPUS];
 
 /// One window's account.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -91,11 +101,13 @@ pub struct Contention {
     /// retried per request).
     opened: bool,
     contended: bool,
-    /// Counted in [`ADAPTIVE_THREADS`] (undone on drop).
-    counted: bool,
-    /// CPUs this thread may run on (its affinity mask), read when it is counted.
-    cpus: u32,
-    /// More adaptive threads in this process than `cpus`, as of the last window end.
+    /// The CPUs this thread may run on (its affinity mask, read at its first
+    /// window end), each carrying `share` of [`CPU_LOAD`] for it (undone on
+    /// drop); empty: not counted.
+    cpus: Vec<u32>,
+    share: u32,
+    /// Its CPUs carry more than one adaptive thread each, as of the last
+    /// window end.
     crowded: bool,
     /// Windows left before the next look while contended.
     left: u32,
@@ -109,10 +121,8 @@ pub struct Contention {
 
 impl Clone for Contention {
     fn clone(&self) -> Self {
-        Contention {
-            fd: -1,
-            ..Contention::new(self.wakeup_ns)
-        }
+        // A fresh account: no descriptor, not counted on any CPU.
+        Contention::new(self.wakeup_ns)
     }
 }
 
@@ -122,8 +132,8 @@ impl Drop for Contention {
             // SAFETY: our own descriptor, closed once.
             unsafe { libc::close(self.fd) };
         }
-        if self.counted {
-            ADAPTIVE_THREADS.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        for &c in &self.cpus {
+            CPU_LOAD[c as usize].fetch_sub(self.share, Ordering::Relaxed);
         }
     }
 }
@@ -138,8 +148,8 @@ impl Contention {
             start: None,
             opened: false,
             contended: false,
-            counted: false,
-            cpus: 0,
+            cpus: Vec::new(),
+            share: 0,
             crowded: false,
             left: 0,
             backoff: BACKOFF_MIN,
@@ -163,9 +173,9 @@ impl Contention {
         self.crowded = crowded;
     }
 
-    /// Whether the adaptive threads of this process outnumber the CPUs this
-    /// one may run on: contention among our own pollers rather than from a
-    /// co-runner (as of the last window end; false before the first).
+    /// Whether the CPUs this thread may run on carry more than one adaptive
+    /// thread of this process each: contention among our own pollers rather
+    /// than from a co-runner (as of the last window end; false before the first).
     #[inline]
     pub fn crowded(&self) -> bool {
         self.crowded
@@ -187,13 +197,10 @@ impl Contention {
     #[cold]
     fn window_end(&mut self) {
         self.opened = true;
-        if !self.counted {
-            self.counted = true;
-            self.cpus = allowed_cpus();
-            ADAPTIVE_THREADS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if !self.opened_account() {
+            self.count_in();
         }
-        self.crowded =
-            ADAPTIVE_THREADS.load(std::sync::atomic::Ordering::Relaxed) > self.cpus.max(1);
+        self.crowded = self.load_per_cpu() > ONE_THREAD;
         let wall = crate::measure::clock::now_ns();
         if let Some(s) = self.start
             && wall.saturating_sub(s.2) < MIN_WINDOW_NS
@@ -215,6 +222,35 @@ impl Contention {
         self.start = now;
         self.ios = 0;
         self.device_ns = 0;
+    }
+
+    fn opened_account(&self) -> bool {
+        !self.cpus.is_empty()
+    }
+
+    /// Count this thread on the CPUs its mask allows (once, at its first
+    /// window end; a mask that cannot be read counts it on CPU 0).
+    fn count_in(&mut self) {
+        let mut cpus = crate::placement::affinity::get_affinity(0).unwrap_or_default();
+        cpus.retain(|&c| (c as usize) < MAX_CPUS);
+        if cpus.is_empty() {
+            cpus.push(0);
+        }
+        self.share = ONE_THREAD / cpus.len() as u32;
+        for &c in &cpus {
+            CPU_LOAD[c as usize].fetch_add(self.share, Ordering::Relaxed);
+        }
+        self.cpus = cpus;
+    }
+
+    /// Adaptive threads per CPU over this thread's CPUs, in `ONE_THREAD` units.
+    fn load_per_cpu(&self) -> u32 {
+        let sum: u64 = self
+            .cpus
+            .iter()
+            .map(|&c| CPU_LOAD[c as usize].load(Ordering::Relaxed) as u64)
+            .sum();
+        (sum / self.cpus.len().max(1) as u64) as u32
     }
 
     /// Decide from one window (public for tests on synthetic windows).
@@ -295,26 +331,14 @@ impl Contention {
             w.device_ns as f64 / ios / 1e3,
             100.0 * w.delay_ns as f64 / w.wall_ns.max(1) as f64,
             if self.crowded {
-                "Our adaptive threads outnumber the CPUs (a crowd): poll classes nap through \
-                 their p50"
+                "Our adaptive threads outnumber the CPUs they may run on (a crowd): poll classes \
+                 nap through their p50"
             } else {
-                "Our adaptive threads do not outnumber the CPUs, so something else holds them \
-                 (a co-runner): poll classes nap to one wakeup before their p50"
+                "Our adaptive threads do not outnumber the CPUs they may run on, so something \
+                 else holds them (a co-runner): poll classes nap to one wakeup before their p50"
             },
             self.backoff
         ))
-    }
-}
-
-/// How many CPUs the calling thread may run on (1 if the mask cannot be read).
-fn allowed_cpus() -> u32 {
-    // SAFETY: cpu_set_t is plain bits; sched_getaffinity fills the one we own.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return 1;
-        }
-        libc::CPU_COUNT(&set).max(1) as u32
     }
 }
 
@@ -432,13 +456,7 @@ mod tests {
             .map(|_| {
                 let ready = ready.clone();
                 std::thread::spawn(move || {
-                    // SAFETY: a zeroed cpu_set_t with bit 0 set, for this thread.
-                    let pinned = unsafe {
-                        let mut set: libc::cpu_set_t = std::mem::zeroed();
-                        libc::CPU_SET(0, &mut set);
-                        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
-                            == 0
-                    };
+                    let pinned = crate::placement::affinity::set_affinity(0, &[0]).is_ok();
                     let mut c = Contention::new(W);
                     c.tick(1_000_000);
                     ready.wait();
@@ -447,14 +465,14 @@ mod tests {
                     }
                     // Stay counted until all three have judged.
                     ready.wait();
-                    (pinned, c.cpus, c.crowded())
+                    (pinned, c.cpus.clone(), c.crowded())
                 })
             })
             .collect();
         for t in threads {
             let (pinned, cpus, crowded) = t.join().unwrap();
             assert!(pinned, "sched_setaffinity to CPU 0 failed");
-            assert_eq!(cpus, 1);
+            assert_eq!(cpus, vec![0]);
             assert!(crowded, "3 adaptive threads on 1 CPU are not a crowd");
         }
         // A thread that is not counted yet was never judged a crowd.
