@@ -201,14 +201,14 @@ fn reason(pick: &Row, rows: &[&Row], w: f64) -> String {
                     "spinning latency {:.1} us < 2 x wakeup cost {:.1} us: a sleep costs about \
                      as much as the whole wait",
                     us(d),
-                    us(w)
+                    us(2.0 * w)
                 )
             } else {
                 format!(
                     "spinning latency {:.1} us >= 2 x wakeup cost {:.1} us, so study 000's rule \
                      says sleep, but here every sleeping model is more than 10% slower",
                     us(d),
-                    us(w)
+                    us(2.0 * w)
                 )
             };
             let slower: Vec<String> = [ModelKey::Sync, ModelKey::Interrupt, ModelKey::Hybrid]
