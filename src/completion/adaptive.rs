@@ -10,7 +10,10 @@
 //! a decaying log-bucket histogram: robust against the preemption outliers a
 //! busy machine adds, which would drag a mean far off) and wakeup cost `W`:
 //! * `p50 < 2W`: poll — a sleep would cost about as much as the whole wait.
-//! * `p90 - p10 > p50/2`: interrupt — latency too unpredictable to time a nap.
+//! * `p90 - p10 > p50/2`: interrupt — latency too unpredictable to time a nap;
+//!   except while this process's adaptive threads crowd the CPUs, where the
+//!   spread is the run queue's (a preempted poller's wait for a CPU) and an
+//!   interrupt would not narrow it: hybrid.
 //! * otherwise: hybrid — sleep until `p10 - 1.5W` after submit, then poll: the
 //!   thread wakes before almost every completion and gives most of the wait
 //!   back to other tasks.
@@ -366,7 +369,7 @@ impl Adaptive {
         for v in spread(p50_ns, spread_ns, samples) {
             c.queued.record(v);
         }
-        Self::redecide(c, self.wakeup_ns);
+        Self::redecide(c, self.wakeup_ns, self.contention.crowded());
     }
 
     /// Seed a class's inline path the same way, and compare the two paths.
@@ -415,6 +418,7 @@ impl Adaptive {
     pub fn observe(&mut self, len: u32, clat_ns: u64, inline: bool) {
         let w = self.wakeup_ns;
         let inline_ok = self.inline_ok;
+        let crowded = self.contention.crowded();
         let c = &mut self.classes[class_of(len)];
         if inline {
             c.inline.record(clat_ns);
@@ -428,7 +432,7 @@ impl Adaptive {
                 if n.is_multiple_of(REDECIDE)
                     || (n < CALIBRATION_SAMPLES && n.is_multiple_of(CALIBRATION_STEP))
                 {
-                    Self::redecide(c, w);
+                    Self::redecide(c, w, crowded);
                 }
             }
             self.contention.tick(c.p[1] as u64);
@@ -615,7 +619,16 @@ impl Adaptive {
         }
     }
 
-    fn redecide(c: &mut ClassStats, wakeup_ns: u64) {
+    /// `crowded`: this process's adaptive threads outnumber their CPUs (see
+    /// [`Contention::crowded`]). There a wide spread is mostly the run queue's:
+    /// a poller preempted by a sibling sees the device's time plus its wait
+    /// for a CPU. Waiting for the interrupt does not narrow it (the woken
+    /// thread queues for a CPU just the same), and it added a wakeup to every
+    /// request of the threads that chose it: 20 us device, 4 threads on 2
+    /// CPUs, 5-round runs in which some threads went to interrupt had p99
+    /// 66.6 us against 46-56 in runs where none did, behind interrupt's own
+    /// 60-65. So a crowded class with a wide spread naps (hybrid) instead.
+    fn redecide(c: &mut ClassStats, wakeup_ns: u64, crowded: bool) {
         c.p = c.queued.percentiles();
         let [p10, p50, p90] = c.p;
         let w = wakeup_ns as f64;
@@ -636,7 +649,7 @@ impl Adaptive {
             }
         } else if p50 < 2.0 * w {
             (CompletionModel::Poll, 0)
-        } else if p90 - p10 > p50 / 2.0 {
+        } else if p90 - p10 > p50 / 2.0 && !crowded {
             (CompletionModel::Interrupt, 0)
         } else {
             (CompletionModel::Hybrid, (p10 - 1.5 * w).max(0.0) as u64)
@@ -695,12 +708,22 @@ impl Adaptive {
                             (p90 - p10) / 1e3,
                             p50 / 1e3
                         ),
-                        _ => format!(
-                            "device latency p50 {:.1} us >= 2 x wakeup cost {:.1} us: nap {:.1} us (p10 - 1.5 x wakeup) then poll",
-                            p50 / 1e3,
-                            2.0 * w / 1e3,
-                            c.nap as f64 / 1e3
-                        ),
+                        _ => {
+                            let crowd = if p90 - p10 > p50 / 2.0 && self.contention.crowded() {
+                                format!(
+                                    " (its p10-p90 spread {:.1} us is our own threads queueing for CPUs, which waiting for the interrupt would not shorten)",
+                                    (p90 - p10) / 1e3
+                                )
+                            } else {
+                                String::new()
+                            };
+                            format!(
+                                "device latency p50 {:.1} us >= 2 x wakeup cost {:.1} us: nap {:.1} us (p10 - 1.5 x wakeup) then poll{crowd}",
+                                p50 / 1e3,
+                                2.0 * w / 1e3,
+                                c.nap as f64 / 1e3
+                            )
+                        }
                     }
                 };
                 let why = match (&path, c.go_inline) {
@@ -783,6 +806,29 @@ mod tests {
         let d = a.decisions();
         assert_eq!(d.len(), 3);
         assert!(d[1].why.contains("nap"), "{:?}", d[1]);
+    }
+
+    #[test]
+    fn beside_a_crowd_a_wide_spread_naps_instead_of_waiting_for_the_interrupt() {
+        // 35 us +- 15 us, as a 20 us device measures when four pollers share
+        // two CPUs: alone that spread would mean interrupt.
+        let mut a = Adaptive::new(15_000);
+        a.calibrate(4096, 35_000, 15_000, 100);
+        assert_eq!(a.choose(4096), CompletionModel::Interrupt);
+        a.contention.set_crowded(true);
+        a.calibrate(4096, 35_000, 15_000, 100);
+        assert_eq!(a.choose(4096), CompletionModel::Hybrid);
+        // Its nap keeps the rule (p10 - 1.5 x wakeup): about 1 us here, so it
+        // polls nearly from submit until contention is judged.
+        let nap = a.nap_ns(4096);
+        assert!(nap < 5_000, "nap {nap}");
+        let d = a.decisions();
+        assert!(d[0].why.contains("our own threads queueing"), "{:?}", d[0]);
+        // A steady device is decided as before.
+        a.calibrate(65536, 200_000, 10_000, 100);
+        assert_eq!(a.choose(65536), CompletionModel::Hybrid);
+        a.calibrate(8192, 4_000, 200, 100);
+        assert_eq!(a.choose(8192), CompletionModel::Poll);
     }
 
     #[test]
