@@ -189,3 +189,31 @@ fn block_device_sizes_and_alignment() {
     s.writes = true;
     open_target(&s).unwrap();
 }
+
+/// The status flags the kernel keeps for an open file (fcntl F_GETFL).
+fn status_flags(f: &std::fs::File) -> i32 {
+    use std::os::fd::AsRawFd;
+    // SAFETY: F_GETFL on a descriptor this File owns.
+    unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETFL) }
+}
+
+#[test]
+fn block_devices_are_opened_without_atime_updates_as_fio_opens_them() {
+    // A regular file keeps its access time, as with fio (it adds O_NOATIME
+    // only for targets that are not regular files).
+    let d = dir();
+    let mut s = TargetSpec::new("f", d.path().join("f"));
+    s.size = Some(1 << 20);
+    let t = open_target(&s).unwrap();
+    assert_eq!(status_flags(&t.file) & libc::O_NOATIME, 0);
+    if !ready(&[Need::Zram]) {
+        return;
+    }
+    let z = Zram::create(8 << 20).unwrap();
+    let t = open_target(&TargetSpec::new("zr", z.path())).unwrap();
+    assert_ne!(
+        status_flags(&t.file) & libc::O_NOATIME,
+        0,
+        "a block device read must not update the node's atime on every read"
+    );
+}
