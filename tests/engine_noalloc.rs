@@ -86,6 +86,16 @@ fn null_device_every_model_allocates_nothing_per_request() {
         "--iosched=laq",
         "--iodepth=8",
     ]);
+    // The worker's QD1 polling path (engine/worker/qd1.rs).
+    check(&[
+        "--name=q",
+        "--ioengine=null",
+        "--size=256m",
+        "--rw=randrw",
+        "--bs=4k",
+        "--iodepth=1",
+        "--completion=poll",
+    ]);
 }
 
 #[test]

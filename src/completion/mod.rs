@@ -112,6 +112,11 @@ pub struct CompletionStats {
     /// (draining to `iodepth_low` is not counted: that wait is asked for).
     #[serde(default)]
     pub waits_with_room: u64,
+    /// Requests the worker's QD1 polling path carried from issue to
+    /// completion (`engine/worker/qd1.rs`); the rest went through the
+    /// general loop.
+    #[serde(default)]
+    pub qd1_path: u64,
     /// The last few mode switches, oldest first.
     #[serde(
         serialize_with = "serialize_switches",
@@ -212,6 +217,7 @@ impl CompletionStats {
         self.waits += o.waits;
         self.most_per_wait = self.most_per_wait.max(o.most_per_wait);
         self.waits_with_room += o.waits_with_room;
+        self.qd1_path += o.qd1_path;
         // The newest switches of both, by time.
         let mut all = [ModeSwitch::default(); 2 * RECENT_SWITCHES];
         all[..RECENT_SWITCHES].copy_from_slice(&self.recent_switches);
@@ -296,6 +302,9 @@ impl CompletionStats {
         }
         if self.adaptive_sync > 0 {
             s.push_str(&format!(", {} performed inline", self.adaptive_sync));
+        }
+        if self.qd1_path > 0 {
+            s.push_str(&format!(", {} by the QD1 path", self.qd1_path));
         }
         if asked == CompletionModel::Poll && self.sleeps > 0 {
             s.push_str(" — WARNING: asked to poll but slept");
@@ -583,6 +592,29 @@ impl Completer {
             }
             n
         };
+        self.stats.completions += n as u64;
+        self.stats.most_per_wait = self.stats.most_per_wait.max(n as u64);
+        Ok(n)
+    }
+
+    /// [`wait_for`](Self::wait_for) under `poll` for one request, no deadline
+    /// (the worker's QD1 path, `engine/worker/qd1.rs`): the same counts, with
+    /// the first peek inlined into the caller and the spin, if the first peek
+    /// finds nothing, in [`Completer::poll`].
+    #[inline(always)]
+    pub fn poll_one<Q: Queue + ?Sized>(
+        &mut self,
+        q: &mut Q,
+        out: &mut [Completion],
+    ) -> DevResult<usize> {
+        debug_assert_eq!(self.model, CompletionModel::Poll);
+        self.stats.waits += 1;
+        let mut n = q.reap(Wait::Peek, out)?;
+        if n > 0 {
+            self.stats.polls_hit += 1;
+        } else {
+            n = self.poll(q, out, 0)?;
+        }
         self.stats.completions += n as u64;
         self.stats.most_per_wait = self.stats.most_per_wait.max(n as u64);
         Ok(n)

@@ -25,6 +25,7 @@ use crate::workload::verify::{Step, Verifier};
 use crate::workload::{NextIo, Pacer};
 
 mod completion_path;
+mod qd1;
 
 /// A request slot: everything about one in-flight request that the loop needs
 /// when its completion comes back.
@@ -352,7 +353,13 @@ impl Worker {
             started_ns: start,
             ..Default::default()
         };
+        let qd1 = self.qd1_eligible();
         loop {
+            if qd1 {
+                // The QD1 polling path runs until something needs this loop
+                // (worker/qd1.rs); it returns with nothing in flight.
+                self.run_qd1()?;
+            }
             if crate::sys::cleanup::stop_requested() {
                 out.interrupted = true;
                 break;

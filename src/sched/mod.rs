@@ -223,6 +223,23 @@ impl Scheduler {
         Ok(())
     }
 
+    /// A request that noop, with nothing waiting, dispatches at once: the
+    /// counts and OIS of [`enqueue`](Self::enqueue) then
+    /// [`dispatch`](Self::dispatch), without the trip through the ring (the
+    /// worker's QD1 path, `engine/worker/qd1.rs`).
+    #[inline]
+    pub fn pass_through(&mut self, r: SchedReq, now_ns: u64) {
+        debug_assert!(self.kind == SchedKind::Noop && self.pending() == 0);
+        self.next_seq += 1;
+        self.clock_ns = self.clock_ns.max(now_ns);
+        self.first_ns.get_or_insert(now_ns);
+        self.held_by_window = false;
+        self.ois += r.bytes as u64;
+        self.stats.ois_peak = self.stats.ois_peak.max(self.ois);
+        self.stats.dispatched.add(r.class, 1);
+        self.stats.dispatched_bytes.add(r.class, r.bytes as u64);
+    }
+
     /// Which ring a class queues in: noop keeps one FIFO for everything, so its
     /// dispatch looks at one ring head instead of comparing four.
     #[inline]

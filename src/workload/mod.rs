@@ -121,7 +121,7 @@ impl Coverage {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> u64 {
         loop {
             self.x = self.a.wrapping_mul(self.x).wrapping_add(self.c) & self.mask;
@@ -660,6 +660,7 @@ impl Generator {
     /// fio's `do_io` loop condition: a pass ends once it has issued `size`
     /// bytes or the job its `io_size` (or `size`) times `loops` (a
     /// time_based job has neither limit). False when no pass may follow.
+    #[inline]
     fn within_limits(&mut self) -> bool {
         while !self.time_based
             && (self.pass.total >= self.pass.total_limit || self.pass.issued >= self.pass.limit)
@@ -849,6 +850,12 @@ impl Pacer {
     /// Is pacing in effect at all? (Lets the engine skip the clock checks.)
     pub fn active(&self) -> bool {
         self.interval_ns != [0; PACED] || self.bps != [0; PACED] || self.think_ns != 0
+    }
+
+    /// Does the job have a minimum rate (`rate_min`, `rate_iops_min`) that
+    /// completions are checked against?
+    pub fn checks_min_rate(&self) -> bool {
+        self.min_bps != [0; PACED] || self.min_iops != [0; PACED]
     }
 
     /// Earliest time a request in direction `d` may be issued.

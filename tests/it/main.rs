@@ -63,6 +63,7 @@ mod placement_balance;
 mod placement_run;
 mod placement_topology;
 mod probe_cli;
+mod qd1_path;
 mod queue_full;
 mod random_rate;
 mod report_formats;

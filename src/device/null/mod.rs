@@ -579,7 +579,7 @@ impl Queue for NullDevice {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
         if self.outstanding >= self.limit {
             return Ok(Queued::Busy);
@@ -640,7 +640,7 @@ impl Queue for NullDevice {
         Ok(Queued::Pending)
     }
 
-    #[inline]
+    #[inline(always)]
     fn commit(&mut self) -> DevResult<u32> {
         if self.staged.is_empty() {
             return Ok(0);
@@ -680,7 +680,14 @@ impl Queue for NullDevice {
             }
             self.wait(i);
         }
-        self.dispatch_idle(now);
+        if self.wait_reads.is_empty() && self.wait_writes.is_empty() {
+            // Every arrival went straight to a channel: no idle channel has a
+            // command to take, only the next event to find (at QD1 a third of
+            // commit's own time went to the empty search).
+            self.refresh_next();
+        } else {
+            self.dispatch_idle(now);
+        }
         Ok(n)
     }
 
@@ -730,7 +737,7 @@ impl Queue for NullDevice {
         Ok(n)
     }
 
-    #[inline]
+    #[inline(always)]
     fn reap(&mut self, wait: Wait, out: &mut [Completion]) -> DevResult<usize> {
         match wait {
             Wait::Peek => {
