@@ -318,7 +318,7 @@ Ok(())
         Ok(())
     }),
     // Target.
-    OptionDef::new("filename", S::Target, "target file or device; the engine checks existence and size")
+    OptionDef::new("filename", S::Target, "target file or device; the engine checks existence and size; a block device is opened with O_NOATIME, as fio opens it")
         .expects(STRING)
         .set(|d, c| {
 d.spec.filename = Some(c.nonempty()?);
