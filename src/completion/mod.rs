@@ -620,6 +620,29 @@ impl Completer {
         Ok(n)
     }
 
+    /// [`wait_for`](Self::wait_for) under `interrupt` for one request, no
+    /// deadline (the worker's QD1 path): the interrupt model's own first look
+    /// ([`Completer::sleep`] takes a completion already there without a
+    /// sleep, counting nothing for the look) inlined into the caller; only a
+    /// wait that must sleep goes the general way. The same counts.
+    #[inline(always)]
+    pub fn interrupt_one<Q: AsDynQueue + ?Sized>(
+        &mut self,
+        q: &mut Q,
+        out: &mut [Completion],
+        req: InFlight,
+    ) -> DevResult<usize> {
+        debug_assert_eq!(self.model, CompletionModel::Interrupt);
+        let n = q.reap(Wait::Peek, out)?;
+        if n == 0 {
+            return self.wait_for(q, out, 1, req, 0);
+        }
+        self.stats.waits += 1;
+        self.stats.completions += n as u64;
+        self.stats.most_per_wait = self.stats.most_per_wait.max(n as u64);
+        Ok(n)
+    }
+
     /// One wait of the job's model (adaptive: of the model it picks now).
     #[inline]
     fn wait_model(

@@ -145,6 +145,32 @@ fn mixed_sizes_and_directions_with_data_take_the_qd1_path() {
 }
 
 #[test]
+fn every_completion_model_takes_the_qd1_path_with_the_general_loops_results() {
+    // At zero device latency every wait finds its completion done, so the
+    // counts of every model are exact both ways.
+    for model in [
+        "interrupt",
+        "hybrid",
+        "hybrid-uring",
+        "pas",
+        "dpas",
+        "adaptive",
+    ] {
+        let completion = format!("--completion={model}");
+        let a = [
+            "--name=q",
+            "--ioengine=null",
+            "--iodepth=1",
+            "--rw=randrw",
+            "--bs=4k",
+            "--size=4m",
+            completion.as_str(),
+        ];
+        assert_eq!(same_both_ways(&a), 1024, "{model}");
+    }
+}
+
+#[test]
 fn an_error_ends_the_path_and_the_job_as_the_general_loop_ends_it() {
     let mut a = BASE.to_vec();
     // The device's fault draws are seeded: the same request fails both ways,
@@ -166,9 +192,9 @@ fn jobs_the_path_does_not_serve_take_the_general_loop() {
     let dir = tempfile::tempdir().unwrap();
     for extra in [
         "--iodepth=2",
-        "--completion=interrupt",
         "--iosched=prio",
         "--rate_iops=100000",
+        "--rate_iops_min=1",
     ] {
         let mut a = BASE.to_vec();
         a.extend(["--rw=randread", "--bs=4k", "--size=1m", extra]);

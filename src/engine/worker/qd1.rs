@@ -1,4 +1,4 @@
-//! The QD1 polling path: one request at a time on the null device, polled.
+//! The QD1 path: one request at a time on the null device.
 //!
 //! At QD1 on the null device a request costs the three engine-clock reads
 //! fio's slat/clat/lat need and three histogram records, about 36 ns on this
@@ -15,9 +15,12 @@
 //! exactly what the general loop does for such a job, in the same order, with
 //! the same stamps and counters: the scheduler's accounting through
 //! [`Scheduler::pass_through`](crate::sched::Scheduler::pass_through), fio's
-//! depth/submit/complete distributions, the completion model's poll
-//! ([`Completer::poll_one`](crate::completion::Completer::poll_one)) and the
-//! general [`Worker::finish`]. It hands back to the general loop, with nothing
+//! depth/submit/complete distributions, the completion model's wait
+//! ([`Completer::poll_one`](crate::completion::Completer::poll_one) and
+//! [`Completer::interrupt_one`](crate::completion::Completer::interrupt_one)
+//! with their first look inlined,
+//! [`Completer::wait_for`](crate::completion::Completer::wait_for) for the
+//! other models) and the general [`Worker::finish`]. It hands back to the general loop, with nothing
 //! in flight, at anything it does not handle: the runtime's or ramp's end, a
 //! stop or halt, the generator's end, a busy device, a stream stopped by an
 //! error. The text report says how many requests it carried ("N by the QD1
@@ -26,6 +29,7 @@
 //! offsets and distributions.
 
 use super::{Slot, Worker};
+use crate::completion::InFlight;
 use crate::device::worker_queue::WorkerQueue;
 use crate::device::{DevResult, Queue, Queued};
 use crate::job::CompletionModel;
@@ -35,10 +39,10 @@ use crate::request::{IoCmd, Op};
 use crate::sched::SchedReq;
 
 impl Worker {
-    /// Whether this worker's job can take the QD1 polling path (module docs):
-    /// one stream of depth 1 on the null device, polled, through noop, with no
-    /// pacing, flow, verification, latency target, steady state, io_timeout,
-    /// placement signal or synchronous backend.
+    /// Whether this worker's job can take the QD1 path (module docs): one
+    /// stream of depth 1 on the null device, through noop, with no pacing,
+    /// flow, verification, latency target, steady state, io_timeout,
+    /// placement signal or synchronous backend; any completion model.
     pub(super) fn qd1_eligible(&self) -> bool {
         let [s] = self.streams.as_slice() else {
             return false;
@@ -50,7 +54,10 @@ impl Worker {
         }
         matches!(self.queue, WorkerQueue::Null(_))
             && self.slots.len() == 1
-            && self.completer.model() == CompletionModel::Poll
+            // Adaptive's inline path needs a backend that can perform a
+            // request in the caller's context: the null device cannot, so
+            // `take_inline` would say no without touching anything.
+            && !self.queue.caps().inline
             && self.sched.kind() == SchedKind::Noop
             && !self.sync_backend
             && self.io_timeout_ns == 0
@@ -169,10 +176,23 @@ impl Worker {
             s.rec.note_submit(1);
             s.rec.note_depths(s.in_device, 1);
             let comps = &mut self.comps[..1];
-            let n = self.completer.poll_one(&mut **dev, comps)?;
+            // The oldest request in flight is this one (what the general
+            // loop's `oldest_inflight` finds for the napping models).
+            let req = InFlight {
+                submit_ns: t_submit,
+                len: io.len,
+                write: io.op == Op::Write,
+            };
+            let n = match self.completer.model() {
+                CompletionModel::Poll => self.completer.poll_one(&mut **dev, comps)?,
+                CompletionModel::Interrupt => {
+                    self.completer.interrupt_one(&mut **dev, comps, req)?
+                }
+                _ => self.completer.wait_for(&mut **dev, comps, 1, req, 0)?,
+            };
             if n == 0 {
-                // A poll ends only with a completion (no deadline was given);
-                // should that change, the general loop takes it from here.
+                // A wait without a deadline ends with a completion; should one
+                // not, the general loop takes it from here (it waits again).
                 return Ok(());
             }
             if (comps[0].slot as usize) < self.slots.len() {
