@@ -411,24 +411,27 @@ impl Generator {
     #[inline]
     fn next_io_as(&mut self, force: Option<Op>) -> Option<NextIo> {
         // Only a mixed job ever switches direction (`due_or_switch`): other jobs
-        // skip the snapshot, a dozen stores on every request.
-        self.undo = (self.dir == Direction::Mixed).then(|| Undo {
-            seq_pos: self.seq_pos,
-            last_end: self.last_end,
-            rand_run_left: self.rand_run_left,
-            rand_run_pos: self.rand_run_pos,
-            bytes_left: self.bytes_left,
-            pass: self.pass,
-            ios_left: self.ios_left,
-            new_pass: self.new_pass,
-            writes_since_fsync: self.writes_since_fsync,
-            pending_fsync: self.pending_fsync,
-            coverage_x: self.coverage.as_ref().map(|c| c.x),
-            strided: match &self.zones {
-                zones::Zones::Strided(z) => Some(z.pos()),
-                _ => None,
-            },
-        });
+        // skip the snapshot, a dozen stores on every request, and their `undo`
+        // stays None (nothing else sets it), so they skip even that store.
+        if self.dir == Direction::Mixed {
+            self.undo = Some(Undo {
+                seq_pos: self.seq_pos,
+                last_end: self.last_end,
+                rand_run_left: self.rand_run_left,
+                rand_run_pos: self.rand_run_pos,
+                bytes_left: self.bytes_left,
+                pass: self.pass,
+                ios_left: self.ios_left,
+                new_pass: self.new_pass,
+                writes_since_fsync: self.writes_since_fsync,
+                pending_fsync: self.pending_fsync,
+                coverage_x: self.coverage.as_ref().map(|c| c.x),
+                strided: match &self.zones {
+                    zones::Zones::Strided(z) => Some(z.pos()),
+                    _ => None,
+                },
+            });
+        }
         if self.pending_fsync {
             self.undo = None;
             self.pending_fsync = false;
