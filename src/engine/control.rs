@@ -55,6 +55,13 @@ impl Halt {
         }
     }
 
+    /// Whether the flag went up and [`fired`](Self::fired) has not yet said so
+    /// (a look that leaves the one-shot to the loop that acts on it).
+    #[inline]
+    pub fn pending(&self) -> bool {
+        !self.seen && self.flag.load(Ordering::Relaxed)
+    }
+
     /// True once, the first time it is called after the flag went up.
     #[inline]
     pub fn fired(&mut self) -> bool {

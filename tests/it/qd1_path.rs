@@ -98,8 +98,9 @@ fn facts(v: &Value) -> Value {
     })
 }
 
-fn qd1_requests(v: &Value) -> u64 {
-    v["jobs"][0]["iolab"]["engine"]["completion"]["qd1_path"]
+/// Requests one job's QD1 path carried.
+fn qd1_requests(job: &Value) -> u64 {
+    job["iolab"]["engine"]["completion"]["qd1_path"]
         .as_u64()
         .unwrap()
 }
@@ -108,11 +109,15 @@ fn same_both_ways(args: &[&str]) -> u64 {
     let dir = tempfile::tempdir().unwrap();
     let (on, ios_on) = run(dir.path(), true, args);
     let (off, ios_off) = run(dir.path(), false, args);
-    assert_eq!(qd1_requests(&off), 0, "IOLAB_QD1_PATH=0 turns the path off");
+    assert_eq!(
+        qd1_requests(&off["jobs"][0]),
+        0,
+        "IOLAB_QD1_PATH=0 turns the path off"
+    );
     assert!(!ios_on.is_empty());
     assert_eq!(ios_on, ios_off, "{args:?}: the same I/Os in the same order");
     assert_eq!(facts(&on), facts(&off), "{args:?}");
-    qd1_requests(&on)
+    qd1_requests(&on["jobs"][0])
 }
 
 const BASE: [&str; 4] = [
@@ -199,7 +204,7 @@ fn jobs_the_path_does_not_serve_take_the_general_loop() {
         let mut a = BASE.to_vec();
         a.extend(["--rw=randread", "--bs=4k", "--size=1m", extra]);
         let (v, _) = run(dir.path(), true, &a);
-        assert_eq!(qd1_requests(&v), 0, "{extra}");
+        assert_eq!(qd1_requests(&v["jobs"][0]), 0, "{extra}");
     }
 }
 
@@ -218,7 +223,49 @@ fn a_time_based_run_ends_on_time_through_the_path() {
     let j = &v["jobs"][0];
     let total = j["read"]["total_ios"].as_u64().unwrap();
     assert!(total > 0);
-    assert_eq!(qd1_requests(&v), total, "every request by the QD1 path");
+    assert_eq!(qd1_requests(j), total, "every request by the QD1 path");
     let runtime = j["read"]["runtime"].as_u64().unwrap();
     assert!((200..1000).contains(&runtime), "runtime {runtime} ms");
+}
+
+#[test]
+fn another_jobs_exitall_stops_a_job_on_the_qd1_path() {
+    // 'long' runs on the QD1 path (one stream of depth 1 on the null device)
+    // until 'short' ends with exitall; the general loop must still see the
+    // group's stop.
+    let args = [
+        "--name=short",
+        "--ioengine=null",
+        "--size=1m",
+        "--null_lat=100us",
+        "--number_ios=200",
+        "--exitall",
+        "--name=long",
+        "--ioengine=null",
+        "--size=1m",
+        "--null_lat=100us",
+        "--time_based",
+        "--runtime=30s",
+        "--output-format=json",
+    ];
+    let t = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .arg("run")
+        .args(args)
+        .output()
+        .expect("run iolab");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let long = &v["jobs"][1];
+    assert_eq!(long["jobname"], "long");
+    assert!(qd1_requests(long) > 0, "'long' took the QD1 path");
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(20),
+        "exitall did not stop 'long' ({:?})",
+        t.elapsed()
+    );
 }

@@ -80,7 +80,8 @@ impl Worker {
                 return Ok(());
             };
             let s = &mut self.streams[0];
-            if crate::sys::cleanup::stop_requested() || self.halt.fired() {
+            // The general loop acts on both (`fired` is one-shot: only look).
+            if crate::sys::cleanup::stop_requested() || self.halt.pending() {
                 return Ok(());
             }
             if s.exhausted || s.pending.is_some() || self.retry.is_some() || self.inflight > 0 {
