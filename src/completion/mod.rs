@@ -592,9 +592,15 @@ impl Completer {
             }
             n
         };
+        Ok(self.counted(n))
+    }
+
+    /// Count the completions one wait handed back.
+    #[inline(always)]
+    fn counted(&mut self, n: usize) -> usize {
         self.stats.completions += n as u64;
         self.stats.most_per_wait = self.stats.most_per_wait.max(n as u64);
-        Ok(n)
+        n
     }
 
     /// [`wait_for`](Self::wait_for) under `poll` for one request, no deadline
@@ -615,9 +621,7 @@ impl Completer {
         } else {
             n = self.poll(q, out, 0)?;
         }
-        self.stats.completions += n as u64;
-        self.stats.most_per_wait = self.stats.most_per_wait.max(n as u64);
-        Ok(n)
+        Ok(self.counted(n))
     }
 
     /// [`wait_for`](Self::wait_for) under `interrupt` for one request, no
@@ -638,9 +642,7 @@ impl Completer {
             return self.wait_for(q, out, 1, req, 0);
         }
         self.stats.waits += 1;
-        self.stats.completions += n as u64;
-        self.stats.most_per_wait = self.stats.most_per_wait.max(n as u64);
-        Ok(n)
+        Ok(self.counted(n))
     }
 
     /// One wait of the job's model (adaptive: of the model it picks now).

@@ -54,6 +54,31 @@ struct Slot {
     ioprio: u16,
 }
 
+impl Slot {
+    /// The slot of a request the workload issues at `now`.
+    #[inline(always)]
+    fn issued(stream: u16, file: u16, io: &NextIo, now: u64) -> Slot {
+        Slot {
+            stream,
+            file,
+            op: Some(io.op),
+            class: Some(io.class),
+            offset: io.offset,
+            len: io.len,
+            // Latency starts when the workload issues the request: time held
+            // in iolab's scheduler is part of what the job waits.
+            t_issue: now,
+            t_submit: 0,
+            seq: 0,
+            in_flight: true,
+            inline: false,
+            abort_tried: false,
+            aborted: false,
+            ioprio: 0,
+        }
+    }
+}
+
 // The stream's request accounting is a reported fact: its type lives with
 // the engine's raw results in `report::raw`.
 pub use crate::report::raw::Accounting;
@@ -552,24 +577,7 @@ impl Worker {
                 };
                 s.pacer.issued(io.op.dir(), io.len, now);
                 s.flow.issued();
-                self.slots[slot as usize] = Slot {
-                    stream: si as u16,
-                    file: s.generator.file(),
-                    op: Some(io.op),
-                    class: Some(io.class),
-                    offset: io.offset,
-                    len: io.len,
-                    // Latency starts when the workload issues the request: time
-                    // held in iolab's scheduler is part of what the job waits.
-                    t_issue: now,
-                    t_submit: 0,
-                    seq: 0,
-                    in_flight: true,
-                    inline: false,
-                    abort_tried: false,
-                    aborted: false,
-                    ioprio: 0,
-                };
+                self.slots[slot as usize] = Slot::issued(si as u16, s.generator.file(), &io, now);
                 let r = SchedReq {
                     slot,
                     class: io.class,

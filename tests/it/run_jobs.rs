@@ -145,7 +145,10 @@ fn group_reporting_sums_job_runtime_as_fio_does() {
     let summed = j["job_runtime"].as_u64().unwrap();
     let wall = j["iolab"]["runtime_ms"].as_u64().unwrap();
     assert_eq!(j["iolab"]["workers"], 3);
-    assert!((300..1000).contains(&wall), "wall {wall} ms");
+    // The span ends with the last completion, which comes before the 300 ms
+    // deadline on a device this fast, and is truncated to whole ms: 299 is
+    // as right as 300.
+    assert!((290..1000).contains(&wall), "wall {wall} ms");
     // Each worker ran about 300 ms (its measured span ends with its last
     // completion, a little before the deadline) and at most the longest's.
     assert!(

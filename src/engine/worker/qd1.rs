@@ -26,7 +26,8 @@
 //! error. The text report says how many requests it carried ("N by the QD1
 //! path"; JSON `iolab.engine.completion.qd1_path`); `IOLAB_QD1_PATH=0` turns
 //! it off, and `tests/it/qd1_path.rs` holds the two paths to the same counts,
-//! offsets and distributions.
+//! offsets and distributions (and `job_control::exitall_stops_the_other_jobs`
+//! runs both of its jobs on this path).
 
 use super::{Slot, Worker};
 use crate::completion::InFlight;
@@ -102,22 +103,7 @@ impl Worker {
                 s.pending = Some(io);
                 return Ok(());
             };
-            self.slots[slot as usize] = Slot {
-                stream: 0,
-                file: s.generator.file(),
-                op: Some(io.op),
-                class: Some(io.class),
-                offset: io.offset,
-                len: io.len,
-                t_issue: now,
-                t_submit: 0,
-                seq: 0,
-                in_flight: true,
-                inline: false,
-                abort_tried: false,
-                aborted: false,
-                ioprio: 0,
-            };
+            self.slots[slot as usize] = Slot::issued(0, s.generator.file(), &io, now);
             let r = SchedReq {
                 slot,
                 class: io.class,
