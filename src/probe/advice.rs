@@ -387,7 +387,10 @@ pub fn consequences(caps: &TargetCaps, fs_type: Option<&str>, read: &OpResult) -
             ),
             _ => format!(
                 "no NOWAIT: io_uring punts every request to io-wq workers ({in_probe}); each I/O \
-                 pays a hand-off to a kernel thread and a wakeup"
+                 pays a hand-off to a kernel thread and a wakeup. At low depth, pinning the job \
+                 to one CPU (cpus_allowed) keeps the io-wq worker, which inherits the \
+                 submitter's CPUs, beside it: the hand-off becomes a local switch instead of two \
+                 cross-CPU wakeups (deep queues lose the second CPU instead)"
             ),
         },
         Outcome::No(_) => format!(
@@ -582,6 +585,10 @@ mod tests {
         let c = consequences(&caps(true, Outcome::Yes), None, &op(vec![intr.clone()]));
         let all = c.join("\n");
         assert!(all.contains("no NOWAIT: io_uring punts every request to io-wq workers (1000 of 1000 punted in the probe)"), "{all}");
+        assert!(
+            all.contains("pinning the job to one CPU (cpus_allowed)"),
+            "{all}"
+        );
         assert!(all.contains("no io_poll attribute"), "{all}");
         assert!(
             all.contains(
