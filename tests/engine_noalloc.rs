@@ -58,15 +58,7 @@ fn null_device_every_model_allocates_nothing_per_request() {
     if !counting_alloc::alone(current_test()) {
         return;
     }
-    for model in [
-        "poll",
-        "interrupt",
-        "hybrid",
-        "hybrid-uring",
-        "pas",
-        "dpas",
-        "adaptive",
-    ] {
+    for model in std::iter::once("poll").chain(support::QUEUED_MODELS) {
         check(&[
             "--name=n",
             "--ioengine=null",

@@ -153,14 +153,7 @@ fn mixed_sizes_and_directions_with_data_take_the_qd1_path() {
 fn every_completion_model_takes_the_qd1_path_with_the_general_loops_results() {
     // At zero device latency every wait finds its completion done, so the
     // counts of every model are exact both ways.
-    for model in [
-        "interrupt",
-        "hybrid",
-        "hybrid-uring",
-        "pas",
-        "dpas",
-        "adaptive",
-    ] {
+    for model in crate::support::QUEUED_MODELS {
         let completion = format!("--completion={model}");
         let a = [
             "--name=q",
