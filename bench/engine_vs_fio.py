@@ -22,7 +22,9 @@
     of the per-round IOPS ratio. `--markdown` prints the table for BENCHMARKS.md.
 
 Run as root from the repository: `python3 bench/engine_vs_fio.py [--rounds N]
-[--runtime S] [--only a,b,c,d,e,m] [--markdown] [--match REGEX]`; `IOLAB_BIN=path` runs another
+[--runtime S] [--only a,b,c,d,e,m] [--markdown] [--match REGEX] [--iolab-args '...']`;
+`--iolab-args` adds options to iolab's side of the matrix only (a completion
+model fio does not have, say); `IOLAB_BIN=path` runs another
 iolab build. Prints one table row per case and the ratios.
 """
 import argparse, json, os, re, statistics, subprocess, sys, tempfile
@@ -135,7 +137,7 @@ def matrix_cases(zram_dev, vda_path):
     return cases
 
 
-def matrix(rounds, runtime, markdown, match=None):
+def matrix(rounds, runtime, markdown, match=None, iolab_extra=()):
     common = ["--name=m", "--rw=randread", "--bs=4k", "--group_reporting",
               f"--runtime={runtime}", "--time_based"]
     with Zram() as z, VdaFile() as path:
@@ -154,7 +156,8 @@ def matrix(rounds, runtime, markdown, match=None):
                 res[label][0].append(summarize(run_json(
                     ["fio", "--output-format=json"] + common + args), nj))
                 res[label][1].append(summarize(run_json(
-                    [IOLAB, "run", "--output-format=json"] + common + args), nj))
+                    [IOLAB, "run", "--output-format=json"] + common + args + list(iolab_extra)),
+                    nj))
     med = statistics.median
     if markdown:
         print("| case | fio IOPS | iolab IOPS | IOPS ratio (spread) | fio CPU/IO us | "
@@ -185,6 +188,10 @@ def main():
     ap.add_argument("--only", default="a,b,c")
     ap.add_argument("--markdown", action="store_true", help="matrix as a markdown table")
     ap.add_argument("--match", help="matrix: only the cases whose label matches this regex")
+    ap.add_argument("--iolab-args", default="",
+                    help="matrix: extra options for iolab only, e.g. '--completion=adaptive' "
+                         "(fio keeps its defaults; the header says the comparison is no "
+                         "longer like for like)")
     a = ap.parse_args()
     if not os.path.exists(IOLAB):
         subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
@@ -193,7 +200,11 @@ def main():
     print(f"fio: {subprocess.run(['fio', '--version'], capture_output=True, text=True).stdout.strip()}, "
           f"rounds={a.rounds}, runtime={a.runtime}s, medians")
     if "m" in only:
-        matrix(a.rounds, a.runtime, a.markdown, a.match)
+        extra = a.iolab_args.split()
+        if extra:
+            print(f"matrix: iolab runs with {' '.join(extra)}, fio with its defaults: "
+                  "what iolab offers against fio's default, not the same job")
+        matrix(a.rounds, a.runtime, a.markdown, a.match, extra)
     if "a" in only:
         for qd in (1, 32):
             common = ["--name=null", "--rw=randread", "--bs=4k", f"--iodepth={qd}", "--size=1g"] + rt
