@@ -425,8 +425,9 @@ impl Adaptive {
         } else {
             // While contended the latency measures our own nap (p50 plus the
             // wakeup), not the device: learning from it would lengthen the nap
-            // by a wakeup at every redecision. Keep the device's figures.
-            if !self.contention.contended() {
+            // by a wakeup at every redecision. Keep the device's figures. The
+            // same while the depth trial waits for the interrupt.
+            if !self.contention.contended() && !self.contention.asleep() {
                 c.queued.record(clat_ns);
                 let n = c.queued.n;
                 if n.is_multiple_of(REDECIDE)
@@ -435,7 +436,7 @@ impl Adaptive {
                     Self::redecide(c, w, crowded);
                 }
             }
-            self.contention.tick(c.p[1] as u64);
+            self.contention.tick(c.p[1] as u64, clat_ns);
             if inline_ok && c.queued.n == CALIBRATION_SAMPLES && c.compared.is_none() {
                 // The queued path is calibrated (polled: its best case); now
                 // measure the inline one.
@@ -472,6 +473,12 @@ impl Adaptive {
     pub fn choose(&self, len: u32) -> CompletionModel {
         let c = &self.classes[class_of(len)];
         let m = c.model;
+        if self.contention.asleep() {
+            // At depth, short of CPU, a trial window found waiting for the
+            // interrupt faster than spinning (or is measuring it): every class
+            // waits for the interrupt (contention.rs, "At depth").
+            return CompletionModel::Interrupt;
+        }
         if self.contention.contended() {
             // Spinning would take the CPU the completions need. A fast device
             // (poll class): sleep through the device time on our own timer (one
@@ -742,6 +749,10 @@ impl Adaptive {
                     ),
                     _ => why,
                 };
+                let why = match self.contention.depth_note() {
+                    Some(n) if !c.go_inline => format!("{why}; {n}"),
+                    _ => why,
+                };
                 Decision {
                     size_class: 1u64 << (i as u32 + MIN_SHIFT),
                     model: if c.go_inline {
@@ -969,6 +980,49 @@ mod tests {
     }
 
     #[test]
+    fn a_won_depth_trial_waits_for_the_interrupt_and_keeps_the_device_figures() {
+        use crate::completion::contention::{WINDOW, Window};
+        let mut a = Adaptive::new(15_000);
+        a.calibrate(4096, 10_000, 1_000, 100);
+        assert_eq!(a.choose(4096), CompletionModel::Poll);
+        let ios = WINDOW as u64;
+        // Depth 4, 10 us per I/O spinning, 40% of it waiting for a CPU.
+        let spinning = Window {
+            ios,
+            cpu_ns: ios * 6_000,
+            delay_ns: ios * 4_000,
+            wall_ns: ios * 10_000,
+            device_ns: ios * 10_000,
+            lat_ns: ios * 40_000,
+        };
+        a.contention.judge(&spinning);
+        assert_eq!(
+            a.choose(4096),
+            CompletionModel::Interrupt,
+            "the trial window"
+        );
+        // Latencies measured asleep (device plus wakeup) are not learnt.
+        let before = a.classes[class_of(4096)].queued.n;
+        a.observe(4096, 40_000, false);
+        assert_eq!(a.classes[class_of(4096)].queued.n, before);
+        a.contention.judge(&Window {
+            wall_ns: ios * 6_000,
+            cpu_ns: ios * 6_000,
+            delay_ns: 0,
+            lat_ns: ios * 24_000,
+            ..spinning
+        });
+        assert_eq!(a.choose(4096), CompletionModel::Interrupt, "the trial won");
+        let d = &a.decisions()[0];
+        assert!(
+            d.why.contains("waiting for the interrupt won 1 of 1"),
+            "{d:?}"
+        );
+        // The class's own decision is kept for when the back-off ends.
+        assert_eq!(a.classes[class_of(4096)].model, CompletionModel::Poll);
+    }
+
+    #[test]
     fn contention_turns_spinning_classes_to_naps_and_back() {
         use crate::completion::contention::{WINDOW, Window};
         let mut a = Adaptive::new(15_000);
@@ -982,6 +1036,7 @@ mod tests {
             delay_ns: ios * 61_000,
             wall_ns: ios * 122_000,
             device_ns: ios * 20_000,
+            lat_ns: ios * 20_000,
         };
         // Judged as a crowd, where one window is a verdict (beside a co-runner
         // it takes two in a row: contention's tests).
@@ -1116,6 +1171,7 @@ mod tests {
             delay_ns: ios * 50_000,
             wall_ns: ios * 60_000,
             device_ns: ios * 10_000,
+            lat_ns: ios * 10_000,
         };
         a.contention.set_crowded(true);
         a.contention.judge(&overloaded);
