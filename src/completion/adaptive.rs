@@ -346,12 +346,14 @@ impl Adaptive {
 
     /// [`Adaptive::new`] with a given shortest blocking sleep (synthetic tests).
     pub fn with_blocking_sleep(wakeup_ns: u64, block_ns: u64) -> Adaptive {
+        let mut contention = Contention::new(wakeup_ns);
+        contention.set_block_ns(block_ns);
         Adaptive {
             wakeup_ns,
             block_ns,
             inline_ok: false,
             classes: vec![ClassStats::default(); CLASSES],
-            contention: Contention::new(wakeup_ns),
+            contention,
         }
     }
 
@@ -982,7 +984,7 @@ mod tests {
     #[test]
     fn a_won_depth_trial_waits_for_the_interrupt_and_keeps_the_device_figures() {
         use crate::completion::contention::{WINDOW, Window};
-        let mut a = Adaptive::new(15_000);
+        let mut a = Adaptive::with_blocking_sleep(15_000, 8_000);
         a.calibrate(4096, 10_000, 1_000, 100);
         assert_eq!(a.choose(4096), CompletionModel::Poll);
         let ios = WINDOW as u64;

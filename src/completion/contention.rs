@@ -51,14 +51,19 @@
 //! work. So there the choice is measured instead: a window at depth in which
 //! the thread waited for a CPU more than a tenth of the time starts a trial,
 //! one window waiting for the interrupt ([`Contention::asleep`]); if that
-//! window's wall time per I/O beats the spinning one's by [`DEPTH_MARGIN`],
+//! window's wall time per I/O beats the spinning one's by [`DEPTH_MARGIN`] (a
+//! quarter),
 //! the thread keeps sleeping for a back-off of windows, then spins one window
 //! to look (a look that finds a CPU shortage trials again); if not, it spins
 //! and trials no more for the back-off. Each trial doubles the back-off (8 to
 //! 512 windows), so a lasting verdict costs at most two windows in 512. The
 //! case that asked for it: io_uring at QD4 on zram with two jobs on two CPUs,
 //! where two pollers share the CPUs with the io-wq workers doing the reads, and
-//! polling ran at 147-161K IOPS in some runs against interrupt's 318-348K.
+//! polling ran at 147-161K IOPS in some runs against interrupt's 318-348K. A
+//! device faster than the shortest sleep that blocks here is never trialled
+//! (as a contended poll class keeps polling at depth 1): there each trial lost
+//! and its window of wakeups showed at the p99 (5 us null device, QD4, four
+//! jobs on two CPUs: p99 29 us against 20 without trials).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -70,8 +75,12 @@ pub const MIN_WINDOW_NS: u64 = 5_000_000;
 pub const ALLOWANCE_NS: u64 = 5_000;
 /// Mean requests in flight from which a window is judged by the depth trial.
 pub const QUEUE_DEPTH: f64 = 1.5;
-/// How much less wall time per I/O a trial asleep must take to keep sleeping.
-pub const DEPTH_MARGIN: f64 = 0.10;
+/// How much less wall time per I/O a trial asleep must take to keep sleeping:
+/// one window against one is a noisy comparison (5 us null device, QD4, four
+/// jobs on two CPUs: trials asleep 10.7-15.6 us per I/O against 9.5 spinning,
+/// and one in four won at a 10% margin), while the wins that matter are large
+/// (zram QD4, two jobs: 14.1 -> 6.2 us, 43.5 -> 7.5).
+pub const DEPTH_MARGIN: f64 = 0.25;
 const BACKOFF_MIN: u32 = 8;
 const BACKOFF_MAX: u32 = 512;
 /// Uncontended windows in a row after which a later detection starts the
@@ -161,6 +170,9 @@ pub struct Contention {
     fd: i32,
     /// This machine's wakeup cost (ns): what a sleep adds to each I/O.
     wakeup_ns: u64,
+    /// The shortest sleep that blocks here (ns; 0: unknown): a device faster
+    /// than that is not trialled asleep at depth.
+    block_ns: u64,
     ios: u32,
     device_ns: u64,
     lat_ns: u64,
@@ -201,7 +213,9 @@ pub struct Contention {
 impl Clone for Contention {
     fn clone(&self) -> Self {
         // A fresh account: no descriptor, not counted on any CPU.
-        Contention::new(self.wakeup_ns)
+        let mut c = Contention::new(self.wakeup_ns);
+        c.block_ns = self.block_ns;
+        c
     }
 }
 
@@ -222,6 +236,7 @@ impl Contention {
         Contention {
             fd: -1,
             wakeup_ns,
+            block_ns: 0,
             ios: 0,
             device_ns: 0,
             lat_ns: 0,
@@ -257,6 +272,11 @@ impl Contention {
     #[inline]
     pub fn contended(&self) -> bool {
         self.contended
+    }
+
+    /// Set the shortest sleep that blocks here (adaptive measures it once).
+    pub fn set_block_ns(&mut self, block_ns: u64) {
+        self.block_ns = block_ns;
     }
 
     /// Whether the depth trial has this thread wait for the interrupt now (a
@@ -412,7 +432,7 @@ impl Contention {
             Depth::Spin => {
                 if self.depth_left > 0 {
                     self.depth_left -= 1;
-                } else if w.short_of_cpu() {
+                } else if w.short_of_cpu() && w.device_ns / w.ios.max(1) >= self.block_ns {
                     self.depth = Depth::Trial {
                         spin_ns: w.per_io_ns(),
                     };
@@ -711,11 +731,11 @@ mod tests {
         }
         assert!(!c.asleep(), "looks after the back-off");
         // The look is short of CPU again: another trial, which loses this time
-        // (9.5 us asleep is not 10% under 10): spin, and no trial for the
+        // (8 us asleep is not a quarter under 10): spin, and no trial for the
         // doubled back-off however short of CPU.
         c.judge(&at_depth(10.0, 4.0, 0.4));
         assert!(c.asleep());
-        c.judge(&at_depth(9.5, 4.0, 0.0));
+        c.judge(&at_depth(8.0, 4.0, 0.0));
         assert!(!c.asleep());
         assert_eq!((c.depth_trials.trials, c.depth_trials.won), (2, 1));
         for _ in 0..2 * BACKOFF_MIN {
@@ -724,6 +744,22 @@ mod tests {
         }
         c.judge(&at_depth(10.0, 4.0, 0.4));
         assert!(c.asleep(), "then a trial again");
+    }
+
+    #[test]
+    fn a_device_faster_than_the_shortest_blocking_sleep_is_never_trialled() {
+        let mut c = Contention::new(W);
+        // The windows' device is 10 us; sleeps under 16 us do not block here.
+        c.set_block_ns(16_000);
+        for _ in 0..20 {
+            c.judge(&at_depth(10.0, 4.0, 0.5));
+        }
+        assert!(!c.asleep());
+        assert_eq!(c.depth_trials.trials, 0);
+        // Under 10 us they do: the first short window trials.
+        c.set_block_ns(8_000);
+        c.judge(&at_depth(10.0, 4.0, 0.5));
+        assert!(c.asleep());
     }
 
     #[test]
