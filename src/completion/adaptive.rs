@@ -780,6 +780,26 @@ impl Adaptive {
 mod tests {
     use super::*;
 
+    /// A contention window of `WINDOW` requests, each with these times (ns):
+    /// on a CPU, waiting for one, wall, the class p50, the observed latency.
+    fn per_io_window(
+        cpu: u64,
+        delay: u64,
+        wall: u64,
+        device: u64,
+        lat: u64,
+    ) -> crate::completion::contention::Window {
+        let ios = crate::completion::contention::WINDOW as u64;
+        crate::completion::contention::Window {
+            ios,
+            cpu_ns: ios * cpu,
+            delay_ns: ios * delay,
+            wall_ns: ios * wall,
+            device_ns: ios * device,
+            lat_ns: ios * lat,
+        }
+    }
+
     #[test]
     fn size_classes_are_log2() {
         assert_eq!(class_of(512), 0);
@@ -989,14 +1009,7 @@ mod tests {
         assert_eq!(a.choose(4096), CompletionModel::Poll);
         let ios = WINDOW as u64;
         // Depth 4, 10 us per I/O spinning, 40% of it waiting for a CPU.
-        let spinning = Window {
-            ios,
-            cpu_ns: ios * 6_000,
-            delay_ns: ios * 4_000,
-            wall_ns: ios * 10_000,
-            device_ns: ios * 10_000,
-            lat_ns: ios * 40_000,
-        };
+        let spinning = per_io_window(6_000, 4_000, 10_000, 10_000, 40_000);
         a.contention.judge(&spinning);
         assert_eq!(
             a.choose(4096),
@@ -1032,14 +1045,7 @@ mod tests {
         assert_eq!(a.choose(4096), CompletionModel::Poll);
         let ios = WINDOW as u64;
         // 122 us per 20 us I/O, half the time waiting for a CPU.
-        let overloaded = Window {
-            ios,
-            cpu_ns: ios * 61_000,
-            delay_ns: ios * 61_000,
-            wall_ns: ios * 122_000,
-            device_ns: ios * 20_000,
-            lat_ns: ios * 20_000,
-        };
+        let overloaded = per_io_window(61_000, 61_000, 122_000, 20_000, 20_000);
         // Judged as a crowd, where one window is a verdict (beside a co-runner
         // it takes two in a row: contention's tests).
         a.contention.set_crowded(true);
@@ -1167,14 +1173,7 @@ mod tests {
         assert_eq!(a.choose(4096), CompletionModel::Poll);
         assert_eq!((a.nap_ns(4096), a.sleep_floor_ns()), (0, 0), "polling");
         let ios = WINDOW as u64;
-        let overloaded = Window {
-            ios,
-            cpu_ns: ios * 10_000,
-            delay_ns: ios * 50_000,
-            wall_ns: ios * 60_000,
-            device_ns: ios * 10_000,
-            lat_ns: ios * 10_000,
-        };
+        let overloaded = per_io_window(10_000, 50_000, 60_000, 10_000, 10_000);
         a.contention.set_crowded(true);
         a.contention.judge(&overloaded);
         // Contended by our own pollers: nap through the p50 (10 us), and
