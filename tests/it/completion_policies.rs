@@ -165,6 +165,47 @@ fn more_polling_threads_than_cpus_neither_hang_nor_starve() {
 }
 
 #[test]
+fn adaptive_at_depth_short_of_cpu_runs_a_trial_asleep() {
+    let _one = serial();
+    // Four adaptive pollers at depth 4 on one CPU: every contention window is
+    // at depth (Little's law over real latencies) and short of CPU (each
+    // thread waits for the CPU about three quarters of the time), and a 100 us
+    // device is longer than any sleep that blocks, so a trial window waiting
+    // for the interrupt must run in each thread, whichever way it ends.
+    let runs = run(&args(&[
+        "--name=d",
+        "--ioengine=null",
+        "--size=64m",
+        "--rw=randread",
+        "--bs=4k",
+        "--iodepth=4",
+        "--null_lat=100us",
+        "--null_channels=16",
+        "--numjobs=4",
+        "--cpus_allowed=0",
+        "--time_based",
+        "--runtime=500ms",
+        "--completion=adaptive",
+    ]));
+    assert_eq!(runs.len(), 4);
+    for j in &runs {
+        assert!(j.error.is_none(), "{:?}", j.error);
+        assert!(ios(j) > 0, "thread {} completed no I/O", j.jobnum);
+        let why = j
+            .adaptive
+            .iter()
+            .map(|d| d.why.as_str())
+            .collect::<Vec<_>>()
+            .join(" | ");
+        assert!(
+            why.contains("at depth (mean ") && why.contains("trial windows"),
+            "thread {}: no depth trial reported: {why}",
+            j.jobnum
+        );
+    }
+}
+
+#[test]
 fn unknown_policy_names_are_refused_with_the_list() {
     let e = parse_run_args(
         &args(&["--name=x", "--ioengine=null", "--completion=hybird"]),
