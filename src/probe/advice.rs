@@ -52,7 +52,11 @@ fn pct(a: f64, b: f64) -> f64 {
 
 /// Pick the model for QD1 from measured rows; `None` when nothing completed.
 pub fn recommend(rows: &[Row], wakeup_ns: u64) -> Option<Recommendation> {
-    let ok: Vec<&Row> = rows.iter().filter(|r| r.ios > 0 && r.p50_ns > 0).collect();
+    // The pinned row is a placement, not a model to recommend (ModelKey docs).
+    let ok: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.ios > 0 && r.p50_ns > 0 && r.model != ModelKey::InterruptPinned)
+        .collect();
     let best = ok.iter().map(|r| r.p50_ns as f64).reduce(f64::min)?;
     let limit = best + (best * LAT_TOLERANCE).max(LAT_TOLERANCE_NS);
     let fast: Vec<&Row> = ok
@@ -116,6 +120,24 @@ fn punt_note(rows: &[&Row]) -> Option<String> {
     })
 }
 
+/// What the pinned interrupt row measured against the free one, if both ran.
+fn pinned_measured(read: &OpResult) -> String {
+    let find = |k| read.rows.iter().find(|r| r.model == k);
+    match (find(ModelKey::Interrupt), find(ModelKey::InterruptPinned)) {
+        (Some(free), Some(pinned)) => format!(
+            "; measured at QD1: pinned p50 {:.1} us, {:.0} IOPS, {:.1} us CPU per I/O against \
+             {:.1} us, {:.0} IOPS, {:.1} us free",
+            us(pinned.p50_ns as f64),
+            pinned.iops,
+            us(pinned.cpu_all_ns_per_io),
+            us(free.p50_ns as f64),
+            free.iops,
+            us(free.cpu_all_ns_per_io)
+        ),
+        _ => String::new(),
+    }
+}
+
 /// Latency a spinning thread sees: the device plus the submit path, no wakeup.
 fn spin_latency(rows: &[&Row]) -> Option<f64> {
     find(rows, ModelKey::Iopoll)
@@ -166,7 +188,7 @@ fn reason(pick: &Row, rows: &[&Row], w: f64) -> String {
             }
             s
         }
-        ModelKey::Interrupt => {
+        ModelKey::Interrupt | ModelKey::InterruptPinned => {
             let mut s = format!(
                 "spinning latency {:.1} us {} wakeup cost {:.1} us",
                 us(d),
@@ -390,7 +412,8 @@ pub fn consequences(caps: &TargetCaps, fs_type: Option<&str>, read: &OpResult) -
                  pays a hand-off to a kernel thread and a wakeup. At low depth, pinning the job \
                  to one CPU (cpus_allowed) keeps the io-wq worker, which inherits the \
                  submitter's CPUs, beside it: the hand-off becomes a local switch instead of two \
-                 cross-CPU wakeups (deep queues lose the second CPU instead)"
+                 cross-CPU wakeups (deep queues lose the second CPU instead){}",
+                pinned_measured(read)
             ),
         },
         Outcome::No(_) => format!(
@@ -589,6 +612,29 @@ mod tests {
             all.contains("pinning the job to one CPU (cpus_allowed)"),
             "{all}"
         );
+        assert!(
+            !all.contains("measured at QD1: pinned"),
+            "no pinned row: {all}"
+        );
+        let mut pinned = row(ModelKey::InterruptPinned, 6.0, 5.0, 1.0);
+        pinned.iops = 150_000.0;
+        let c = consequences(
+            &caps(true, Outcome::Yes),
+            None,
+            &op(vec![intr.clone(), pinned.clone()]),
+        );
+        let all = c.join("\n");
+        assert!(
+            all.contains(
+                "measured at QD1: pinned p50 6.0 us, 150000 IOPS, 5.0 us CPU per I/O against 9.0 us"
+            ),
+            "{all}"
+        );
+        // Measured, never recommended: it is a placement, not a model.
+        let mut best = pinned;
+        best.p50_ns = 1_000;
+        let r = recommend(&[intr.clone(), best], 15_000).expect("a pick");
+        assert_eq!(r.model, ModelKey::Interrupt, "{r:?}");
         assert!(all.contains("no io_poll attribute"), "{all}");
         assert!(
             all.contains(

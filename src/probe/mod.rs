@@ -33,6 +33,12 @@ pub enum ModelKey {
     Sync,
     /// io_uring, sleeping in io_uring_enter until a completion.
     Interrupt,
+    /// The same with the job pinned to one CPU: where io_uring punts every
+    /// request, the io-wq worker inherits the submitter's CPUs and runs beside
+    /// it, so the hand-off is a local switch instead of two cross-CPU wakeups.
+    /// A placement, not a completion model: measured to back the advice, never
+    /// recommended.
+    InterruptPinned,
     /// io_uring, spinning on the CQ ring.
     Poll,
     Hybrid,
@@ -42,9 +48,10 @@ pub enum ModelKey {
 }
 
 impl ModelKey {
-    pub const ALL: [ModelKey; 6] = [
+    pub const ALL: [ModelKey; 7] = [
         ModelKey::Sync,
         ModelKey::Interrupt,
+        ModelKey::InterruptPinned,
         ModelKey::Poll,
         ModelKey::Hybrid,
         ModelKey::Adaptive,
@@ -55,6 +62,7 @@ impl ModelKey {
         match self {
             ModelKey::Sync => "sync (psync)",
             ModelKey::Interrupt => "io_uring interrupt",
+            ModelKey::InterruptPinned => "io_uring intr., 1 CPU",
             ModelKey::Poll => "io_uring poll (CQ spin)",
             ModelKey::Hybrid => "io_uring hybrid",
             ModelKey::Adaptive => "io_uring adaptive",
@@ -65,7 +73,9 @@ impl ModelKey {
     fn job(self) -> (Engine, CompletionModel, bool) {
         match self {
             ModelKey::Sync => (Engine::Psync, CompletionModel::Sync, false),
-            ModelKey::Interrupt => (Engine::IoUring, CompletionModel::Interrupt, false),
+            ModelKey::Interrupt | ModelKey::InterruptPinned => {
+                (Engine::IoUring, CompletionModel::Interrupt, false)
+            }
             ModelKey::Poll => (Engine::IoUring, CompletionModel::Poll, false),
             ModelKey::Hybrid => (Engine::IoUring, CompletionModel::Hybrid, false),
             ModelKey::Adaptive => (Engine::IoUring, CompletionModel::Adaptive, false),
@@ -210,6 +220,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport> {
         runtime: args.runtime,
         punts_countable,
         iopoll: iopoll_possible(&caps, direct),
+        pin_cpu: pin_cpu(&caps),
     };
     let read = measure_op(&plan, OpKind::Read, &machine)?;
     let write = if args.write {
@@ -238,6 +249,23 @@ struct Plan {
     runtime: Duration,
     punts_countable: bool,
     iopoll: Result<(), IopollUnavailable>,
+    /// The CPU the pinned interrupt row runs on, or why it is not measured.
+    pin_cpu: Result<u32, String>,
+}
+
+/// The pinned row is measured where io_uring punts (there is an io-wq worker
+/// to place) and the process may use more than one CPU (otherwise every row
+/// is pinned already): on the first CPU the process may use.
+fn pin_cpu(caps: &TargetCaps) -> Result<u32, String> {
+    if !matches!(caps.nowait.uring_punted, Outcome::Yes) {
+        return Err("io_uring does not punt to io-wq here: no worker to place".into());
+    }
+    let cpus = crate::placement::affinity::get_affinity(0).unwrap_or_default();
+    match cpus.as_slice() {
+        [] => Err("this process's CPUs cannot be read".into()),
+        [_] => Err("this process may use one CPU only: every row is pinned".into()),
+        [first, ..] => Ok(*first),
+    }
 }
 
 /// Why the IOPOLL model is skipped on this target.
@@ -279,6 +307,15 @@ fn measure_op(plan: &Plan, op: OpKind, machine: &MachineCosts) -> Result<OpResul
             skipped.push(Skipped {
                 model: key,
                 reason: reason.to_string(),
+            });
+            continue;
+        }
+        if key == ModelKey::InterruptPinned
+            && let Err(reason) = &plan.pin_cpu
+        {
+            skipped.push(Skipped {
+                model: key,
+                reason: reason.clone(),
             });
             continue;
         }
@@ -339,6 +376,10 @@ fn measure_model(plan: &Plan, op: OpKind, key: ModelKey) -> Result<Row> {
         // The punts column: counting costs each punted request a tracepoint
         // (docs/probe.md says what that adds to the CPU columns).
         count_punts: key.uses_uring() && plan.punts_countable,
+        cpus_allowed: match (key, &plan.pin_cpu) {
+            (ModelKey::InterruptPinned, Ok(cpu)) => vec![*cpu],
+            _ => vec![],
+        },
         ..JobSpec::default()
     };
     let before = process_cpu_ns();

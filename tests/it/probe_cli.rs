@@ -77,6 +77,11 @@ fn check_report(r: &ProbeReport, expect_models: &[ModelKey]) -> (String, serde_j
         r.read.rows.iter().any(|row| row.model == rec.model),
         "recommended a model that was not measured"
     );
+    assert_ne!(
+        rec.model,
+        ModelKey::InterruptPinned,
+        "a placement recommended"
+    );
     let json: serde_json::Value =
         serde_json::from_str(&render::json(r).expect("json")).expect("JSON parses");
     let rows = json["read"]["rows"].as_array().expect("read.rows");
@@ -207,6 +212,28 @@ fn zram_is_probed_and_its_punting_reported() {
         .find(|s| s.model == ModelKey::Iopoll)
         .expect("IOPOLL skipped on zram");
     assert!(skip.reason.contains("poll"), "{skip:?}");
+    // Every request punted: the pinned interrupt row backs the pinning advice
+    // with its own numbers, where the process may use two CPUs or more.
+    let cpus = iolab::placement::affinity::get_affinity(0).unwrap_or_default();
+    if cpus.len() > 1 {
+        let pinned = r
+            .read
+            .rows
+            .iter()
+            .find(|x| x.model == ModelKey::InterruptPinned)
+            .unwrap_or_else(|| panic!("no pinned row; skipped: {:?}", r.read.skipped));
+        assert!(pinned.ios > 0 && pinned.p50_ns > 0, "{pinned:?}");
+        assert!(text.contains("measured at QD1: pinned p50"), "{text}");
+    } else {
+        assert!(
+            r.read
+                .skipped
+                .iter()
+                .any(|s| s.model == ModelKey::InterruptPinned && s.reason.contains("one CPU")),
+            "{:?}",
+            r.read.skipped
+        );
+    }
 }
 
 #[test]
