@@ -301,22 +301,13 @@ fn measure_op(plan: &Plan, op: OpKind, machine: &MachineCosts) -> Result<OpResul
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
     for key in ModelKey::ALL {
-        if key == ModelKey::Iopoll
-            && let Err(reason) = &plan.iopoll
-        {
-            skipped.push(Skipped {
-                model: key,
-                reason: reason.to_string(),
-            });
-            continue;
-        }
-        if key == ModelKey::InterruptPinned
-            && let Err(reason) = &plan.pin_cpu
-        {
-            skipped.push(Skipped {
-                model: key,
-                reason: reason.clone(),
-            });
+        let unavailable = match key {
+            ModelKey::Iopoll => plan.iopoll.as_ref().err().map(|e| e.to_string()),
+            ModelKey::InterruptPinned => plan.pin_cpu.as_ref().err().cloned(),
+            _ => None,
+        };
+        if let Some(reason) = unavailable {
+            skipped.push(Skipped { model: key, reason });
             continue;
         }
         if crate::sys::cleanup::stop_requested() {
