@@ -52,18 +52,18 @@
 //! the thread waited for a CPU more than a tenth of the time starts a trial,
 //! one window waiting for the interrupt ([`Contention::asleep`]); if that
 //! window's wall time per I/O beats the spinning one's by [`DEPTH_MARGIN`] (a
-//! quarter),
-//! the thread keeps sleeping for a back-off of windows, then spins one window
+//! quarter), the thread keeps sleeping for a back-off of windows, then spins one window
 //! to look (a look that finds a CPU shortage trials again); if not, it spins
 //! and trials no more for the back-off. Each trial doubles the back-off (8 to
 //! 512 windows), so a lasting verdict costs at most two windows in 512. The
 //! case that asked for it: io_uring at QD4 on zram with two jobs on two CPUs,
 //! where two pollers share the CPUs with the io-wq workers doing the reads, and
 //! polling ran at 147-161K IOPS in some runs against interrupt's 318-348K. A
-//! device faster than the shortest sleep that blocks here is never trialled
-//! (as a contended poll class keeps polling at depth 1): there each trial lost
-//! and its window of wakeups showed at the p99 (5 us null device, QD4, four
-//! jobs on two CPUs: p99 29 us against 20 without trials).
+//! class whose p50 is under the shortest sleep that blocks here is never
+//! trialled, as a contended poll class keeps polling at depth 1. The trials
+//! are not free: each is a window of wakeups, which shows at the p99 where
+//! polling wins (5 us null device, QD4, four jobs on two CPUs: p99 about 23
+//! us against 20 without trials, at the same IOPS).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -142,8 +142,8 @@ enum Depth {
     /// `depth_left` windows have passed.
     Spin,
     /// One window waiting for the interrupt, against a spinning window's wall
-    /// time per I/O (ns).
-    Trial { spin_ns: f64 },
+    /// time per I/O (ns) and its share spent waiting for a CPU.
+    Trial { spin_ns: f64, spin_delay: f64 },
     /// The trial won: waiting for the interrupt for `depth_left` windows.
     Asleep,
 }
@@ -202,7 +202,6 @@ pub struct Contention {
     depth: Depth,
     depth_left: u32,
     depth_backoff: u32,
-    depth_delay: f64,
     pub depth_trials: DepthTrials,
     /// Windows judged, found contended, and the last contended one.
     pub judged: u64,
@@ -253,7 +252,6 @@ impl Contention {
             depth: Depth::Spin,
             depth_left: 0,
             depth_backoff: BACKOFF_MIN,
-            depth_delay: 0.0,
             depth_trials: DepthTrials {
                 trials: 0,
                 won: 0,
@@ -435,18 +433,21 @@ impl Contention {
                 } else if w.short_of_cpu() && w.device_ns / w.ios.max(1) >= self.block_ns {
                     self.depth = Depth::Trial {
                         spin_ns: w.per_io_ns(),
+                        spin_delay: w.delay_ns as f64 / w.wall_ns.max(1) as f64,
                     };
-                    self.depth_delay = w.delay_ns as f64 / w.wall_ns.max(1) as f64;
                 }
                 true
             }
-            Depth::Trial { spin_ns } => {
+            Depth::Trial {
+                spin_ns,
+                spin_delay,
+            } => {
                 let asleep_ns = w.per_io_ns();
                 let t = &mut self.depth_trials;
                 t.trials += 1;
                 t.spin_ns = spin_ns;
                 t.asleep_ns = asleep_ns;
-                t.spin_delay = self.depth_delay;
+                t.spin_delay = spin_delay;
                 t.depth = w.depth();
                 self.depth = if asleep_ns < spin_ns * (1.0 - DEPTH_MARGIN) {
                     t.won += 1;

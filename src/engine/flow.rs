@@ -90,12 +90,12 @@ pub struct FlowGate {
 }
 
 impl FlowGate {
-    /// The stream starts issuing: its weight counts from now.
     /// Whether the stream is in a flow at all (`flow=` with a weight).
     pub fn active(&self) -> bool {
         self.flow.is_some()
     }
 
+    /// The stream starts issuing: its weight counts from now.
     pub fn join(&mut self) {
         if let Some(f) = &self.flow
             && !self.joined

@@ -157,6 +157,20 @@ pub struct Stream {
 }
 
 impl Stream {
+    /// A write this stream issues into `slot`: counted in flight, and its
+    /// buffer filled as the job's buffer options ask, before it is queued.
+    #[inline]
+    fn issue_write(&mut self, bufs: &Buffers, slot: u32, io: &NextIo) {
+        self.writes_in_flight += 1;
+        if let Some(f) = self.fill.as_mut() {
+            // SAFETY: the slot's buffer holds at least max bs bytes and
+            // belongs to this request until it completes.
+            let b =
+                unsafe { std::slice::from_raw_parts_mut(bufs.ptr(slot as usize), io.len as usize) };
+            f.before_write(b, io.offset);
+        }
+    }
+
     pub fn new(
         generator: impl Into<crate::engine::files::Source>,
         pacer: Pacer,
@@ -438,10 +452,7 @@ impl Worker {
                     self.note_reap(n);
                 }
                 if n > 0 {
-                    let t_seen = match self.queue.clock_hint() {
-                        0 => clock::now_ns(),
-                        t => t,
-                    };
+                    let t_seen = clock::hint_or_now(self.queue.clock_hint());
                     for i in 0..n {
                         let c = self.comps[i];
                         self.finish(c, t_seen);
@@ -594,18 +605,7 @@ impl Worker {
                 }
                 s.outstanding += 1;
                 if io.op == Op::Write {
-                    s.writes_in_flight += 1;
-                }
-                if let (Op::Write, Some(f)) = (io.op, s.fill.as_mut()) {
-                    // SAFETY: the slot's buffer holds at least max bs bytes
-                    // and belongs to this request until it completes.
-                    let b = unsafe {
-                        std::slice::from_raw_parts_mut(
-                            self.bufs.ptr(slot as usize),
-                            io.len as usize,
-                        )
-                    };
-                    f.before_write(b, io.offset);
+                    s.issue_write(&self.bufs, slot, &io);
                 }
                 if let Some(v) = s.verify.as_mut() {
                     v.issued(&io);
@@ -724,10 +724,7 @@ impl Worker {
         } else {
             self.queue.commit_at(at_ns)?;
         }
-        let t = match self.queue.clock_hint() {
-            0 => clock::now_ns(),
-            t => t,
-        };
+        let t = clock::hint_or_now(self.queue.clock_hint());
         if let [s] = self.streams.as_mut_slice() {
             // One stream (most jobs): the whole batch is its, no tally per slot.
             for &i in &self.batch {

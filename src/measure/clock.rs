@@ -64,6 +64,17 @@ pub fn now_ns() -> u64 {
     NS_BASE.load(Ordering::Relaxed) + ((d as u128 * mult as u128) >> 32) as u64
 }
 
+/// `hint` (a backend's `clock_hint`: the engine-clock value it read at its
+/// last commit or completing peek), or now when it read none: the same instant
+/// is not read twice.
+#[inline(always)]
+pub fn hint_or_now(hint: u64) -> u64 {
+    match hint {
+        0 => now_ns(),
+        t => t,
+    }
+}
+
 /// Pick the clock source once per process: the TSC where it is trustworthy,
 /// unless `IOLAB_CLOCK=monotonic` says otherwise. Call at program start, before
 /// any timestamp is taken (the binary's `main` does); later calls do nothing.

@@ -233,11 +233,17 @@ impl Scheduler {
         self.next_seq += 1;
         self.clock_ns = self.clock_ns.max(now_ns);
         self.first_ns.get_or_insert(now_ns);
+        self.admitted(r.class, r.bytes);
+    }
+
+    /// A request leaves for the device: its bytes join OIS, and the counts.
+    #[inline(always)]
+    fn admitted(&mut self, class: Class, bytes: u32) {
         self.held_by_window = false;
-        self.ois += r.bytes as u64;
+        self.ois += bytes as u64;
         self.stats.ois_peak = self.stats.ois_peak.max(self.ois);
-        self.stats.dispatched.add(r.class, 1);
-        self.stats.dispatched_bytes.add(r.class, r.bytes as u64);
+        self.stats.dispatched.add(class, 1);
+        self.stats.dispatched_bytes.add(class, bytes as u64);
     }
 
     /// Which ring a class queues in: noop keeps one FIFO for everything, so its
@@ -307,14 +313,10 @@ impl Scheduler {
         }
         self.rings[ring].pop();
         self.waiting[class.index()] -= 1;
-        self.held_by_window = false;
         if bytes as u64 > cap {
             self.stats.oversize += 1;
         }
-        self.ois += bytes as u64;
-        self.stats.ois_peak = self.stats.ois_peak.max(self.ois);
-        self.stats.dispatched.add(class, 1);
-        self.stats.dispatched_bytes.add(class, bytes as u64);
+        self.admitted(class, bytes);
         Some(head.req)
     }
 

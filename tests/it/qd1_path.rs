@@ -218,5 +218,9 @@ fn a_time_based_run_ends_on_time_through_the_path() {
     assert!(total > 0);
     assert_eq!(qd1_requests(j), total, "every request by the QD1 path");
     let runtime = j["read"]["runtime"].as_u64().unwrap();
-    assert!((200..1000).contains(&runtime), "runtime {runtime} ms");
+    // The span ends with the last completion before the 200 ms deadline; a
+    // worker preempted just before it ends the span early by that much (on a
+    // loaded 2-CPU machine, 199 ms was seen), so only a run cut far short or
+    // one that overran fails.
+    assert!((150..1000).contains(&runtime), "runtime {runtime} ms");
 }

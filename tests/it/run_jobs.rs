@@ -146,13 +146,14 @@ fn group_reporting_sums_job_runtime_as_fio_does() {
     let wall = j["iolab"]["runtime_ms"].as_u64().unwrap();
     assert_eq!(j["iolab"]["workers"], 3);
     // The span ends with the last completion, which comes before the 300 ms
-    // deadline on a device this fast, and is truncated to whole ms: 299 is
-    // as right as 300.
-    assert!((290..1000).contains(&wall), "wall {wall} ms");
+    // deadline, truncated to whole ms; a worker preempted just before the
+    // deadline (three workers on two CPUs) ends its span early by that much.
+    assert!((250..1000).contains(&wall), "wall {wall} ms");
     // Each worker ran about 300 ms (its measured span ends with its last
-    // completion, a little before the deadline) and at most the longest's.
+    // completion, before the deadline) and at most the longest's: well over
+    // one worker's time, which is what an unsummed runtime would show.
     assert!(
-        (855..=3 * wall + 2).contains(&summed),
+        (750..=3 * wall + 2).contains(&summed),
         "job_runtime {summed} ms is not three workers' times (longest {wall} ms)"
     );
     // The per-direction runtime stays the wall span (rounded up), as fio's.

@@ -114,18 +114,7 @@ impl Worker {
             self.sched.pass_through(r, now);
             s.outstanding += 1;
             if io.op == Op::Write {
-                s.writes_in_flight += 1;
-                if let Some(f) = s.fill.as_mut() {
-                    // SAFETY: the slot's buffer holds at least max bs bytes
-                    // and belongs to this request until it completes.
-                    let b = unsafe {
-                        std::slice::from_raw_parts_mut(
-                            self.bufs.ptr(slot as usize),
-                            io.len as usize,
-                        )
-                    };
-                    f.before_write(b, io.offset);
-                }
+                s.issue_write(&self.bufs, slot, &io);
             }
             let ioprio = s.cmdprio.pick(io.op.dir(), io.len, s.ioprio);
             let cmd = IoCmd {
@@ -155,10 +144,7 @@ impl Worker {
             s.in_device += 1;
             self.inflight += 1;
             dev.commit()?;
-            let t_submit = match dev.clock_hint() {
-                0 => clock::now_ns(),
-                t => t,
-            };
+            let t_submit = clock::hint_or_now(dev.clock_hint());
             self.slots[slot as usize].t_submit = t_submit;
             s.rec.note_submit(1);
             s.rec.note_depths(s.in_device, 1);
@@ -185,10 +171,7 @@ impl Worker {
             if (comps[0].slot as usize) < self.slots.len() {
                 s.rec.note_complete(1);
             }
-            let t_seen = match dev.clock_hint() {
-                0 => clock::now_ns(),
-                t => t,
-            };
+            let t_seen = clock::hint_or_now(dev.clock_hint());
             let c = comps[0];
             self.finish(c, t_seen);
             self.completer.stats.qd1_path += 1;
