@@ -452,13 +452,14 @@ impl Draft {
         if let Some(problem) = super::verify_opts::offset_problem(s) {
             return Err(conflict("verify_offset", problem));
         }
-        if (min as usize) < VerifySpec::MIN_BLOCK {
+        if (min as usize) < s.verify.min_block() {
             return Err(conflict(
                 "verify",
                 format!(
-                    "verify needs blocks of at least {} bytes (each carries a {}-byte header); the smallest block size is {min}",
-                    VerifySpec::MIN_BLOCK,
-                    VerifySpec::HEADER_LEN
+                    "verify={} needs blocks of at least {} bytes (each carries a {}-byte header); the smallest block size is {min}",
+                    kind.name(),
+                    s.verify.min_block(),
+                    s.verify.header_len()
                 ),
             ));
         }

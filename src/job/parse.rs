@@ -6,7 +6,8 @@ use super::error::JobError;
 use super::spec::*;
 use super::units::{self, SizeVal};
 
-pub(crate) const VERIFY_VALID: &str = "crc32c (crc32c-intel), meta, pattern, or 0/none";
+pub(crate) const VERIFY_VALID: &str = "crc32c (crc32c-intel), md5, crc64, crc32, crc16, crc7, sha1, sha256, sha512, \
+     sha3-224, sha3-256, sha3-384, sha3-512, xxhash, meta, pattern, null, or 0/none";
 pub(crate) const RW_VALID: &str = "read, write, randread, randwrite, rw (or readwrite), randrw, \
      trim, randtrim, trimwrite, randtrimwrite";
 /// `ioengine=`'s valid values (as `spec::ENGINE_NAMES`, which messages use).
@@ -86,16 +87,11 @@ pub(crate) fn verify(c: &Ctx) -> Result<Option<VerifyKind>, JobError> {
         "crc32c" | "crc32c-intel" => Some(VerifyKind::Crc32c),
         "pattern" => Some(VerifyKind::Pattern),
         "meta" => Some(VerifyKind::Meta),
-        // No well-kept crate for these is a dependency; crc32c (hardware
-        // accelerated) catches the same corruption.
-        "md5" | "crc64" | "crc32" | "crc16" | "crc7" | "sha1" | "sha256" | "sha512"
-        | "sha3-224" | "sha3-256" | "sha3-384" | "sha3-512" | "xxhash" | "null" => {
-            return Err(c.bad(format!(
-                "{VERIFY_VALID} ({v} is fio's, not implemented by iolab: use crc32c, which \
-                 catches the same corruption)"
-            )));
-        }
-        _ => return Err(c.bad(VERIFY_VALID)),
+        "null" => Some(VerifyKind::Null),
+        _ => match Digest::ALL.iter().find(|d| d.name() == v) {
+            Some(&d) => Some(VerifyKind::Digest(d)),
+            None => return Err(c.bad(VERIFY_VALID)),
+        },
     })
 }
 

@@ -1264,9 +1264,8 @@ Ok(())
     OptionDef::new(
         "verify",
         S::Verify,
-        "crc32c (crc32c-intel), meta, pattern, 0/none: a header per block (or per verify_interval), read back and checked; see docs/reliability.md",
+        "a checksum of fio's (crc32c, md5, crc64, crc32, crc16, crc7, sha1, sha256, sha512, sha3-*, xxhash), meta, pattern, null or 0/none: a header per block (or per verify_interval), read back and checked; see docs/reliability.md",
     )
-    .stricter("fio's other checksums (md5, sha*, xxhash, crc64/32/16/7) are refused: no crate for them is a dependency")
     .expects(parse::VERIFY_VALID)
     .set(|d, c| {
 d.spec.verify.kind = parse::verify(c)?;

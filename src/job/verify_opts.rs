@@ -1,7 +1,7 @@
 //! Cross-option rules of `verify_interval` and `fill_device` (the verify
 //! family's checks beyond `options::check_verify`).
 
-use super::spec::{BlockSizes, Direction, JobSpec, VerifySpec};
+use super::spec::{BlockSizes, Direction, JobSpec};
 
 /// Why the job's `verify_interval` cannot be used, or None if it can (or is
 /// not set). Every block must split into whole intervals: a chunk shorter than
@@ -11,12 +11,12 @@ pub(crate) fn interval_problem(s: &JobSpec) -> Option<String> {
     if iv == 0 {
         return None;
     }
-    if (iv as usize) < VerifySpec::MIN_BLOCK {
+    if (iv as usize) < s.verify.min_block() {
         return Some(format!(
             "verify_interval={iv} is smaller than {} bytes (each interval carries a {}-byte \
              header); use verify_interval=512 or more",
-            VerifySpec::MIN_BLOCK,
-            VerifySpec::HEADER_LEN
+            s.verify.min_block(),
+            s.verify.header_len()
         ));
     }
     for b in &s.bs {
@@ -45,7 +45,7 @@ pub(crate) fn offset_problem(s: &JobSpec) -> Option<String> {
     if off == 0 {
         return None;
     }
-    let h = VerifySpec::HEADER_LEN as u64;
+    let h = s.verify.header_len() as u64;
     if off < h {
         return Some(format!(
             "verify_offset={off} would swap the {h}-byte header with bytes that overlap it; \

@@ -9,6 +9,7 @@ pub mod dedupe;
 pub mod distribution;
 pub mod verify;
 pub mod verify_block;
+pub mod verify_digest;
 pub mod verify_dump;
 pub mod zones;
 

@@ -14,14 +14,21 @@
 //! 32  time      u64   wall-clock time of the write, ns since the Unix epoch
 //! 40  job       u32   the writing job's index in its job file, from 0
 //! 44  clone     u32   its clone number (numjobs), from 0
-//! 48  data_crc  u32   crc32c of bytes [HEADER_LEN, len) (verify=crc32c; else 0)
+//! 48  data_crc  u32   checksum of the data, bytes [header, len): crc32c, or
+//!                     another checksum of up to 4 bytes (crc32, crc16, crc7,
+//!                     xxhash; big-endian, right-aligned); else 0
 //! 52  hdr_crc   u32   crc32c of bytes [0, 52)
+//! 56  digest          verify=md5, sha*, crc64 only: the digest of the data,
+//!                     padded to a multiple of 8 bytes (the header is then
+//!                     56 + that long; `VerifyKind::header_len`)
 //! ```
 //!
 //! What each kind checks: every kind checks magic, length, offset, seq (write
 //! jobs know which write they expect) and the header crc — fio's `meta`
 //! fields. `crc32c` adds the data crc, `pattern` compares the data with the
-//! pattern, and `meta` with a `verify_pattern` compares it too. `time`, `job`
+//! pattern, and `meta` with a `verify_pattern` compares it too. The other
+//! checksums (`verify_digest`) check the data like crc32c; `null` checks
+//! nothing (fio's "pretend to verify"). `time`, `job`
 //! and `clone` are recorded for whoever reads a dump, not checked: a later
 //! read job is another job, writing at another time (fio does not check them
 //! either).
@@ -31,6 +38,7 @@
 
 use std::fmt;
 
+use super::verify_digest::{self, head_of};
 use crate::job::{VerifyKind, VerifySpec};
 
 pub const HEADER_LEN: usize = VerifySpec::HEADER_LEN;
@@ -54,7 +62,10 @@ pub enum Field {
     Offset,
     Seq,
     HeaderCrc,
+    /// crc32c or another CRC of the data.
     DataCrc,
+    /// md5, sha*, or xxhash of the data.
+    DataDigest,
     Pattern,
     /// The read returned fewer bytes than the block holds.
     ShortRead,
@@ -69,6 +80,7 @@ impl Field {
             Field::Seq => "seq",
             Field::HeaderCrc => "header crc",
             Field::DataCrc => "data crc",
+            Field::DataDigest => "data digest",
             Field::Pattern => "pattern",
             Field::ShortRead => "short read",
         }
@@ -173,17 +185,28 @@ impl Layout<'_> {
     /// block's start, as fio's does).
     #[inline]
     fn fill_interval(&self, chunk: &mut [u8], at: usize, offset: u64, seed: u64, w: &Write) {
-        if chunk.len() < HEADER_LEN {
+        let h = self.kind.header_len();
+        if chunk.len() < h {
             return;
         }
         if !self.pattern.is_empty() {
-            fill_pattern(chunk, at, self.pattern);
+            fill_pattern(chunk, at, h, self.pattern);
         } else {
-            fill_random(&mut chunk[HEADER_LEN..], seed);
+            fill_random(&mut chunk[h..], seed);
         }
         let data_crc = match self.kind {
-            VerifyKind::Crc32c => crc32c::crc32c(&chunk[HEADER_LEN..]),
-            VerifyKind::Pattern | VerifyKind::Meta => 0,
+            VerifyKind::Crc32c => crc32c::crc32c(&chunk[h..]),
+            VerifyKind::Pattern | VerifyKind::Meta | VerifyKind::Null => 0,
+            VerifyKind::Digest(d) => {
+                let sum = verify_digest::digest(d, &chunk[h..]);
+                if d.extra_header() == 0 {
+                    sum.head() as u32
+                } else {
+                    chunk[HEADER_LEN..HEADER_LEN + d.size()].copy_from_slice(sum.as_bytes());
+                    chunk[HEADER_LEN + d.size()..h].fill(0);
+                    0
+                }
+            }
         };
         let len = chunk.len() as u32;
         chunk[0..4].copy_from_slice(&MAGIC.to_le_bytes());
@@ -205,9 +228,10 @@ impl Layout<'_> {
     #[inline]
     fn swap(&self, chunk: &mut [u8]) {
         let at = self.swap_at as usize;
-        if at >= HEADER_LEN && at + HEADER_LEN <= chunk.len() {
+        let h = self.kind.header_len();
+        if at >= h && at + h <= chunk.len() {
             let (head, rest) = chunk.split_at_mut(at);
-            head[..HEADER_LEN].swap_with_slice(&mut rest[..HEADER_LEN]);
+            head[..h].swap_with_slice(&mut rest[..h]);
         }
     }
 
@@ -239,8 +263,12 @@ impl Layout<'_> {
     ) -> Option<VerifyFailure> {
         let len = chunk.len() as u32;
         let f = |field, e: u64, g: u64| Some(failure(offset, len, field, e, g, None));
-        if chunk.len() < HEADER_LEN {
-            return f(Field::Length, HEADER_LEN as u64, chunk.len() as u64);
+        if self.kind == VerifyKind::Null {
+            return None;
+        }
+        let h = self.kind.header_len();
+        if chunk.len() < h {
+            return f(Field::Length, h as u64, chunk.len() as u64);
         }
         let magic = le32(chunk, 0);
         if magic != MAGIC {
@@ -265,27 +293,22 @@ impl Layout<'_> {
         if hc != want_hc {
             return f(Field::HeaderCrc, want_hc as u64, hc as u64);
         }
-        if self.kind == VerifyKind::Crc32c {
-            let stored = le32(chunk, AT_DATA_CRC);
-            let actual = crc32c::crc32c(&chunk[HEADER_LEN..]);
-            if stored != actual {
+        if self.kind.checksums_data() {
+            if let Some((stored, actual)) = self.data_mismatch(chunk, h) {
                 let bad = if self.pattern.is_empty() {
-                    first_random_mismatch(&chunk[HEADER_LEN..], le64(chunk, AT_SEED))
-                        .map(|(i, e, g)| ((i + HEADER_LEN) as u32, e, g))
+                    first_random_mismatch(&chunk[h..], le64(chunk, AT_SEED))
+                        .map(|(i, e, g)| ((i + h) as u32, e, g))
                 } else {
-                    first_pattern_mismatch(chunk, at, self.pattern)
+                    first_pattern_mismatch(chunk, at, h, self.pattern)
                 };
-                return Some(failure(
-                    offset,
-                    len,
-                    Field::DataCrc,
-                    stored as u64,
-                    actual as u64,
-                    bad,
-                ));
+                let field = match self.kind {
+                    VerifyKind::Digest(d) if !d.is_crc() => Field::DataDigest,
+                    _ => Field::DataCrc,
+                };
+                return Some(failure(offset, len, field, stored, actual, bad));
             }
         } else if !self.pattern.is_empty()
-            && let Some((i, e, g)) = first_pattern_mismatch(chunk, at, self.pattern)
+            && let Some((i, e, g)) = first_pattern_mismatch(chunk, at, h, self.pattern)
         {
             return Some(failure(
                 offset,
@@ -297,6 +320,29 @@ impl Layout<'_> {
             ));
         }
         None
+    }
+
+    /// The stored and the recomputed checksum of an interval's data (header
+    /// `h` bytes) when they differ: a CRC's value, or a long digest's leading
+    /// 8 bytes (every byte is compared).
+    fn data_mismatch(&self, chunk: &[u8], h: usize) -> Option<(u64, u64)> {
+        let stored32 = le32(chunk, AT_DATA_CRC) as u64;
+        match self.kind {
+            VerifyKind::Crc32c => {
+                let actual = crc32c::crc32c(&chunk[h..]) as u64;
+                (stored32 != actual).then_some((stored32, actual))
+            }
+            VerifyKind::Digest(d) => {
+                let actual = verify_digest::digest(d, &chunk[h..]);
+                if d.extra_header() == 0 {
+                    (stored32 != actual.head()).then_some((stored32, actual.head()))
+                } else {
+                    let stored = &chunk[HEADER_LEN..HEADER_LEN + d.size()];
+                    (stored != actual.as_bytes()).then(|| (head_of(stored), actual.head()))
+                }
+            }
+            VerifyKind::Pattern | VerifyKind::Meta | VerifyKind::Null => None,
+        }
     }
 
     /// What interval `k` of a block should have held, for a dump: regenerated
@@ -311,7 +357,7 @@ impl Layout<'_> {
         known: Option<Write>,
     ) -> Vec<u8> {
         let mut out = vec![0u8; received.len()];
-        if received.len() < HEADER_LEN {
+        if received.len() < self.kind.header_len() {
             return out;
         }
         let from_header = Write {
@@ -408,23 +454,24 @@ fn first_random_mismatch(data: &[u8], seed: u64) -> Option<(usize, u8, u8)> {
 /// The pattern, repeated from the block's start, over an interval's data
 /// (`at` = the interval's position in its block).
 #[inline]
-fn fill_pattern(chunk: &mut [u8], at: usize, pattern: &[u8]) {
-    for (i, b) in chunk.iter_mut().enumerate().skip(HEADER_LEN) {
+fn fill_pattern(chunk: &mut [u8], at: usize, header: usize, pattern: &[u8]) {
+    for (i, b) in chunk.iter_mut().enumerate().skip(header) {
         *b = pattern[(at + i) % pattern.len()];
     }
 }
 
 /// First data byte of an interval that is not the pattern: (position in the
 /// interval, expected, found).
-fn first_pattern_mismatch(chunk: &[u8], at: usize, pattern: &[u8]) -> Option<(u32, u8, u8)> {
-    chunk
-        .iter()
-        .enumerate()
-        .skip(HEADER_LEN)
-        .find_map(|(i, &g)| {
-            let e = pattern[(at + i) % pattern.len()];
-            (g != e).then_some((i as u32, e, g))
-        })
+fn first_pattern_mismatch(
+    chunk: &[u8],
+    at: usize,
+    header: usize,
+    pattern: &[u8],
+) -> Option<(u32, u8, u8)> {
+    chunk.iter().enumerate().skip(header).find_map(|(i, &g)| {
+        let e = pattern[(at + i) % pattern.len()];
+        (g != e).then_some((i as u32, e, g))
+    })
 }
 
 #[cfg(test)]

@@ -86,6 +86,7 @@ mod trace_live;
 mod trace_run;
 mod trim_run;
 mod userspace_reap;
+mod verify_digests;
 mod verify_more;
 mod verify_run;
 mod wait_for;

@@ -332,8 +332,8 @@ fn bad_verify_family_values_are_refused_with_what_is_valid() {
             "verify_dump has no effect without verify",
         ),
         (
-            &["--verify=sha256"],
-            "sha256 is fio's, not implemented by iolab",
+            &["--verify=sha3-1024"],
+            "sha3-224, sha3-256, sha3-384, sha3-512, xxhash",
         ),
     ];
     for (extra, want) in cases {

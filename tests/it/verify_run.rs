@@ -177,8 +177,8 @@ fn bad_verify_options_are_refused_with_what_is_valid() {
     let base = ["--name=x", "--ioengine=null", "--size=1m", "--rw=write"];
     let cases: [(&[&str], &str); 5] = [
         (
-            &["--verify=md5", "--null_backing=mem"],
-            "crc32c (crc32c-intel), meta, pattern, or 0/none (md5 is fio's",
+            &["--verify=md4", "--null_backing=mem"],
+            "crc32c (crc32c-intel), md5, crc64, crc32, crc16, crc7, sha1, sha256",
         ),
         (
             &["--verify=pattern", "--null_backing=mem"],
