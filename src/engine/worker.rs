@@ -243,6 +243,9 @@ impl Stream {
                 if self.generator.take_new_loop() && v.loop_ended(io) {
                     continue; // read back the last loop's blocks first
                 }
+                if v.pretend(&io) {
+                    continue; // verify_only: walked, not issued
+                }
                 return Next::Io(io);
             }
             self.workload_over = true;

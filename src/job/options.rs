@@ -402,12 +402,13 @@ impl Draft {
                 "verify_interval",
                 "verify_offset",
                 "verify_dump",
+                "verify_only",
             ] {
                 if self.set_at(opt).is_some() {
                     return Err(conflict(
                         opt,
                         format!(
-                            "{opt} has no effect without verify=crc32c, verify=meta or verify=pattern"
+                            "{opt} has no effect without verify= (a checksum such as crc32c or md5, meta or pattern)"
                         ),
                     ));
                 }

@@ -734,6 +734,10 @@ pub struct VerifySpec {
     /// fio's `verify_dump`: write the received and expected bytes of a
     /// mismatch to files (`workload::verify_dump`).
     pub dump: bool,
+    /// fio's `verify_only`: a write job does not write; it walks its
+    /// workload to learn what it would have written, then reads that back
+    /// and checks it (data an earlier run of the same job wrote).
+    pub only: bool,
 }
 
 impl VerifySpec {
@@ -770,6 +774,7 @@ impl Default for VerifySpec {
             interval: 0,
             offset: 0,
             dump: false,
+            only: false,
         }
     }
 }

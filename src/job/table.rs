@@ -1325,13 +1325,51 @@ Ok(())
 c.int(0, u64::from(u32::MAX))?;
 Ok(())
 }),
-    refused(
+    OptionDef::new(
         "verify_only",
         S::Verify,
-        "run a read job with verify=crc32c (or pattern) over the same region and block size: it \
-         checks every block's header and data",
+        "a write job does not write: it walks its workload to learn what it would have written, then reads that back and checks it (what an earlier run of the same job, with the same randseed, wrote)",
+    )
+    .flag()
+    .set(|d, c| {
+        d.spec.verify.only = c.boolean()?;
+        Ok(())
+    }),
+    OptionDef::new(
+        "verify_state_save",
+        S::Verify,
+        "save a write job's verify state when it stops early (fio's default 1)",
+    )
+    .flag()
+    .noted(
+        "iolab writes no state file: a write job's verify phase runs in the same run, over the \
+         blocks its map says were written; to check them in a later run, run the job again with \
+         verify_only=1",
+    )
+    .set(|_, c| {
+        c.boolean()?;
+        Ok(())
+    }),
+    refused(
+        "verify_state_load",
+        S::Verify,
+        "iolab saves no verify state (verify_state_save): run the write job again with \
+         verify_only=1, which re-reads and checks every block it writes",
     ),
-    refused("verify_state_save", S::Verify, "what was written is kept in memory for the run only"),
+    OptionDef::new(
+        "experimental_verify",
+        S::Verify,
+        "fio: verify by resetting the file and replaying the writes instead of from recorded metadata",
+    )
+    .flag()
+    .noted(
+        "iolab verifies from its map of the blocks written (the last write of each block, in \
+         order), which checks the same blocks either way",
+    )
+    .set(|_, c| {
+        c.boolean()?;
+        Ok(())
+    }),
     OptionDef::new("verify_dump", S::Verify, "write each mismatching block (or interval) as FILE.OFFSET.received and FILE.OFFSET.expected in the working directory")
         .flag()
         .noted("iolab writes the first 64 mismatches of a job to files and says when it stops")

@@ -240,6 +240,9 @@ pub struct Verifier {
     ring_head: usize,
     ring_len: usize,
     cursor: usize,
+    /// `verify_only`: workload requests are not issued; writes are entered
+    /// into the map as if done, for the read-back to check.
+    only: bool,
     /// The next pass's first request, held during a `LoopEnd` read-back.
     resume: Option<NextIo>,
     workload_over: bool,
@@ -314,6 +317,7 @@ impl Verifier {
             ring_head: 0,
             ring_len: 0,
             cursor: 0,
+            only: job.verify.only && writes,
             resume: None,
             workload_over: false,
             stats: VerifyStats::default(),
@@ -348,6 +352,24 @@ impl Verifier {
     #[inline]
     fn block_seed(&self, seq: u64) -> u64 {
         self.seed ^ seq.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+
+    /// `verify_only`: take `io` from the workload without issuing it (true),
+    /// entering a write into the map under the seq the write would have had,
+    /// so the read-back expects what an earlier run of the job wrote. False
+    /// when the job runs its workload.
+    #[inline]
+    pub fn pretend(&mut self, io: &NextIo) -> bool {
+        if !self.only {
+            return false;
+        }
+        if io.op == Op::Write
+            && let Some(m) = self.map.as_mut()
+        {
+            m.written(io.offset, io.len, self.next_seq);
+            self.next_seq += 1;
+        }
+        true
     }
 
     /// Must this request wait for an overlapping one in flight?

@@ -151,3 +151,75 @@ fn digests_verify_on_the_null_device_with_intervals_and_a_swapped_header() {
         assert_eq!(v["failures"], 0, "{kind}: {v}");
     }
 }
+
+/// fio's verify_only: the same write job run again does not write; it reads
+/// back what the first run wrote and checks it — clean on the intact file,
+/// the flipped byte found at its offset on the corrupted one.
+#[test]
+fn verify_only_checks_an_earlier_runs_writes_without_writing() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let f = dir.path().join("o");
+    let fname = format!("--filename={}", f.display());
+    let job = [
+        "--name=w",
+        fname.as_str(),
+        "--size=256k",
+        "--rw=randwrite",
+        "--bs=4k",
+        "--iodepth=4",
+        "--ioengine=io_uring",
+        "--verify=md5",
+    ];
+    let (code, doc, err) = json(&job);
+    assert_eq!(code, 0, "{err}");
+    let first = doc["jobs"][0]["iolab"]["engine"]["verify"]["checked"].clone();
+    assert_eq!(first, 64);
+
+    let mut again = job.to_vec();
+    again.push("--verify_only=1");
+    let (code, doc, err) = json(&again);
+    assert_eq!(code, 0, "{err}");
+    let j = &doc["jobs"][0];
+    assert_eq!(j["write"]["total_ios"], 0, "verify_only writes nothing");
+    let v = &j["iolab"]["engine"]["verify"];
+    assert_eq!(v["failures"], 0, "{v}");
+    assert_eq!(
+        v["checked"], first,
+        "the same blocks as the first run's read-back: {v}"
+    );
+    assert_eq!(j["read"]["total_ios"], first);
+
+    // Corrupt one data byte past the md5 header (72 bytes) of the block at
+    // 4096 (a random pass writes every 4k block once).
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&f)
+        .unwrap();
+    let mut b = [0u8; 1];
+    file.read_exact_at(&mut b, 4096 + 100).unwrap();
+    file.write_all_at(&[b[0] ^ 0x80], 4096 + 100).unwrap();
+    drop(file);
+    let (code, doc, err) = json(&again);
+    let v = &doc["jobs"][0]["iolab"]["engine"]["verify"];
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(v["failures"], 1, "{v}");
+    assert_eq!(v["first_failure"]["field"], "data_digest", "{v}");
+    assert_eq!(v["first_failure"]["offset"], 4096, "{v}");
+}
+
+#[test]
+fn verify_only_without_verify_is_an_error() {
+    let (code, _, err) = iolab(&[
+        "--name=w",
+        "--ioengine=null",
+        "--size=64k",
+        "--rw=write",
+        "--verify_only=1",
+    ]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("verify_only has no effect without verify="),
+        "{err}"
+    );
+}
