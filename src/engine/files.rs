@@ -322,6 +322,209 @@ pub fn pre_read(job: &JobSpec, t: &Target) -> Result<()> {
     Ok(())
 }
 
+/// fio's `file_append`: a regular file's region starts at its current end.
+pub fn append_offset(job: &JobSpec, path: &std::path::Path) -> Option<u64> {
+    if !job.files.file_append {
+        return None;
+    }
+    std::fs::metadata(path)
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map(|m| m.len())
+}
+
+/// How a missing or short file of the worker's jobs is made. As fio: a job
+/// that reads lays it out with data; a job that only writes, without
+/// `overwrite`, or one that appends, creates it and lets its own writes fill
+/// it (fio lays out only "for operations involving reads, or for writes where
+/// overwrite is set").
+pub fn layout<'a>(
+    first: &JobSpec,
+    mut jobs: impl Iterator<Item = &'a JobSpec>,
+) -> crate::device::target::Layout {
+    use crate::device::target::Layout;
+    let base = crate::engine::verify_setup::layout(first);
+    let only_writes = jobs.all(|j| {
+        j.rw.dir == crate::job::Direction::Write && !j.files.overwrite && j.verify.kind.is_none()
+    });
+    if base == Layout::Grow || first.files.file_append || only_writes {
+        Layout::Grow
+    } else {
+        base
+    }
+}
+
+/// The size in bytes of a file or block device, `None` when it does not exist.
+fn real_size(path: &std::path::Path) -> std::io::Result<Option<u64>> {
+    use std::io::Seek;
+    use std::os::unix::fs::FileTypeExt;
+    match std::fs::metadata(path) {
+        Ok(md) if md.file_type().is_block_device() => {
+            let mut f = std::fs::File::open(path)?;
+            Ok(Some(f.seek(std::io::SeekFrom::End(0))?))
+        }
+        Ok(md) => Ok(Some(md.len())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// fio's shares of the target, resolved against it before the first I/O:
+/// `size=N%` (of the target, less the offset, in whole smallest blocks),
+/// `offset=N%` and `offset_increment=N%` (rounded up to `offset_align`, or to
+/// the smallest block size), `io_size=N%` (of the region).
+pub fn resolve_shares(jobs: &[JobSpec]) -> Result<Vec<JobSpec>> {
+    let mut out = jobs.to_vec();
+    for job in &mut out {
+        if job.files.file_append && job.ioengine != crate::job::Engine::Null {
+            // fio's file_append: the region starts at the file's end (every
+            // clone's: fio ignores offset and offset_increment then).
+            let first = crate::job::files_opts::paths(job, 0);
+            if let Some(end) = first.first().and_then(|p| append_offset(job, p)) {
+                job.offset = end;
+                job.offset_increment = 0;
+                job.offset_percent = None;
+                job.target.offset_increment_percent = None;
+            }
+        }
+        let t = &job.target;
+        if job.size_percent.is_none()
+            && job.offset_percent.is_none()
+            && t.offset_increment_percent.is_none()
+            && t.io_size_percent.is_none()
+        {
+            continue;
+        }
+        let real = if job.ioengine == crate::job::Engine::Null {
+            job.size
+        } else {
+            let p = crate::job::files_opts::paths(job, 0)
+                .into_iter()
+                .next()
+                .unwrap_or_default();
+            real_size(&p).map_err(|err| EngineError::Open {
+                path: p.clone(),
+                err,
+            })?
+        };
+        let Some(real) = real.filter(|&r| r > 0) else {
+            return Err(EngineError::JobFailed(format!(
+                "{}: size=, offset=, offset_increment= or io_size= is a percentage of the \
+                 target, and the target does not exist yet (or is empty): give sizes in bytes, \
+                 or create the file first",
+                label(job)
+            )));
+        };
+        let min_bs = u64::from(job.bs[0].min().min(job.bs[1].min()).max(1));
+        let mut align = false;
+        if let Some(p) = job.offset_percent.take() {
+            job.offset = real * u64::from(p) / 100;
+            align = true;
+        }
+        if let Some(p) = job.target.offset_increment_percent.take() {
+            job.offset_increment = real * u64::from(p) / 100;
+            align = true;
+        }
+        if align {
+            job.target.clone_align = match job.target.offset_align {
+                0 => min_bs,
+                a => a,
+            };
+            job.offset = job.clone_offset(0);
+        }
+        if let Some(p) = job.size_percent.take() {
+            let room = real.saturating_sub(job.offset);
+            let s = (real * u64::from(p) / 100).min(room);
+            job.size = Some(s - s % min_bs);
+        }
+        if let Some(p) = job.target.io_size_percent.take() {
+            let region = job.size.unwrap_or(real.saturating_sub(job.offset));
+            job.io_size = Some((region * u64::from(p) / 100).max(1));
+        }
+    }
+    Ok(out)
+}
+
+/// Rules between the jobs of a group that only the whole run can check:
+/// `lockfile` on a file two running job clones share (iolab's workers have
+/// no lock between them), and cgroup v2 names (the process moves as a whole).
+pub fn check_group_rules(jobs: &[JobSpec], groups: &[Vec<usize>]) -> Result<()> {
+    use crate::job::target_opts::LockFile;
+    for g in groups {
+        let mut users: Vec<(PathBuf, usize)> = Vec::new();
+        for &j in g {
+            let job = &jobs[j];
+            if job.ioengine == crate::job::Engine::Null {
+                continue;
+            }
+            for n in 0..job.numjobs {
+                for p in crate::job::files_opts::paths(job, n) {
+                    users.push((p, j));
+                }
+            }
+        }
+        for &j in g {
+            let job = &jobs[j];
+            if job.target.lockfile == LockFile::None {
+                continue;
+            }
+            let mine = crate::job::files_opts::paths(job, 0);
+            if let Some((p, _)) = users
+                .iter()
+                .filter(|(p, _)| mine.contains(p))
+                .find(|(p, _)| users.iter().filter(|(q, _)| q == p).count() > 1)
+            {
+                return Err(EngineError::JobFailed(format!(
+                    "{}: lockfile={} on {}, which other job clones of its group use at the \
+                     same time: iolab runs them on separate threads with no lock between their \
+                     requests, so it cannot serialize them as fio does; give each job its own \
+                     file, or run them one after another (stonewall)",
+                    label(job),
+                    job.target.lockfile,
+                    p.display()
+                )));
+            }
+        }
+        let names: Vec<&str> = g
+            .iter()
+            .filter_map(|&j| jobs[j].process.cgroup.as_deref())
+            .collect();
+        if names.windows(2).any(|w| w[0] != w[1])
+            && std::fs::read_to_string("/proc/mounts")
+                .ok()
+                .and_then(|m| crate::sys::cgroup::find_hierarchy(&m))
+                .is_some_and(|h| h.v2)
+        {
+            return Err(EngineError::JobFailed(format!(
+                "jobs running at once name different cgroups ({}): on cgroup v2 a group holds \
+                 whole processes, so iolab's one process cannot be in two; separate them with \
+                 stonewall",
+                names.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `opendir`: the directory must name at least one file.
+pub fn check_opendir(job: &JobSpec, paths: &[PathBuf]) -> Result<()> {
+    if let Some(d) = &job.files.opendir {
+        if let Err(err) = std::fs::read_dir(d) {
+            return Err(EngineError::Open {
+                path: PathBuf::from(d),
+                err,
+            });
+        }
+        if paths.is_empty() {
+            return Err(EngineError::JobFailed(format!(
+                "{}: opendir={d} holds no regular file: put the job's files there first",
+                label(job)
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Before the first I/O: can every group open all its files at once?
 pub fn check_open_limit(jobs: &[JobSpec], groups: &[Vec<usize>]) -> Result<()> {
     let mut rl = libc::rlimit {

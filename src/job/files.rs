@@ -60,6 +60,21 @@ pub struct FileSpec {
     /// fio's `allow_file_create`: false = never create or extend a file; a
     /// missing or short one is an error before the first I/O.
     pub allow_create: bool,
+    /// fio's `overwrite`: a write-only job lays its file out first, so its
+    /// writes overwrite written blocks (default 0: a missing or short file is
+    /// created and the job's writes fill it).
+    pub overwrite: bool,
+    /// fio's `create_fsync`: fsync a file after laying it out (default 1).
+    pub create_fsync: bool,
+    /// fio's `create_only`: set the files up and do no I/O.
+    pub create_only: bool,
+    /// fio's `file_append`: a regular file's region starts at its end.
+    pub file_append: bool,
+    /// fio's `opendir`: every regular file below this directory is a file of the job.
+    pub opendir: Option<String>,
+    /// fio's `unlink_each_loop`: delete the files after each loop (iolab: the
+    /// job's one pass; see the table's note).
+    pub unlink_each_loop: bool,
 }
 
 impl Default for FileSpec {
@@ -74,6 +89,12 @@ impl Default for FileSpec {
             pre_read: false,
             unlink: false,
             allow_create: true,
+            overwrite: false,
+            create_fsync: true,
+            create_only: false,
+            file_append: false,
+            opendir: None,
+            unlink_each_loop: false,
         }
     }
 }

@@ -16,8 +16,10 @@ pub(crate) const ENGINES_EXPECTED: &str =
 pub(crate) fn size(d: &mut Draft, c: &Ctx) -> Result<(), JobError> {
     let s = &mut d.spec;
     match units::parse_size(c.value, c.kb, true).map_err(|e| c.bad(e))? {
+        // fio: size=0 is no size, the whole target.
         SizeVal::Bytes(0) | SizeVal::Percent(0) => {
-            return Err(c.bad(format!("{} greater than zero", units::SIZE_EXPECTED)));
+            s.size = None;
+            s.size_percent = None;
         }
         SizeVal::Bytes(b) => {
             s.size = Some(b);

@@ -841,6 +841,10 @@ pub struct JobSpec {
     pub zones: super::zones::ZoneSpec,
     /// fio's per-job logs (`write_lat_log`, `write_bw_log`, ...).
     pub logs: LogSpec,
+    /// invalidate, fadvise_hint, write_hint, lockfile, offset_align, ... (`job::target_opts`).
+    pub target: super::target_opts::TargetOpts,
+    /// nice, uid, gid, cgroup, exec_prerun, ioscheduler, mem, lockmem (`job::process_opts`).
+    pub process: super::process_opts::ProcessSpec,
 }
 
 /// fio's log options: which logs a job writes and how (see `measure::iolog`).
@@ -961,8 +965,14 @@ impl LogSpec {
 impl JobSpec {
     /// Where clone `jobnum` of this job starts (fio's `offset_increment`).
     pub fn clone_offset(&self, jobnum: u32) -> u64 {
-        self.offset
-            .saturating_add(self.offset_increment.saturating_mul(u64::from(jobnum)))
+        let o = self
+            .offset
+            .saturating_add(self.offset_increment.saturating_mul(u64::from(jobnum)));
+        // A percentage offset is rounded up to the next boundary (fio's offset_align).
+        match self.target.clone_align {
+            0 => o,
+            a => o.div_ceil(a).saturating_mul(a),
+        }
     }
 }
 
@@ -1051,6 +1061,8 @@ impl Default for JobSpec {
             steady: Default::default(),
             lat_target: Default::default(),
             zones: Default::default(),
+            target: Default::default(),
+            process: Default::default(),
         }
     }
 }
