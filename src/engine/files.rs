@@ -105,6 +105,8 @@ pub struct FileService {
     /// most that many and replaces a file only once it is done (its I/O all
     /// issued), so the window moves only at a file's end: off the request path.
     open: Vec<bool>,
+    /// `ServiceKind::Distributed`: the distribution over the files.
+    picker: Option<(crate::workload::distribution::Picker, fastrand::Rng)>,
 }
 
 impl FileService {
@@ -139,7 +141,20 @@ impl FileService {
         for i in (0..alive.len()).filter(|&i| alive[i]).take(window) {
             open[i] = true;
         }
+        let picker = (job.files.service == ServiceKind::Distributed).then(|| {
+            let mut rng = fastrand::Rng::with_seed(seed ^ 0x5EED_F11E);
+            let p = crate::workload::distribution::Picker::new(
+                &job.file_service_dist,
+                0,
+                n,
+                1,
+                &mut rng,
+            );
+            (p, rng)
+        });
+        let picker = picker.and_then(|(p, rng)| p.map(|p| (p, rng)));
         let mut fs = FileService {
+            picker,
             open,
             live: alive.iter().filter(|&&a| a).count(),
             alive,
@@ -152,8 +167,8 @@ impl FileService {
             last: 0,
         };
         fs.cur = match fs.kind {
-            ServiceKind::Random => {
-                let r = (fs.rand() % n) as usize;
+            ServiceKind::Random | ServiceKind::Distributed => {
+                let r = fs.draw();
                 fs.live_from(r)
             }
             _ => fs.live_from(0),
@@ -177,6 +192,16 @@ impl FileService {
         x ^= x << 17;
         self.rng = x;
         x
+    }
+
+    /// A file index drawn by the service's distribution (uniform for random).
+    #[inline]
+    fn draw(&mut self) -> usize {
+        let n = self.gens.len() as u64;
+        match self.picker.as_mut() {
+            Some((p, rng)) => p.block(n, rng) as usize,
+            None => (self.rand() % n) as usize,
+        }
     }
 
     /// The next live, open file at or after `from` (wrapping).
@@ -207,12 +232,11 @@ impl FileService {
     /// The file after `cur` used up its quota or its I/O.
     #[inline]
     fn pick(&mut self) {
-        let n = self.gens.len();
         self.cur = match self.kind {
             ServiceKind::RoundRobin => self.live_from(self.cur + 1),
             ServiceKind::Sequential => self.live_from(self.cur),
-            ServiceKind::Random => {
-                let r = (self.rand() % n as u64) as usize;
+            ServiceKind::Random | ServiceKind::Distributed => {
+                let r = self.draw();
                 self.live_from(r)
             }
         };
@@ -449,7 +473,7 @@ pub fn resolve_shares(jobs: &[JobSpec]) -> Result<Vec<JobSpec>> {
 /// `lockfile` on a file two running job clones share (iolab's workers have
 /// no lock between them), and cgroup v2 names (the process moves as a whole).
 pub fn check_group_rules(jobs: &[JobSpec], groups: &[Vec<usize>]) -> Result<()> {
-    use crate::job::target_opts::LockFile;
+    use crate::job::target::LockFile;
     for g in groups {
         let mut users: Vec<(PathBuf, usize)> = Vec::new();
         for &j in g {
@@ -576,6 +600,10 @@ mod tests {
         job.files.service = kind;
         job.files.service_every = every;
         job.number_ios = number_ios;
+        job.file_service_dist = crate::job::RandomDist::Zipf {
+            theta: 1.2,
+            center: None,
+        };
         // Three files of 4 blocks each.
         let regions = [(0, 16384), (0, 16384), (0, 16384)];
         let mut src = Source::Many(Box::new(FileService::new(&job, &regions, 7)));
@@ -601,6 +629,13 @@ mod tests {
             files_of(ServiceKind::Sequential, 1, None),
             [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2]
         );
+        // zipf over three files: every file still gets its four I/Os (each
+        // file's generator ends it), the hottest file first more often.
+        let z = files_of(ServiceKind::Distributed, 1, None);
+        assert_eq!(z.len(), 12);
+        for f in 0..3 {
+            assert_eq!(z.iter().filter(|&&x| x == f).count(), 4, "{z:?}");
+        }
         let r = files_of(ServiceKind::Random, 1, None);
         assert_eq!(r.len(), 12);
         for f in 0..3 {

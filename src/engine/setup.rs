@@ -215,6 +215,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                 writes,
                 direct: first.direct,
                 sync: first.sync,
+                dsync: first.target.dsync,
                 min_bs,
                 max_bs: max_bs as u32,
                 allow_destructive,
@@ -251,7 +252,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                 }
                 // fio's fadvise_hint (1 by default: from the pattern, which turns
                 // read-ahead off for random jobs).
-                use crate::job::target_opts::Fadvise;
+                use crate::job::target::Fadvise;
                 let hint = match (first.target.fadvise, first.rw.pattern) {
                     (Fadvise::None, _) => None,
                     (Fadvise::Random, _) | (Fadvise::Pattern, crate::job::Pattern::Rand) => {

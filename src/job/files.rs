@@ -18,6 +18,10 @@ pub enum ServiceKind {
     Sequential,
     /// A file drawn uniformly every `every` requests.
     Random,
+    /// A file drawn per request by fio's zipf, pareto or normal (gauss)
+    /// distribution over the files (`JobSpec::file_service_dist`), the hot
+    /// files placed as `random_distribution` places hot blocks.
+    Distributed,
 }
 
 /// fio's `fallocate`: how a file's space is reserved before it is laid out.

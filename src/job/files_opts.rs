@@ -9,7 +9,39 @@ use super::files::{Fallocate, ServiceKind};
 use super::spec::{Engine, JobSpec};
 
 pub(crate) const SERVICE_VALID: &str = "random, roundrobin or sequential, optionally with :N \
-     (requests to one file before switching), e.g. roundrobin:4";
+     (requests to one file before switching), e.g. roundrobin:4; or zipf, pareto, normal or \
+     gauss, optionally with :P (the distribution's parameter, as in random_distribution)";
+
+/// `file_service_type=`, with fio's zipf/pareto/normal/gauss choices parsed
+/// as `random_distribution` parses them.
+pub(crate) fn set_service(d: &mut Draft, c: &Ctx) -> Result<(), JobError> {
+    let kind = c.value.split(':').next().unwrap_or("").to_ascii_lowercase();
+    if matches!(kind.as_str(), "zipf" | "pareto" | "normal" | "gauss") {
+        let value = match c.value.split_once(':') {
+            Some((_, p)) => format!("{}:{p}", if kind == "gauss" { "normal" } else { &kind }),
+            None => {
+                if kind == "gauss" {
+                    "normal".to_string()
+                } else {
+                    kind.clone()
+                }
+            }
+        };
+        let sub = Ctx {
+            name: c.name,
+            value: &value,
+            at: c.at,
+            kb: c.kb,
+            bare: c.bare,
+        };
+        d.spec.file_service_dist = super::random::distribution(&sub)?;
+        d.spec.files.service = ServiceKind::Distributed;
+        d.spec.files.service_every = 1;
+        return Ok(());
+    }
+    (d.spec.files.service, d.spec.files.service_every) = service(c)?;
+    Ok(())
+}
 
 pub(crate) fn service(c: &Ctx) -> Result<(ServiceKind, u32), JobError> {
     let (kind, n) = match c.value.split_once(':') {
@@ -20,11 +52,6 @@ pub(crate) fn service(c: &Ctx) -> Result<(ServiceKind, u32), JobError> {
         "roundrobin" => ServiceKind::RoundRobin,
         "sequential" => ServiceKind::Sequential,
         "random" => ServiceKind::Random,
-        "zipf" | "pareto" | "normal" | "gauss" => {
-            return Err(c.bad(format!(
-                "{SERVICE_VALID} (iolab does not pick files by a {kind} distribution yet)"
-            )));
-        }
         _ => return Err(c.bad(SERVICE_VALID)),
     };
     let every = match n {

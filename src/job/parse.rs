@@ -48,15 +48,17 @@ pub(crate) fn offset(d: &mut Draft, c: &Ctx) -> Result<(), JobError> {
     Ok(())
 }
 
-pub(crate) fn sync(c: &Ctx) -> Result<bool, JobError> {
+/// `sync=`: (O_SYNC, O_DSYNC).
+pub(crate) fn sync(c: &Ctx) -> Result<(bool, bool), JobError> {
     let v = c.value;
     Ok(match v.to_ascii_lowercase().as_str() {
-        "sync" => true,
-        "none" => false,
-        "dsync" => {
-            return Err(c.bad("0, 1, none or sync (O_DSYNC is not supported by iolab)"));
-        }
-        _ => units::parse_bool(v).map_err(|_| c.bad("0, 1, none or sync"))?,
+        "sync" => (true, false),
+        "dsync" => (false, true),
+        "none" => (false, false),
+        _ => (
+            units::parse_bool(v).map_err(|_| c.bad("0, 1, none, sync or dsync"))?,
+            false,
+        ),
     })
 }
 

@@ -2,35 +2,13 @@
 //! (`nice`), credentials (`uid`, `gid`), control group (`cgroup`,
 //! `cgroup_weight`, `cgroup_nodelete`), the commands run before and after it
 //! (`exec_prerun`, `exec_postrun`), the kernel I/O scheduler of its device
-//! (`ioscheduler`), and its memory (`mem`/`iomem`, `lockmem`). Types, value
-//! parsers and setters live together; the engine applies them
-//! (`engine::process`).
+//! (`ioscheduler`), and its memory (`mem`/`iomem`, `lockmem`): value parsers
+//! and setters (the type: `job::process`; the engine applies them in
+//! `engine::process`).
 
 use super::draft::{Ctx, Draft};
 use super::error::JobError;
 use crate::buf::Mem;
-
-/// The process options of one job.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct ProcessSpec {
-    /// `nice`: added to the worker thread's nice value (-20 to 19).
-    pub nice: i32,
-    pub uid: Option<u32>,
-    pub gid: Option<u32>,
-    /// `cgroup=NAME`: the control group the worker thread runs in.
-    pub cgroup: Option<String>,
-    /// `cgroup_weight`: the group's block I/O weight (100-1000; 0 = not set).
-    pub cgroup_weight: u32,
-    pub cgroup_nodelete: bool,
-    pub exec_prerun: Option<String>,
-    pub exec_postrun: Option<String>,
-    /// `ioscheduler`: the elevator the target's device runs during the job.
-    pub ioscheduler: Option<String>,
-    /// `lockmem`: bytes mlock()ed for the job's duration (0 = none).
-    pub lockmem: u64,
-    /// `mem`/`iomem`: where the I/O buffers come from.
-    pub mem: Mem,
-}
 
 pub(crate) fn set_nice(d: &mut Draft, c: &Ctx) -> Result<(), JobError> {
     d.spec.process.nice = match c.value.trim().parse::<i32>() {

@@ -842,9 +842,12 @@ pub struct JobSpec {
     /// fio's per-job logs (`write_lat_log`, `write_bw_log`, ...).
     pub logs: LogSpec,
     /// invalidate, fadvise_hint, write_hint, lockfile, offset_align, ... (`job::target_opts`).
-    pub target: super::target_opts::TargetOpts,
+    pub target: super::target::TargetOpts,
     /// nice, uid, gid, cgroup, exec_prerun, ioscheduler, mem, lockmem (`job::process_opts`).
-    pub process: super::process_opts::ProcessSpec,
+    pub process: super::process::ProcessSpec,
+    /// `file_service_type=zipf|pareto|normal|gauss[:P]`: the distribution of
+    /// file choices (`ServiceKind::Distributed`).
+    pub file_service_dist: RandomDist,
 }
 
 /// fio's log options: which logs a job writes and how (see `measure::iolog`).
@@ -1063,6 +1066,7 @@ impl Default for JobSpec {
             zones: Default::default(),
             target: Default::default(),
             process: Default::default(),
+            file_service_dist: RandomDist::Random,
         }
     }
 }

@@ -355,14 +355,10 @@ Ok(())
     OptionDef::new(
         "file_service_type",
         S::Target,
-        "which file the next request goes to: roundrobin (default), sequential or random, with :N requests per pick",
+        "which file the next request goes to: roundrobin (default), sequential or random, with :N requests per pick; or zipf, pareto, normal/gauss[:P], a file drawn per request by that distribution",
     )
-    .stricter("zipf, pareto, normal and gauss file choice are refused")
     .expects(super::files_opts::SERVICE_VALID)
-    .set(|d, c| {
-        (d.spec.files.service, d.spec.files.service_every) = super::files_opts::service(c)?;
-        Ok(())
-    }),
+    .set(super::files_opts::set_service),
     OptionDef::new(
         "filename_format",
         S::Target,
@@ -518,14 +514,14 @@ Ok(())
         .flag()
         .set(super::target_opts::set_invalidate),
     OptionDef::new("fadvise_hint", S::Target, "posix_fadvise before the job: 1 (default) random or sequential from rw=, 0 none, or sequential / random; buffered jobs only")
-        .expects(super::target_opts::Fadvise::VALID)
+        .expects(super::target::Fadvise::VALID)
         .set(super::target_opts::set_fadvise),
     OptionDef::new("write_hint", S::Target, "the data's expected lifetime, set on each file with fcntl(F_SET_RW_HINT): none, short, medium, long, extreme")
         .expects(super::target_opts::WRITE_HINT_VALID)
         .set(super::target_opts::set_write_hint),
     OptionDef::new("lockfile", S::Target, "per-file lock between jobs: none (default), exclusive, readwrite")
         .stricter("exclusive and readwrite are refused on a file other job clones of the group use at the same time: iolab's workers have no lock between their requests; alone on its file a job runs as fio's would")
-        .expects(super::target_opts::LockFile::VALID)
+        .expects(super::target::LockFile::VALID)
         .set(super::target_opts::set_lockfile),
     OptionDef::new("allow_mounted_write", S::Target, "a write job may write to a block device that is mounted (only that hazard: a holder, swap or an unmounted filesystem still need --allow-destructive)")
         .flag()
@@ -653,12 +649,11 @@ Ok(())
 d.spec.fsync = c.int(0, u64::from(u32::MAX))? as u32;
 Ok(())
 }),
-    OptionDef::new("sync", S::IoType, "0 1 none sync: open with O_SYNC")
+    OptionDef::new("sync", S::IoType, "0 1 none sync dsync: open with O_SYNC (1, sync) or O_DSYNC (dsync)")
         .flag()
-        .stricter("sync=dsync (O_DSYNC) is refused")
-        .expects("0, 1, none or sync")
+        .expects("0, 1, none, sync or dsync")
         .set(|d, c| {
-d.spec.sync = parse::sync(c)?;
+(d.spec.sync, d.spec.target.dsync) = parse::sync(c)?;
 Ok(())
 }),
     OptionDef::new(

@@ -477,3 +477,72 @@ fn lockfile_on_a_shared_file_is_refused_alone_it_runs() {
         "{err}"
     );
 }
+
+/// sync=dsync opens the target with O_DSYNC (not O_SYNC), as fio does.
+#[test]
+fn sync_dsync_opens_with_o_dsync_as_fio() {
+    if !ready(&[Need::Fio, Need::Strace]) {
+        return;
+    }
+    let dir = tmp();
+    let d = dir.path();
+    let f = d.join("f");
+    std::fs::write(&f, vec![0u8; 64 << 10]).unwrap();
+    let name = format!("--filename={}", f.display());
+    for tool in ["fio", env!("CARGO_BIN_EXE_iolab")] {
+        let log = d.join("open.log");
+        let mut cmd = Command::new("strace");
+        cmd.args(["-f", "-e", "trace=openat", "-o"])
+            .arg(&log)
+            .arg(tool);
+        if tool != "fio" {
+            cmd.arg("run");
+        }
+        let out = cmd
+            .args(["--name=j", "--ioengine=psync", "--rw=write", "--size=64k"])
+            .args([name.as_str(), "--sync=dsync", "--output=/dev/null"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{tool}: {out:?}");
+        let text = std::fs::read_to_string(&log).unwrap();
+        let opens: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains(&format!("\"{}\"", f.display())) && l.contains("O_RDWR"))
+            .collect();
+        assert!(!opens.is_empty(), "{tool}: {text}");
+        assert!(
+            opens
+                .iter()
+                .all(|l| l.contains("O_DSYNC") && !l.contains("O_SYNC|")),
+            "{tool}: {opens:?}"
+        );
+    }
+}
+
+/// file_service_type=zipf (and pareto, gauss) spreads a job's I/O over its
+/// files unevenly, as fio's does: every file still gets its share of a
+/// size-based job, and the hottest file is served first more often.
+#[test]
+fn file_service_distributions_run_every_file() {
+    for kind in ["zipf:1.5", "pareto:0.3", "gauss", "normal:10"] {
+        let dir = tmp();
+        let arg = format!("--file_service_type={kind}");
+        let d = format!("--directory={}", dir.path().display());
+        let (code, out, err) = iolab_in(
+            dir.path(),
+            &[
+                "--name=j",
+                "--ioengine=psync",
+                "--rw=randread",
+                "--nrfiles=4",
+                "--size=256k",
+                &d,
+                &arg,
+                "--output-format=json",
+            ],
+        );
+        assert_eq!(code, 0, "{kind}: {err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["jobs"][0]["read"]["io_bytes"], 256 << 10, "{kind}: {out}");
+    }
+}
