@@ -5,6 +5,7 @@
 //! loops, the P task and `iolab probe` all take their O_DIRECT memory from here.
 
 use std::alloc::{Layout, alloc_zeroed, dealloc};
+use std::path::PathBuf;
 
 /// Alignment that satisfies O_DIRECT on any logical block size up to a page.
 pub const PAGE_ALIGN: usize = 4096;
@@ -24,6 +25,166 @@ pub enum BufError {
     },
     #[error("cannot allocate {0} bytes of I/O buffers; use a smaller iodepth or block size")]
     OutOfMemory(usize),
+    #[error("mem={kind}: {what} of {total} bytes failed: {err}{remedy}")]
+    Map {
+        kind: &'static str,
+        what: &'static str,
+        total: usize,
+        err: std::io::Error,
+        remedy: &'static str,
+    },
+}
+
+/// Where the I/O buffers come from (fio's `mem`/`iomem`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mem {
+    /// The heap (fio's default).
+    #[default]
+    Malloc,
+    /// An anonymous private mapping, or a shared mapping of a file.
+    Mmap(Option<PathBuf>),
+    /// An anonymous shared mapping.
+    MmapShared,
+    /// Huge pages: MAP_HUGETLB, or a shared mapping of a file on hugetlbfs.
+    MmapHuge(Option<PathBuf>),
+    /// A System V shared memory segment.
+    Shm,
+    /// A System V segment of huge pages (SHM_HUGETLB).
+    ShmHuge,
+}
+
+impl Mem {
+    pub const VALID: &'static str = "malloc, mmap, mmap:FILE, mmapshared, mmaphuge, \
+         mmaphuge:FILE (on hugetlbfs), shm or shmhuge";
+
+    /// fio's `mem=` values; `cudamalloc` needs CUDA, which iolab does not link.
+    pub fn parse(v: &str) -> Result<Mem, String> {
+        let (kind, file) = match v.split_once(':') {
+            Some((k, f)) if !f.is_empty() => (k, Some(PathBuf::from(f))),
+            _ => (v, None),
+        };
+        Ok(match (kind.to_ascii_lowercase().as_str(), file) {
+            ("malloc", None) => Mem::Malloc,
+            ("mmap", f) => Mem::Mmap(f),
+            ("mmapshared", None) => Mem::MmapShared,
+            ("mmaphuge", f) => Mem::MmapHuge(f),
+            ("shm", None) => Mem::Shm,
+            ("shmhuge", None) => Mem::ShmHuge,
+            ("cudamalloc", _) => {
+                return Err(format!(
+                    "{} (cudamalloc is GPU memory through CUDA, which iolab does not link)",
+                    Self::VALID
+                ));
+            }
+            _ => return Err(Self::VALID.to_string()),
+        })
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Mem::Malloc => "malloc",
+            Mem::Mmap(_) => "mmap",
+            Mem::MmapShared => "mmapshared",
+            Mem::MmapHuge(_) => "mmaphuge",
+            Mem::Shm => "shm",
+            Mem::ShmHuge => "shmhuge",
+        }
+    }
+
+    fn huge(&self) -> bool {
+        matches!(self, Mem::MmapHuge(_) | Mem::ShmHuge)
+    }
+}
+
+/// How a pool's memory is to be released.
+enum Backing {
+    Heap(Layout),
+    Map(usize),
+    Shm,
+}
+
+const HUGE_REMEDY: &str = "; huge pages must be reserved first (echo N > \
+     /proc/sys/vm/nr_hugepages, or hugepages= on the kernel command line), or use mem=mmap";
+
+/// Memory of `total` bytes (`total` a multiple of the page size) from `mem`.
+fn map_mem(mem: &Mem, total: usize) -> Result<(*mut u8, Backing), BufError> {
+    let fail = |what, err, remedy| BufError::Map {
+        kind: mem.name(),
+        what,
+        total,
+        err,
+        remedy,
+    };
+    let remedy = if mem.huge() { HUGE_REMEDY } else { "" };
+    // Huge pages come in 2 MiB units: round the length up so the call can succeed.
+    let len = if mem.huge() {
+        total.next_multiple_of(2 << 20)
+    } else {
+        total
+    };
+    match mem {
+        Mem::Shm | Mem::ShmHuge => {
+            let mut flags = libc::IPC_CREAT | 0o600;
+            if mem.huge() {
+                flags |= libc::SHM_HUGETLB;
+            }
+            // SAFETY: a new private segment; its id is ours alone.
+            let id = unsafe { libc::shmget(libc::IPC_PRIVATE, len, flags) };
+            if id < 0 {
+                return Err(fail("shmget", std::io::Error::last_os_error(), remedy));
+            }
+            // SAFETY: attach the segment we just made anywhere.
+            let p = unsafe { libc::shmat(id, std::ptr::null(), 0) };
+            let err = std::io::Error::last_os_error();
+            // Marked for removal now: it goes when detached, even on a crash.
+            // SAFETY: IPC_RMID on our own segment.
+            unsafe { libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut()) };
+            if p as isize == -1 {
+                return Err(fail("shmat", err, ""));
+            }
+            Ok((p.cast(), Backing::Shm))
+        }
+        _ => {
+            let (flags, fd) = match mem {
+                Mem::Mmap(Some(f)) | Mem::MmapHuge(Some(f)) => {
+                    let file = std::fs::OpenOptions::new()
+                        .read(true)
+                        .write(true)
+                        .create(true)
+                        .truncate(false)
+                        .open(f)
+                        .map_err(|e| fail("opening the file to map", e, ""))?;
+                    file.set_len(len as u64)
+                        .map_err(|e| fail("sizing the file to map", e, remedy))?;
+                    (libc::MAP_SHARED, Some(file))
+                }
+                Mem::MmapShared => (libc::MAP_SHARED | libc::MAP_ANONYMOUS, None),
+                Mem::MmapHuge(None) => (
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_HUGETLB,
+                    None,
+                ),
+                _ => (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, None),
+            };
+            use std::os::fd::AsRawFd;
+            let raw = fd.as_ref().map_or(-1, |f| f.as_raw_fd());
+            // SAFETY: a new mapping; the descriptor (if any) may close after mmap.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    flags,
+                    raw,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                return Err(fail("mmap", std::io::Error::last_os_error(), remedy));
+            }
+            Ok((p.cast(), Backing::Map(len)))
+        }
+    }
 }
 
 /// `count` buffers of `size` bytes each, every one aligned to `align` (4096 covers
@@ -31,6 +192,7 @@ pub enum BufError {
 pub struct Buffers {
     base: *mut u8,
     layout: Layout,
+    backing: Backing,
     size: usize,
     count: usize,
 }
@@ -40,6 +202,17 @@ unsafe impl Send for Buffers {}
 
 impl Buffers {
     pub fn new(count: usize, size: usize, align: usize) -> Result<Buffers, BufError> {
+        Self::with_mem(count, size, align, &Mem::Malloc)
+    }
+
+    /// As [`new`](Self::new), the memory from `mem` (mappings and segments
+    /// are page-aligned, so `align` up to a page holds for them too).
+    pub fn with_mem(
+        count: usize,
+        size: usize,
+        align: usize,
+        mem: &Mem,
+    ) -> Result<Buffers, BufError> {
         let size = size.max(1).next_multiple_of(align);
         let total = size
             .checked_mul(count.max(1))
@@ -49,14 +222,21 @@ impl Buffers {
             align,
             why,
         })?;
-        // SAFETY: layout has non-zero size.
-        let base = unsafe { alloc_zeroed(layout) };
-        if base.is_null() {
-            return Err(BufError::OutOfMemory(total));
-        }
+        let (base, backing) = if *mem == Mem::Malloc || align > PAGE_ALIGN {
+            // SAFETY: layout has non-zero size.
+            let base = unsafe { alloc_zeroed(layout) };
+            if base.is_null() {
+                return Err(BufError::OutOfMemory(total));
+            }
+            (base, Backing::Heap(layout))
+        } else {
+            // Mappings start zeroed, as alloc_zeroed's memory does.
+            map_mem(mem, total.next_multiple_of(PAGE_ALIGN))?
+        };
         Ok(Buffers {
             base,
             layout,
+            backing,
             size,
             count: count.max(1),
         })
@@ -106,8 +286,18 @@ impl Buffers {
 
 impl Drop for Buffers {
     fn drop(&mut self) {
-        // SAFETY: allocated in new() with this layout.
-        unsafe { dealloc(self.base, self.layout) };
+        match self.backing {
+            // SAFETY: allocated in with_mem() with this layout.
+            Backing::Heap(layout) => unsafe { dealloc(self.base, layout) },
+            // SAFETY: mapped in with_mem() with this length.
+            Backing::Map(len) => unsafe {
+                libc::munmap(self.base.cast(), len);
+            },
+            // SAFETY: attached in with_mem(); marked for removal there.
+            Backing::Shm => unsafe {
+                libc::shmdt(self.base.cast());
+            },
+        }
     }
 }
 
@@ -125,5 +315,22 @@ mod tests {
         assert_eq!(b.ptr(1) as usize - b.ptr(0) as usize, 8192);
         b.fill_random(1);
         assert!(b.as_mut_slice().iter().any(|&x| x != 0));
+    }
+
+    #[test]
+    fn every_memory_kind_gives_aligned_zeroed_buffers() {
+        for mem in [Mem::Malloc, Mem::Mmap(None), Mem::MmapShared, Mem::Shm] {
+            let mut b = Buffers::with_mem(3, 4096, 4096, &mem).unwrap();
+            assert!(b.as_mut_slice().iter().all(|&x| x == 0), "{mem:?}");
+            for i in 0..3 {
+                assert_eq!(b.ptr(i) as usize % 4096, 0, "{mem:?}");
+            }
+            b.fill_random(2);
+        }
+        assert!(Mem::parse("cudamalloc").unwrap_err().contains("CUDA"));
+        assert_eq!(
+            Mem::parse("mmaphuge:/mnt/huge/f").unwrap(),
+            Mem::MmapHuge(Some("/mnt/huge/f".into()))
+        );
     }
 }

@@ -29,6 +29,8 @@ pub struct TargetSpec {
     pub direct: bool,
     /// O_SYNC (`sync=1`).
     pub sync: bool,
+    /// O_DSYNC (`sync=dsync`).
+    pub dsync: bool,
     /// Smallest and largest block size the job issues (bs, bsrange, bssplit).
     pub min_bs: u32,
     pub max_bs: u32,
@@ -55,6 +57,7 @@ impl TargetSpec {
             writes: false,
             direct: false,
             sync: false,
+            dsync: false,
             min_bs: 4096,
             max_bs: 4096,
             allow_destructive: false,
@@ -242,6 +245,8 @@ fn open_flags(spec: &TargetSpec, noatime: bool) -> OpenOptions {
     }
     if spec.sync {
         flags |= libc::O_SYNC;
+    } else if spec.dsync {
+        flags |= libc::O_DSYNC;
     }
     if noatime {
         flags |= libc::O_NOATIME;

@@ -223,6 +223,11 @@ pub enum EngineError {
     /// A job ended with an error (its text as the run recorded it).
     #[error("{0}")]
     JobFailed(String),
+    #[error("{job}: {err}")]
+    Process {
+        job: String,
+        err: crate::engine::process::ProcessError,
+    },
     #[error("interrupted")]
     Interrupted,
 }

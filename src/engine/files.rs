@@ -105,6 +105,8 @@ pub struct FileService {
     /// most that many and replaces a file only once it is done (its I/O all
     /// issued), so the window moves only at a file's end: off the request path.
     open: Vec<bool>,
+    /// `ServiceKind::Distributed`: the distribution over the files.
+    picker: Option<(crate::workload::distribution::Picker, fastrand::Rng)>,
 }
 
 impl FileService {
@@ -139,7 +141,20 @@ impl FileService {
         for i in (0..alive.len()).filter(|&i| alive[i]).take(window) {
             open[i] = true;
         }
+        let picker = (job.files.service == ServiceKind::Distributed).then(|| {
+            let mut rng = fastrand::Rng::with_seed(seed ^ 0x5EED_F11E);
+            let p = crate::workload::distribution::Picker::new(
+                &job.file_service_dist,
+                0,
+                n,
+                1,
+                &mut rng,
+            );
+            (p, rng)
+        });
+        let picker = picker.and_then(|(p, rng)| p.map(|p| (p, rng)));
         let mut fs = FileService {
+            picker,
             open,
             live: alive.iter().filter(|&&a| a).count(),
             alive,
@@ -152,8 +167,8 @@ impl FileService {
             last: 0,
         };
         fs.cur = match fs.kind {
-            ServiceKind::Random => {
-                let r = (fs.rand() % n) as usize;
+            ServiceKind::Random | ServiceKind::Distributed => {
+                let r = fs.draw();
                 fs.live_from(r)
             }
             _ => fs.live_from(0),
@@ -177,6 +192,16 @@ impl FileService {
         x ^= x << 17;
         self.rng = x;
         x
+    }
+
+    /// A file index drawn by the service's distribution (uniform for random).
+    #[inline]
+    fn draw(&mut self) -> usize {
+        let n = self.gens.len() as u64;
+        match self.picker.as_mut() {
+            Some((p, rng)) => p.block(n, rng) as usize,
+            None => (self.rand() % n) as usize,
+        }
     }
 
     /// The next live, open file at or after `from` (wrapping).
@@ -207,12 +232,11 @@ impl FileService {
     /// The file after `cur` used up its quota or its I/O.
     #[inline]
     fn pick(&mut self) {
-        let n = self.gens.len();
         self.cur = match self.kind {
             ServiceKind::RoundRobin => self.live_from(self.cur + 1),
             ServiceKind::Sequential => self.live_from(self.cur),
-            ServiceKind::Random => {
-                let r = (self.rand() % n as u64) as usize;
+            ServiceKind::Random | ServiceKind::Distributed => {
+                let r = self.draw();
                 self.live_from(r)
             }
         };
@@ -322,6 +346,209 @@ pub fn pre_read(job: &JobSpec, t: &Target) -> Result<()> {
     Ok(())
 }
 
+/// fio's `file_append`: a regular file's region starts at its current end.
+pub fn append_offset(job: &JobSpec, path: &std::path::Path) -> Option<u64> {
+    if !job.files.file_append {
+        return None;
+    }
+    std::fs::metadata(path)
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map(|m| m.len())
+}
+
+/// How a missing or short file of the worker's jobs is made. As fio: a job
+/// that reads lays it out with data; a job that only writes, without
+/// `overwrite`, or one that appends, creates it and lets its own writes fill
+/// it (fio lays out only "for operations involving reads, or for writes where
+/// overwrite is set").
+pub fn layout<'a>(
+    first: &JobSpec,
+    mut jobs: impl Iterator<Item = &'a JobSpec>,
+) -> crate::device::target::Layout {
+    use crate::device::target::Layout;
+    let base = crate::engine::verify_setup::layout(first);
+    let only_writes = jobs.all(|j| {
+        j.rw.dir == crate::job::Direction::Write && !j.files.overwrite && j.verify.kind.is_none()
+    });
+    if base == Layout::Grow || first.files.file_append || only_writes {
+        Layout::Grow
+    } else {
+        base
+    }
+}
+
+/// The size in bytes of a file or block device, `None` when it does not exist.
+fn real_size(path: &std::path::Path) -> std::io::Result<Option<u64>> {
+    use std::io::Seek;
+    use std::os::unix::fs::FileTypeExt;
+    match std::fs::metadata(path) {
+        Ok(md) if md.file_type().is_block_device() => {
+            let mut f = std::fs::File::open(path)?;
+            Ok(Some(f.seek(std::io::SeekFrom::End(0))?))
+        }
+        Ok(md) => Ok(Some(md.len())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// fio's shares of the target, resolved against it before the first I/O:
+/// `size=N%` (of the target, less the offset, in whole smallest blocks),
+/// `offset=N%` and `offset_increment=N%` (rounded up to `offset_align`, or to
+/// the smallest block size), `io_size=N%` (of the region).
+pub fn resolve_shares(jobs: &[JobSpec]) -> Result<Vec<JobSpec>> {
+    let mut out = jobs.to_vec();
+    for job in &mut out {
+        if job.files.file_append && job.ioengine != crate::job::Engine::Null {
+            // fio's file_append: the region starts at the file's end (every
+            // clone's: fio ignores offset and offset_increment then).
+            let first = crate::job::files_opts::paths(job, 0);
+            if let Some(end) = first.first().and_then(|p| append_offset(job, p)) {
+                job.offset = end;
+                job.offset_increment = 0;
+                job.offset_percent = None;
+                job.target.offset_increment_percent = None;
+            }
+        }
+        let t = &job.target;
+        if job.size_percent.is_none()
+            && job.offset_percent.is_none()
+            && t.offset_increment_percent.is_none()
+            && t.io_size_percent.is_none()
+        {
+            continue;
+        }
+        let real = if job.ioengine == crate::job::Engine::Null {
+            job.size
+        } else {
+            let p = crate::job::files_opts::paths(job, 0)
+                .into_iter()
+                .next()
+                .unwrap_or_default();
+            real_size(&p).map_err(|err| EngineError::Open {
+                path: p.clone(),
+                err,
+            })?
+        };
+        let Some(real) = real.filter(|&r| r > 0) else {
+            return Err(EngineError::JobFailed(format!(
+                "{}: size=, offset=, offset_increment= or io_size= is a percentage of the \
+                 target, and the target does not exist yet (or is empty): give sizes in bytes, \
+                 or create the file first",
+                label(job)
+            )));
+        };
+        let min_bs = u64::from(job.bs[0].min().min(job.bs[1].min()).max(1));
+        let mut align = false;
+        if let Some(p) = job.offset_percent.take() {
+            job.offset = real * u64::from(p) / 100;
+            align = true;
+        }
+        if let Some(p) = job.target.offset_increment_percent.take() {
+            job.offset_increment = real * u64::from(p) / 100;
+            align = true;
+        }
+        if align {
+            job.target.clone_align = match job.target.offset_align {
+                0 => min_bs,
+                a => a,
+            };
+            job.offset = job.clone_offset(0);
+        }
+        if let Some(p) = job.size_percent.take() {
+            let room = real.saturating_sub(job.offset);
+            let s = (real * u64::from(p) / 100).min(room);
+            job.size = Some(s - s % min_bs);
+        }
+        if let Some(p) = job.target.io_size_percent.take() {
+            let region = job.size.unwrap_or(real.saturating_sub(job.offset));
+            job.io_size = Some((region * u64::from(p) / 100).max(1));
+        }
+    }
+    Ok(out)
+}
+
+/// Rules between the jobs of a group that only the whole run can check:
+/// `lockfile` on a file two running job clones share (iolab's workers have
+/// no lock between them), and cgroup v2 names (the process moves as a whole).
+pub fn check_group_rules(jobs: &[JobSpec], groups: &[Vec<usize>]) -> Result<()> {
+    use crate::job::target::LockFile;
+    for g in groups {
+        let mut users: Vec<(PathBuf, usize)> = Vec::new();
+        for &j in g {
+            let job = &jobs[j];
+            if job.ioengine == crate::job::Engine::Null {
+                continue;
+            }
+            for n in 0..job.numjobs {
+                for p in crate::job::files_opts::paths(job, n) {
+                    users.push((p, j));
+                }
+            }
+        }
+        for &j in g {
+            let job = &jobs[j];
+            if job.target.lockfile == LockFile::None {
+                continue;
+            }
+            let mine = crate::job::files_opts::paths(job, 0);
+            if let Some((p, _)) = users
+                .iter()
+                .filter(|(p, _)| mine.contains(p))
+                .find(|(p, _)| users.iter().filter(|(q, _)| q == p).count() > 1)
+            {
+                return Err(EngineError::JobFailed(format!(
+                    "{}: lockfile={} on {}, which other job clones of its group use at the \
+                     same time: iolab runs them on separate threads with no lock between their \
+                     requests, so it cannot serialize them as fio does; give each job its own \
+                     file, or run them one after another (stonewall)",
+                    label(job),
+                    job.target.lockfile,
+                    p.display()
+                )));
+            }
+        }
+        let names: Vec<&str> = g
+            .iter()
+            .filter_map(|&j| jobs[j].process.cgroup.as_deref())
+            .collect();
+        if names.windows(2).any(|w| w[0] != w[1])
+            && std::fs::read_to_string("/proc/mounts")
+                .ok()
+                .and_then(|m| crate::sys::cgroup::find_hierarchy(&m))
+                .is_some_and(|h| h.v2)
+        {
+            return Err(EngineError::JobFailed(format!(
+                "jobs running at once name different cgroups ({}): on cgroup v2 a group holds \
+                 whole processes, so iolab's one process cannot be in two; separate them with \
+                 stonewall",
+                names.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `opendir`: the directory must name at least one file.
+pub fn check_opendir(job: &JobSpec, paths: &[PathBuf]) -> Result<()> {
+    if let Some(d) = &job.files.opendir {
+        if let Err(err) = std::fs::read_dir(d) {
+            return Err(EngineError::Open {
+                path: PathBuf::from(d),
+                err,
+            });
+        }
+        if paths.is_empty() {
+            return Err(EngineError::JobFailed(format!(
+                "{}: opendir={d} holds no regular file: put the job's files there first",
+                label(job)
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Before the first I/O: can every group open all its files at once?
 pub fn check_open_limit(jobs: &[JobSpec], groups: &[Vec<usize>]) -> Result<()> {
     let mut rl = libc::rlimit {
@@ -373,6 +600,10 @@ mod tests {
         job.files.service = kind;
         job.files.service_every = every;
         job.number_ios = number_ios;
+        job.file_service_dist = crate::job::RandomDist::Zipf {
+            theta: 1.2,
+            center: None,
+        };
         // Three files of 4 blocks each.
         let regions = [(0, 16384), (0, 16384), (0, 16384)];
         let mut src = Source::Many(Box::new(FileService::new(&job, &regions, 7)));
@@ -398,6 +629,13 @@ mod tests {
             files_of(ServiceKind::Sequential, 1, None),
             [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2]
         );
+        // zipf over three files: every file still gets its four I/Os (each
+        // file's generator ends it), the hottest file first more often.
+        let z = files_of(ServiceKind::Distributed, 1, None);
+        assert_eq!(z.len(), 12);
+        for f in 0..3 {
+            assert_eq!(z.iter().filter(|&&x| x == f).count(), 4, "{z:?}");
+        }
         let r = files_of(ServiceKind::Random, 1, None);
         assert_eq!(r.len(), 12);
         for f in 0..3 {

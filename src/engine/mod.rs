@@ -17,6 +17,7 @@ pub mod joblogs;
 pub mod lat_target;
 pub mod numa;
 pub mod place;
+pub mod process;
 pub mod progress;
 pub mod setup;
 pub mod steady;
@@ -73,8 +74,12 @@ pub fn groups(jobs: &[JobSpec]) -> Vec<Vec<usize>> {
 pub fn run_jobs(jobs: &[JobSpec], opts: &EngineOptions) -> Result<Vec<GroupRun>> {
     let mut results = Vec::new();
     let stops = control::StopFlags::default();
+    // size=N%, offset=N%, ... as bytes of each job's target.
+    let resolved = files::resolve_shares(jobs)?;
+    let jobs = &resolved[..];
     let groups = groups(jobs);
     files::check_open_limit(jobs, &groups)?;
+    files::check_group_rules(jobs, &groups)?;
     for (gid, group) in groups.into_iter().enumerate() {
         // exit_what=all or exitall_on_error in an earlier group: no more groups.
         if crate::sys::cleanup::stop_requested() || stops.all_stopped() {
@@ -146,7 +151,17 @@ fn run_group(
                     } else {
                         crate::placement::affinity::set_affinity(tid, &p.cpus)
                     };
+                    // cgroup, nice, uid/gid and exec_prerun, before the clock.
+                    let entered = p.process.enter();
                     barrier.wait();
+                    if let Err(e) = entered {
+                        let err = crate::device::DeviceError::io(
+                            "setting up the job's thread",
+                            std::io::Error::other(e.to_string()),
+                        );
+                        p.worker.leave_flows();
+                        return (p, Err(err), ThreadUsage::default(), None);
+                    }
                     if let Err(e) = pinned {
                         let err = crate::device::DeviceError::io(
                             format!(
@@ -164,7 +179,8 @@ fn run_group(
                         return (p, Err(err), ThreadUsage::default(), None);
                     }
                     p.worker.halt = control::Halt::watch(&stops);
-                    let outcome = if p.control.wait_start(&stops) {
+                    // create_only: the files are set up, the job issues nothing.
+                    let outcome = if !p.process.create_only && p.control.wait_start(&stops) {
                         let cpu0 = ThreadUsage::now();
                         let o = p.worker.run();
                         (o, ThreadUsage::delta(&cpu0, &ThreadUsage::now()))
@@ -185,6 +201,7 @@ fn run_group(
                         }
                     }
                     p.files.finish(p.target.as_ref());
+                    p.process.after();
                     (p, outcome, cpu, crate::placement::affinity::current_cpu())
                 })
         })

@@ -53,6 +53,10 @@ pub struct Prepared {
     pub files: crate::engine::files::OpenSet,
     /// Start delay, exitall, end syncs (`engine::control`).
     pub control: crate::engine::control::WorkerControl,
+    /// cgroup, nice, uid/gid, exec_prerun/postrun, create_only (`engine::process`).
+    pub process: crate::engine::process::ThreadSetup,
+    /// The device's elevator and locked memory, undone when dropped.
+    pub held: crate::engine::process::Held,
 }
 
 // Defined with the errors it starts, so modules setup uses can use it too.
@@ -163,9 +167,11 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
     // numa_mem_policy: the buffers are first touched under the job's policy.
     let policy = crate::engine::numa::buffer_policy(first)?;
     let mut bufs =
-        Buffers::new(nslots as usize, max_bs, 4096).map_err(|err| EngineError::Buffers {
-            job: label(first),
-            err,
+        Buffers::with_mem(nslots as usize, max_bs, 4096, &first.process.mem).map_err(|err| {
+            EngineError::Buffers {
+                job: label(first),
+                err,
+            }
         })?;
     // What writes carry: fio's buffer options (random data by default).
     BufferFill::new(&first.buffers, first.randseed).prepare(&mut bufs);
@@ -193,6 +199,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         }
         engine => {
             let paths = crate::job::files_opts::paths(first, placed[0].jobnum);
+            crate::engine::files::check_opendir(first, &paths)?;
             let nfiles = paths.len().max(1) as u64;
             let min_bs = placed
                 .iter()
@@ -208,10 +215,12 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                 writes,
                 direct: first.direct,
                 sync: first.sync,
+                dsync: first.target.dsync,
                 min_bs,
                 max_bs: max_bs as u32,
                 allow_destructive,
-                layout: crate::engine::verify_setup::layout(first),
+                allow_mounted_write: first.target.allow_mounted_write,
+                layout: crate::engine::files::layout(first, placed.iter().map(|p| &jobs[p.job])),
                 ..TargetSpec::new(first.name.clone(), paths[0].clone())
             };
             crate::engine::verify_setup::check_bounded(first, &spec.path)?;
@@ -230,23 +239,41 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                 // fio's invalidate=1 (its default): start buffered jobs with the
                 // region out of the page cache, so reads reach the device and runs
                 // do not inherit each other's cache. Advisory: failure is harmless.
-                // SAFETY: fd is open; fadvise only drops clean cached pages.
-                unsafe {
-                    libc::posix_fadvise(
-                        fd,
-                        t.offset as i64,
-                        region as i64,
-                        libc::POSIX_FADV_DONTNEED,
-                    )
+                if first.target.invalidate {
+                    // SAFETY: fd is open; fadvise only drops clean cached pages.
+                    unsafe {
+                        libc::posix_fadvise(
+                            fd,
+                            t.offset as i64,
+                            region as i64,
+                            libc::POSIX_FADV_DONTNEED,
+                        )
+                    };
+                }
+                // fio's fadvise_hint (1 by default: from the pattern, which turns
+                // read-ahead off for random jobs).
+                use crate::job::target::Fadvise;
+                let hint = match (first.target.fadvise, first.rw.pattern) {
+                    (Fadvise::None, _) => None,
+                    (Fadvise::Random, _) | (Fadvise::Pattern, crate::job::Pattern::Rand) => {
+                        Some(libc::POSIX_FADV_RANDOM)
+                    }
+                    _ => Some(libc::POSIX_FADV_SEQUENTIAL),
                 };
-                // fio's fadvise_hint=1 (its default): tell the kernel the access
-                // pattern, which turns read-ahead off for random jobs.
-                let hint = match first.rw.pattern {
-                    crate::job::Pattern::Rand => libc::POSIX_FADV_RANDOM,
-                    crate::job::Pattern::Seq => libc::POSIX_FADV_SEQUENTIAL,
-                };
-                // SAFETY: as above; an advisory hint on an open fd.
-                unsafe { libc::posix_fadvise(fd, t.offset as i64, region as i64, hint) };
+                if let Some(hint) = hint {
+                    // SAFETY: as above; an advisory hint on an open fd.
+                    unsafe { libc::posix_fadvise(fd, t.offset as i64, region as i64, hint) };
+                }
+            }
+            if let Some(hint) = first.target.write_hint {
+                for t in files.all(Some(&target)) {
+                    crate::engine::process::set_write_hint(hint, t).map_err(|err| {
+                        EngineError::Process {
+                            job: label(first),
+                            err,
+                        }
+                    })?;
+                }
             }
             let fd = target.file.as_raw_fd();
             let region = target.size;
@@ -431,8 +458,13 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         let mut stream = Stream::new(generator, pacer, job.iodepth, job.ioprio, rec);
         stream.runtime_ns = job.runtime.map(dur_ns);
         // A file set is invalidated once, above; pre_read keeps the cache warm.
-        if let (Some(t), false, 1, false) = (&target, job.direct, regions.len(), job.files.pre_read)
-        {
+        if let (Some(t), false, 1, false, true) = (
+            &target,
+            job.direct,
+            regions.len(),
+            job.files.pre_read,
+            job.target.invalidate,
+        ) {
             stream.invalidate = Some((t.file.as_raw_fd(), t.offset, region_len));
         }
         stream.ramp_ns = dur_ns(job.ramp_time);
@@ -476,7 +508,15 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
     } else {
         first.cpus_allowed.clone()
     };
+    let jobs_of_worker: Vec<&JobSpec> = placed.iter().map(|p| &jobs[p.job]).collect();
+    let (process, held) = crate::engine::process::prepare(first, &jobs_of_worker, target.as_ref())
+        .map_err(|err| EngineError::Process {
+            job: label(first),
+            err,
+        })?;
     Ok(Prepared {
+        process,
+        held,
         files,
         control,
         cpus,

@@ -49,3 +49,54 @@ impl Draft {
         Ok(())
     }
 }
+
+/// fio's `buffer_pattern`: hex, decimal and "text" pieces (`parse::verify_pattern`)
+/// and `'file'` pieces, whose bytes are read from the file (up to the
+/// pattern's 4096-byte limit), in any order and number.
+pub(crate) fn set_buffer_pattern(d: &mut Draft, c: &super::draft::Ctx) -> Result<(), JobError> {
+    const MAX: usize = 4096;
+    let mut out = Vec::new();
+    let mut pending = String::new();
+    let mut in_text = false;
+    let flush = |pending: &mut String, out: &mut Vec<u8>| -> Result<(), JobError> {
+        if !pending.trim().is_empty() {
+            out.extend(super::parse::verify_pattern(pending).map_err(|e| c.bad(e))?);
+        }
+        pending.clear();
+        Ok(())
+    };
+    let mut chars = c.value.chars();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '"' => {
+                in_text = !in_text;
+                pending.push(ch);
+            }
+            '\'' if !in_text => {
+                flush(&mut pending, &mut out)?;
+                let name: String = chars.by_ref().take_while(|&x| x != '\'').collect();
+                let bytes = std::fs::read(&name).map_err(|e| {
+                    c.bad(format!(
+                        "a readable file between single quotes ('{name}': {e}), or 0x hex, a \
+                         number or \"text\""
+                    ))
+                })?;
+                if bytes.is_empty() {
+                    return Err(c.bad(format!("a file with some bytes in it ('{name}' is empty)")));
+                }
+                let room = MAX.saturating_sub(out.len());
+                out.extend_from_slice(&bytes[..bytes.len().min(room)]);
+            }
+            _ => pending.push(ch),
+        }
+    }
+    flush(&mut pending, &mut out)?;
+    if out.is_empty() {
+        return Err(c.bad("a pattern such as 0xdeadbeef, \"abc\" or 'pattern.bin'"));
+    }
+    if out.len() > MAX {
+        return Err(c.bad("a pattern of at most 4096 bytes"));
+    }
+    d.spec.buffers.pattern = out;
+    Ok(())
+}

@@ -18,6 +18,10 @@ pub enum ServiceKind {
     Sequential,
     /// A file drawn uniformly every `every` requests.
     Random,
+    /// A file drawn per request by fio's zipf, pareto or normal (gauss)
+    /// distribution over the files (`JobSpec::file_service_dist`), the hot
+    /// files placed as `random_distribution` places hot blocks.
+    Distributed,
 }
 
 /// fio's `fallocate`: how a file's space is reserved before it is laid out.
@@ -60,6 +64,21 @@ pub struct FileSpec {
     /// fio's `allow_file_create`: false = never create or extend a file; a
     /// missing or short one is an error before the first I/O.
     pub allow_create: bool,
+    /// fio's `overwrite`: a write-only job lays its file out first, so its
+    /// writes overwrite written blocks (default 0: a missing or short file is
+    /// created and the job's writes fill it).
+    pub overwrite: bool,
+    /// fio's `create_fsync`: fsync a file after laying it out (default 1).
+    pub create_fsync: bool,
+    /// fio's `create_only`: set the files up and do no I/O.
+    pub create_only: bool,
+    /// fio's `file_append`: a regular file's region starts at its end.
+    pub file_append: bool,
+    /// fio's `opendir`: every regular file below this directory is a file of the job.
+    pub opendir: Option<String>,
+    /// fio's `unlink_each_loop`: delete the files after each loop (iolab: the
+    /// job's one pass; see the table's note).
+    pub unlink_each_loop: bool,
 }
 
 impl Default for FileSpec {
@@ -74,6 +93,12 @@ impl Default for FileSpec {
             pre_read: false,
             unlink: false,
             allow_create: true,
+            overwrite: false,
+            create_fsync: true,
+            create_only: false,
+            file_append: false,
+            opendir: None,
+            unlink_each_loop: false,
         }
     }
 }

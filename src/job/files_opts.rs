@@ -9,7 +9,39 @@ use super::files::{Fallocate, ServiceKind};
 use super::spec::{Engine, JobSpec};
 
 pub(crate) const SERVICE_VALID: &str = "random, roundrobin or sequential, optionally with :N \
-     (requests to one file before switching), e.g. roundrobin:4";
+     (requests to one file before switching), e.g. roundrobin:4; or zipf, pareto, normal or \
+     gauss, optionally with :P (the distribution's parameter, as in random_distribution)";
+
+/// `file_service_type=`, with fio's zipf/pareto/normal/gauss choices parsed
+/// as `random_distribution` parses them.
+pub(crate) fn set_service(d: &mut Draft, c: &Ctx) -> Result<(), JobError> {
+    let kind = c.value.split(':').next().unwrap_or("").to_ascii_lowercase();
+    if matches!(kind.as_str(), "zipf" | "pareto" | "normal" | "gauss") {
+        let value = match c.value.split_once(':') {
+            Some((_, p)) => format!("{}:{p}", if kind == "gauss" { "normal" } else { &kind }),
+            None => {
+                if kind == "gauss" {
+                    "normal".to_string()
+                } else {
+                    kind.clone()
+                }
+            }
+        };
+        let sub = Ctx {
+            name: c.name,
+            value: &value,
+            at: c.at,
+            kb: c.kb,
+            bare: c.bare,
+        };
+        d.spec.file_service_dist = super::random::distribution(&sub)?;
+        d.spec.files.service = ServiceKind::Distributed;
+        d.spec.files.service_every = 1;
+        return Ok(());
+    }
+    (d.spec.files.service, d.spec.files.service_every) = service(c)?;
+    Ok(())
+}
 
 pub(crate) fn service(c: &Ctx) -> Result<(ServiceKind, u32), JobError> {
     let (kind, n) = match c.value.split_once(':') {
@@ -20,11 +52,6 @@ pub(crate) fn service(c: &Ctx) -> Result<(ServiceKind, u32), JobError> {
         "roundrobin" => ServiceKind::RoundRobin,
         "sequential" => ServiceKind::Sequential,
         "random" => ServiceKind::Random,
-        "zipf" | "pareto" | "normal" | "gauss" => {
-            return Err(c.bad(format!(
-                "{SERVICE_VALID} (iolab does not pick files by a {kind} distribution yet)"
-            )));
-        }
         _ => return Err(c.bad(SERVICE_VALID)),
     };
     let every = match n {
@@ -97,6 +124,64 @@ pub fn filename_list(v: &str) -> Vec<String> {
     out
 }
 
+pub(crate) fn set_overwrite(d: &mut Draft, c: &Ctx) -> Result<(), JobError> {
+    d.spec.files.overwrite = c.boolean()?;
+    Ok(())
+}
+
+pub(crate) fn set_create_fsync(d: &mut Draft, c: &Ctx) -> Result<(), JobError> {
+    d.spec.files.create_fsync = c.boolean()?;
+    Ok(())
+}
+
+pub(crate) fn set_create_only(d: &mut Draft, c: &Ctx) -> Result<(), JobError> {
+    d.spec.files.create_only = c.boolean()?;
+    Ok(())
+}
+
+pub(crate) fn set_file_append(d: &mut Draft, c: &Ctx) -> Result<(), JobError> {
+    d.spec.files.file_append = c.boolean()?;
+    Ok(())
+}
+
+pub(crate) fn set_opendir(d: &mut Draft, c: &Ctx) -> Result<(), JobError> {
+    d.spec.files.opendir = Some(c.nonempty()?);
+    Ok(())
+}
+
+pub(crate) fn set_unlink_each_loop(d: &mut Draft, c: &Ctx) -> Result<(), JobError> {
+    d.spec.files.unlink_each_loop = c.boolean()?;
+    Ok(())
+}
+
+/// `unique_filename`: fio prefixes file names with the client's address in
+/// client/server mode; iolab always runs locally, where fio adds nothing either.
+pub(crate) fn set_unique_filename(_: &mut Draft, c: &Ctx) -> Result<(), JobError> {
+    c.boolean()?;
+    Ok(())
+}
+
+/// The regular files below `dir`, recursively, in name order (fio's
+/// `opendir`; fio takes them in directory order, which no user controls).
+pub fn dir_files(dir: &std::path::Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let mut entries: Vec<_> = std::fs::read_dir(&d)?.collect::<Result<_, _>>()?;
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let ft = e.file_type()?;
+            if ft.is_dir() {
+                todo.push(e.path());
+            } else if ft.is_file() {
+                out.push(e.path());
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
 /// The files of clone `jobnum` of `job`, in file-number order.
 ///
 /// As fio: a `filename` list names them (relative names under `directory`);
@@ -116,6 +201,20 @@ pub fn paths(job: &JobSpec, jobnum: u32) -> Vec<PathBuf> {
             _ => PathBuf::from(name),
         }
     };
+    if let Some(d) = &job.files.opendir {
+        // A directory that cannot be listed yields no file here; the engine
+        // lists it again and reports the error (`engine::files::check_opendir`).
+        let mut out: Vec<PathBuf> = job
+            .filename
+            .as_deref()
+            .map(filename_list)
+            .unwrap_or_default()
+            .into_iter()
+            .map(place)
+            .collect();
+        out.extend(dir_files(std::path::Path::new(d)).unwrap_or_default());
+        return out;
+    }
     if let Some(f) = &job.filename {
         return filename_list(f).into_iter().map(place).collect();
     }
@@ -214,6 +313,28 @@ impl Draft {
             {
                 self.spec.size = Some(fs.saturating_mul(u64::from(n)));
             }
+        }
+        if self.spec.files.unlink_each_loop {
+            if self.spec.loops > 1 {
+                return Err(conflict(
+                    self.files_set_at("unlink_each_loop"),
+                    format!(
+                        "unlink_each_loop with loops={} deletes and recreates the files between \
+                         passes, and iolab lays its files out once, before the clock starts: run \
+                         the job {} times with unlink=1 instead",
+                        self.spec.loops, self.spec.loops
+                    ),
+                ));
+            }
+            // One pass: deleting after each loop is deleting at the end.
+            self.spec.files.unlink = true;
+        }
+        if self.spec.files.opendir.is_some() && self.spec.ioengine == Engine::Null {
+            return Err(conflict(
+                self.files_set_at("opendir"),
+                "ioengine=null emulates one device and has no files: use a file engine for opendir"
+                    .into(),
+            ));
         }
         let s = &self.spec;
         if s.files.pre_read && s.direct {

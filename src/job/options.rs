@@ -299,6 +299,7 @@ impl Draft {
         self.check_files(section_at)?;
         self.check_reap_and_epoch(section_at)?;
         self.check_zones(section_at)?;
+        self.check_target(section_at)?;
         // A log option written alone takes the job's name as its prefix.
         self.spec.logs.name_bare_prefixes(&self.spec.name);
         super::steady::check(
@@ -360,12 +361,8 @@ impl Draft {
                     .to_string(),
             ));
         }
-        if self.set_at("cpus_allowed_policy").is_some() && pinned.is_none() {
-            return Err(conflict(
-                "cpus_allowed_policy",
-                "cpus_allowed_policy only applies with cpus_allowed= or cpumask=".to_string(),
-            ));
-        }
+        // cpus_allowed_policy without a CPU list: fio 3.33 ignores it (the job
+        // may use every CPU), and so does iolab.
         if self.set_at("corunner_kernel").is_some() && s.corunners == 0 {
             return Err(conflict(
                 "corunner_kernel",

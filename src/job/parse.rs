@@ -17,8 +17,10 @@ pub(crate) const ENGINES_EXPECTED: &str =
 pub(crate) fn size(d: &mut Draft, c: &Ctx) -> Result<(), JobError> {
     let s = &mut d.spec;
     match units::parse_size(c.value, c.kb, true).map_err(|e| c.bad(e))? {
+        // fio: size=0 is no size, the whole target.
         SizeVal::Bytes(0) | SizeVal::Percent(0) => {
-            return Err(c.bad(format!("{} greater than zero", units::SIZE_EXPECTED)));
+            s.size = None;
+            s.size_percent = None;
         }
         SizeVal::Bytes(b) => {
             s.size = Some(b);
@@ -47,15 +49,17 @@ pub(crate) fn offset(d: &mut Draft, c: &Ctx) -> Result<(), JobError> {
     Ok(())
 }
 
-pub(crate) fn sync(c: &Ctx) -> Result<bool, JobError> {
+/// `sync=`: (O_SYNC, O_DSYNC).
+pub(crate) fn sync(c: &Ctx) -> Result<(bool, bool), JobError> {
     let v = c.value;
     Ok(match v.to_ascii_lowercase().as_str() {
-        "sync" => true,
-        "none" => false,
-        "dsync" => {
-            return Err(c.bad("0, 1, none or sync (O_DSYNC is not supported by iolab)"));
-        }
-        _ => units::parse_bool(v).map_err(|_| c.bad("0, 1, none or sync"))?,
+        "sync" => (true, false),
+        "dsync" => (false, true),
+        "none" => (false, false),
+        _ => (
+            units::parse_bool(v).map_err(|_| c.bad("0, 1, none, sync or dsync"))?,
+            false,
+        ),
     })
 }
 

@@ -988,6 +988,13 @@ pub struct JobSpec {
     pub zones: super::zones::ZoneSpec,
     /// fio's per-job logs (`write_lat_log`, `write_bw_log`, ...).
     pub logs: LogSpec,
+    /// invalidate, fadvise_hint, write_hint, lockfile, offset_align, ... (`job::target_opts`).
+    pub target: super::target::TargetOpts,
+    /// nice, uid, gid, cgroup, exec_prerun, ioscheduler, mem, lockmem (`job::process_opts`).
+    pub process: super::process::ProcessSpec,
+    /// `file_service_type=zipf|pareto|normal|gauss[:P]`: the distribution of
+    /// file choices (`ServiceKind::Distributed`).
+    pub file_service_dist: RandomDist,
 }
 
 /// fio's log options: which logs a job writes and how (see `measure::iolog`).
@@ -1108,8 +1115,14 @@ impl LogSpec {
 impl JobSpec {
     /// Where clone `jobnum` of this job starts (fio's `offset_increment`).
     pub fn clone_offset(&self, jobnum: u32) -> u64 {
-        self.offset
-            .saturating_add(self.offset_increment.saturating_mul(u64::from(jobnum)))
+        let o = self
+            .offset
+            .saturating_add(self.offset_increment.saturating_mul(u64::from(jobnum)));
+        // A percentage offset is rounded up to the next boundary (fio's offset_align).
+        match self.target.clone_align {
+            0 => o,
+            a => o.div_ceil(a).saturating_mul(a),
+        }
     }
 }
 
@@ -1198,6 +1211,9 @@ impl Default for JobSpec {
             steady: Default::default(),
             lat_target: Default::default(),
             zones: Default::default(),
+            target: Default::default(),
+            process: Default::default(),
+            file_service_dist: RandomDist::Random,
         }
     }
 }

@@ -242,13 +242,8 @@ fn log_prefix(c: &Ctx) -> Result<String, JobError> {
     }
     Ok(c.value.to_string())
 }
-const NO_EXEC: &str = "iolab runs as root and runs no external commands from job files; run the \
-                       command yourself before or after iolab";
 const ALWAYS_LAT: &str = "iolab still records every latency (its clock reads cost little; the \
                           reports are built on them)";
-const ONLY_FSYNC: &str = "only fsync=N is implemented";
-const SAME_USER: &str = "jobs run as the invoking user";
-const ALIGNED: &str = "buffers are always aligned anonymous memory";
 const RW_VALID: &str = parse::RW_VALID;
 
 /// Every option, implemented or refused. Order within a section is the order
@@ -333,17 +328,10 @@ Ok(())
     OptionDef::new(
         "offset_increment",
         S::Target,
-        "clone N of a numjobs=N job starts at offset + N * offset_increment",
+        "clone N of a numjobs=N job starts at offset + N * offset_increment; N% is that share of the target, rounded up to offset_align",
     )
-    .stricter("a percentage is refused; give bytes")
-    .expects(SIZE)
-    .set(|d, c| {
-        if c.value.contains('%') {
-            return Err(c.bad("a size in bytes such as 1g (iolab takes no percentage here)"));
-        }
-        d.spec.offset_increment = c.size()?;
-        Ok(())
-    }),
+    .expects("a size such as 1g, or a percentage such as 25%")
+    .set(super::target_opts::set_offset_increment),
     OptionDef::new("allow_file_create", S::Target, "create (and lay out) a missing or short regular file (default 1); 0: such a file is an error before the first I/O")
         .flag()
         .set(|d, c| {
@@ -367,14 +355,10 @@ Ok(())
     OptionDef::new(
         "file_service_type",
         S::Target,
-        "which file the next request goes to: roundrobin (default), sequential or random, with :N requests per pick",
+        "which file the next request goes to: roundrobin (default), sequential or random, with :N requests per pick; or zipf, pareto, normal/gauss[:P], a file drawn per request by that distribution",
     )
-    .stricter("zipf, pareto, normal and gauss file choice are refused")
     .expects(super::files_opts::SERVICE_VALID)
-    .set(|d, c| {
-        (d.spec.files.service, d.spec.files.service_every) = super::files_opts::service(c)?;
-        Ok(())
-    }),
+    .set(super::files_opts::set_service),
     OptionDef::new(
         "filename_format",
         S::Target,
@@ -396,7 +380,6 @@ Ok(())
         d.spec.files.fallocate = super::files_opts::fallocate(c)?;
         Ok(())
     }),
-    refused("fadvise_hint", S::Target, "iolab does not call posix_fadvise"),
     OptionDef::new("create_serialize", S::Target, "create the jobs' files one after another")
         .flag()
         .noted("iolab always creates and lays out files one job after another, before the clock starts; =0 does not lay them out in parallel")
@@ -431,17 +414,6 @@ Ok(())
             d.spec.files.unlink = c.boolean()?;
             Ok(())
         }),
-    refused(
-        "unlink_each_loop",
-        S::Target,
-        "files are laid out once, before the clock starts; deleting and recreating them between loops is not implemented (use unlink=1 at the end)",
-    ),
-    refused(
-        "invalidate",
-        S::Target,
-        "buffered jobs always start with their region dropped from the page cache (fio's default \
-         invalidate=1); it cannot be turned off",
-    ),
     OptionDef::new(
         "filesize",
         S::Target,
@@ -513,6 +485,112 @@ Ok(())
             d.spec.zones.read_beyond_wp = c.boolean()?;
             Ok(())
         }),
+    // Files, target, the job's process and its device (`job::files_opts`,
+    // `job::target_opts`, `job::process_opts`).
+    OptionDef::new("overwrite", S::Target, "a write-only job lays out a missing or short file first, so its writes overwrite written blocks; 0 (default): the file is created and the job's writes fill it, as fio")
+        .flag()
+        .set(super::files_opts::set_overwrite),
+    OptionDef::new("create_fsync", S::Target, "fsync a file after laying it out (default 1)")
+        .flag()
+        .noted("iolab flushes every file it lays out, whatever create_fsync says, so that invalidate can drop it from the page cache before the clock starts")
+        .set(super::files_opts::set_create_fsync),
+    OptionDef::new("create_only", S::Target, "create and lay out the job's files, then do no I/O")
+        .flag()
+        .set(super::files_opts::set_create_only),
+    OptionDef::new("file_append", S::Target, "a regular file's region starts at its end: the job's writes append (nothing is laid out)")
+        .flag()
+        .set(super::files_opts::set_file_append),
+    OptionDef::new("opendir", S::Target, "every regular file below this directory (recursively, in name order) is one of the job's files, beside any filename list")
+        .expects(STRING)
+        .set(super::files_opts::set_opendir),
+    OptionDef::new("unique_filename", S::Target, "fio's client/server mode prefixes file names with the client's address; iolab runs locally, where fio adds nothing either (default 1)")
+        .flag()
+        .set(super::files_opts::set_unique_filename),
+    OptionDef::new("unlink_each_loop", S::Target, "delete the job's regular files after each loop; with one loop (the default), at the end")
+        .flag()
+        .stricter("loops above 1 are refused: iolab lays its files out once, before the clock starts, so it cannot recreate them between passes")
+        .set(super::files_opts::set_unlink_each_loop),
+    OptionDef::new("invalidate", S::Target, "drop the job's region from the page cache (posix_fadvise DONTNEED) before it starts and at each new pass (default 1); buffered jobs only")
+        .flag()
+        .set(super::target_opts::set_invalidate),
+    OptionDef::new("fadvise_hint", S::Target, "posix_fadvise before the job: 1 (default) random or sequential from rw=, 0 none, or sequential / random; buffered jobs only")
+        .expects(super::target::Fadvise::VALID)
+        .set(super::target_opts::set_fadvise),
+    OptionDef::new("write_hint", S::Target, "the data's expected lifetime, set on each file with fcntl(F_SET_RW_HINT): none, short, medium, long, extreme")
+        .expects(super::target_opts::WRITE_HINT_VALID)
+        .set(super::target_opts::set_write_hint),
+    OptionDef::new("lockfile", S::Target, "per-file lock between jobs: none (default), exclusive, readwrite")
+        .stricter("exclusive and readwrite are refused on a file other job clones of the group use at the same time: iolab's workers have no lock between their requests; alone on its file a job runs as fio's would")
+        .expects(super::target::LockFile::VALID)
+        .set(super::target_opts::set_lockfile),
+    OptionDef::new("allow_mounted_write", S::Target, "a write job may write to a block device that is mounted (only that hazard: a holder, swap or an unmounted filesystem still need --allow-destructive)")
+        .flag()
+        .set(super::target_opts::set_allow_mounted_write),
+    OptionDef::new("offset_align", S::IoSize, "offset=N% and offset_increment=N% are rounded up to a multiple of this (default: the smallest block size)")
+        .expects(SIZE)
+        .set(super::target_opts::set_offset_align),
+    OptionDef::new("bs_unaligned", S::BlockSize, "block sizes need not be multiples of the smallest block size")
+        .flag()
+        .stricter("with a bsrange, refused: iolab draws sizes in multiples of the range's smallest; with fixed sizes or bssplit every size is exact anyway")
+        .set(super::target_opts::set_bs_unaligned),
+    OptionDef::new("zonecapacity", S::Target, "zbd: writable bytes of each zone (0: zonesize)")
+        .stricter("a capacity below zonesize is refused: iolab's emulated zones are writable to their end")
+        .expects(SIZE)
+        .set(super::target_opts::set_zonecapacity),
+    OptionDef::new("job_max_open_zones", S::Target, "zbd: zones one clone writes at once (0: no limit); narrows max_open_zones")
+        .expects("a count of zones, 0-4096")
+        .set(super::target_opts::set_job_max_open_zones),
+    OptionDef::new("ignore_zone_limits", S::Target, "ignore the open/active zone limits a zoned device reports; iolab's zones are emulated and report none, so there is nothing to ignore")
+        .flag()
+        .set(super::target_opts::set_ignore_zone_limits),
+    OptionDef::new("thp", S::Engine, "ioengine=mmap: transparent huge pages for the file's mapping (madvise MADV_HUGEPAGE)")
+        .flag()
+        .set(super::target_opts::set_thp),
+    OptionDef::new("write_barrier", S::IoType, "mark every Nth write as a barrier write: fio 3.33 marks it, and none of its Linux engines acts on the mark; iolab accepts the count and, likewise, issues ordinary writes")
+        .expects("a count of writes, 0 = never")
+        .set(|_, c| {
+            c.int(0, u64::from(u32::MAX))?;
+            Ok(())
+        }),
+    OptionDef::new("mem", S::Buffers, "where I/O buffers come from: malloc (default), mmap, mmap:FILE, mmapshared, mmaphuge, mmaphuge:FILE (hugetlbfs), shm, shmhuge")
+        .alias(&["iomem"])
+        .expects(crate::buf::Mem::VALID)
+        .set(super::process_opts::set_mem),
+    OptionDef::new("lockmem", S::Buffers, "mlock this many bytes for the job's duration (memory taken from the page cache and other jobs)")
+        .expects(SIZE)
+        .set(super::process_opts::set_lockmem),
+    OptionDef::new("exec_prerun", S::Threads, "run this command through the shell before the job starts (after its cgroup, nice, uid/gid), its output in JOBNAME.prerun.txt")
+        .stricter("a command that fails stops the run (fio then does no I/O for the job and reports success)")
+        .expects(STRING)
+        .set(super::process_opts::set_exec_prerun),
+    OptionDef::new("exec_postrun", S::Threads, "run this command through the shell after the job, its output in JOBNAME.postrun.txt")
+        .expects(STRING)
+        .set(super::process_opts::set_exec_postrun),
+    OptionDef::new("ioscheduler", S::Threads, "switch the kernel I/O scheduler (elevator) of the target's device (a file's: the disk holding it) for the job, restored when it ends")
+        .expects("a kernel I/O scheduler such as none, mq-deadline, kyber or bfq")
+        .set(super::process_opts::set_ioscheduler),
+    OptionDef::new("nice", S::Threads, "add this to the nice value of the job's worker thread (-20 to 19)")
+        .expects("a nice value, -20 to 19")
+        .set(super::process_opts::set_nice),
+    OptionDef::new("uid", S::Threads, "the job's worker thread (and its exec commands) runs as this user id: a per-thread setresuid")
+        .noted("iolab opens and lays out the job's files before the switch, as the user it runs as; fio switches first")
+        .expects("a numeric user id")
+        .set(super::process_opts::set_uid),
+    OptionDef::new("gid", S::Threads, "the job's worker thread (and its exec commands) runs as this group id: a per-thread setresgid")
+        .noted("iolab opens and lays out the job's files before the switch, as the user it runs as; fio switches first")
+        .expects("a numeric group id")
+        .set(super::process_opts::set_gid),
+    OptionDef::new("cgroup", S::Threads, "run the job's worker thread in this control group (created below the blkio v1 or the v2 hierarchy, as fio picks; removed afterwards unless cgroup_nodelete)")
+        .stricter("on cgroup v2 the whole process moves (the io controller holds processes, as when fio runs jobs as threads), so jobs running at once must name the same group")
+        .expects("a cgroup name such as fio1")
+        .set(super::process_opts::set_cgroup),
+    OptionDef::new("cgroup_weight", S::Threads, "the cgroup's I/O weight, 100-1000: blkio.weight or BFQ's blkio.bfq.weight (v1), io.weight (v2; fio 3.33 refuses it there)")
+        .expects("a weight, 100-1000")
+        .set(super::process_opts::set_cgroup_weight),
+    OptionDef::new("cgroup_nodelete", S::Threads, "keep the cgroup iolab created when the job is done")
+        .flag()
+        .set(super::process_opts::set_cgroup_nodelete),
+    refused("profile", S::Description, "fio's built-in profiles (tiobench, act) are job generators with options of their own; write the jobs they stand for into a job file instead"),
     // I/O type.
     OptionDef::new(
         "rw",
@@ -571,12 +649,11 @@ Ok(())
 d.spec.fsync = c.int(0, u64::from(u32::MAX))? as u32;
 Ok(())
 }),
-    OptionDef::new("sync", S::IoType, "0 1 none sync: open with O_SYNC")
+    OptionDef::new("sync", S::IoType, "0 1 none sync dsync: open with O_SYNC (1, sync) or O_DSYNC (dsync)")
         .flag()
-        .stricter("sync=dsync (O_DSYNC) is refused")
-        .expects("0, 1, none or sync")
+        .expects("0, 1, none, sync or dsync")
         .set(|d, c| {
-d.spec.sync = parse::sync(c)?;
+(d.spec.sync, d.spec.target.dsync) = parse::sync(c)?;
 Ok(())
 }),
     OptionDef::new(
@@ -662,7 +739,6 @@ Ok(())
         (d.spec.syncs.range_flags, d.spec.syncs.range_every) = super::control_opts::sync_file_range(c)?;
         Ok(())
     }),
-    refused("write_barrier", S::IoType, ONLY_FSYNC),
     refused("trim_percentage", S::IoType, NO_TRIM),
     refused("trim_backlog", S::IoType, NO_TRIM),
     refused("trim_verify_zero", S::IoType, NO_TRIM),
@@ -712,16 +788,9 @@ Ok(())
 d.spec.buffers.scramble = c.boolean()?;
 Ok(())
 }),
-    OptionDef::new("buffer_pattern", S::Buffers, "fill write buffers with this pattern: hex 0x..., decimal, quoted \"text\", or a concatenation")
-        .stricter("fio's 'file' form (pattern read from a file) is refused")
-        .expects("a pattern such as 0xdeadbeef or \"abc\"")
-        .set(|d, c| {
-if c.value.contains('\'') {
-    return Err(c.bad("0x hex, a decimal number or \"text\" (reading the pattern from a 'file' is not supported by iolab)"));
-}
-d.spec.buffers.pattern = parse::verify_pattern(c.value).map_err(|e| c.bad(e))?;
-Ok(())
-}),
+    OptionDef::new("buffer_pattern", S::Buffers, "fill write buffers with this pattern: hex 0x..., decimal, \"text\", 'file' (the file's first 4096 bytes), or a concatenation of them")
+        .expects("a pattern such as 0xdeadbeef, \"abc\"0x00 or 'pattern.bin'")
+        .set(super::buffers_opts::set_buffer_pattern),
     OptionDef::new("buffer_compress_percentage", S::Buffers, "this percentage of every buffer_compress_chunk is fixed data (zeros or buffer_pattern) that compresses away, the rest random, 0-100")
         .expects("a percentage, 0-100")
         .set(|d, c| {
@@ -762,12 +831,9 @@ Ok(())
 d.spec.buffers.dedupe_global = c.boolean()?;
 Ok(())
 }),
-    refused("mem", S::Buffers, ALIGNED),
-    refused("iomem", S::Buffers, ALIGNED),
     refused("iomem_align", S::Buffers, "buffers are always aligned for O_DIRECT"),
     // I/O size.
-    OptionDef::new("size", S::IoSize, "bytes or N% of the target")
-        .stricter("size=0 is an error")
+    OptionDef::new("size", S::IoSize, "bytes or N% of the target (0: the whole target, as fio)")
         .expects(SIZE)
         .set(|d, c| {
 parse::size(d, c)?;
@@ -807,19 +873,11 @@ Ok(())
     OptionDef::new(
         "io_size",
         S::IoSize,
-        "bytes of I/O the job does, independent of size= (passes over the region until done, each at most size bytes; with loops, as fio counts them); time_based runs by time instead",
+        "bytes of I/O the job does, independent of size= (passes over the region until done, each at most size bytes; with loops, as fio counts them); N% is that share of the region; time_based runs by time instead",
     )
     .alias(&["io_limit"])
-    .stricter("a percentage is refused")
-    .expects(SIZE)
-    .set(|d, c| {
-        if c.value.contains('%') {
-            return Err(c.bad("a size in bytes such as 1g (iolab takes no percentage here)"));
-        }
-        let b = c.size()?;
-        d.spec.io_size = Some(parse::positive(c, b)?);
-        Ok(())
-    }),
+    .expects("a size such as 1g, or a percentage such as 50%")
+    .set(super::target_opts::set_io_size),
     // I/O engine.
     OptionDef::new("ioengine", S::Engine, "null sync psync vsync pvsync pvsync2 libaio io_uring (null is iolab's emulated device)")
         .stricter("other fio engines are refused")
@@ -1234,9 +1292,6 @@ Ok(())
         d.spec.control.wait_for = Some(c.nonempty()?);
         Ok(())
     }),
-    refused("exec_prerun", S::Threads, NO_EXEC),
-    refused("exec_postrun", S::Threads, NO_EXEC),
-    refused("ioscheduler", S::Threads, "iolab does not switch the kernel's scheduler; use iosched= for iolab's own"),
     refused("cpuload", S::Threads, "use iolab's compute co-runners (corunners=N, corunner_kernel=int|float) instead of fio's cpuio engine"),
     OptionDef::new(
         "numa_cpu_nodes",
@@ -1257,9 +1312,6 @@ Ok(())
     .set(|d, c| {
         super::control_opts::numa_mem_policy(c, &mut d.spec.control.numa, &crate::sys::numa::Nodes::system())
     }),
-    refused("nice", S::Threads, "use prio/prioclass or iolab's placement"),
-    refused("uid", S::Threads, SAME_USER),
-    refused("gid", S::Threads, SAME_USER),
     // Verification.
     OptionDef::new(
         "verify",

@@ -3,6 +3,7 @@
 //! attributes, and the undo registry with its signal policy.
 
 pub mod blockdev;
+pub mod cgroup;
 pub mod cleanup;
 pub mod fiemap;
 pub mod loopdev;

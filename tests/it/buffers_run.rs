@@ -183,7 +183,10 @@ fn bad_buffer_options_name_the_option_and_what_is_valid() {
     for (arg, says) in [
         ("--buffer_compress_percentage=101", "0 to 100"),
         ("--dedupe_percentage=-1", "0 to 100"),
-        ("--buffer_pattern='/etc/passwd'", "'file' is not supported"),
+        (
+            "--buffer_pattern='/nonexistent/p'",
+            "a readable file between single quotes",
+        ),
         ("--buffer_pattern=0xzz", "hex number"),
         ("--dedupe_mode=sideways", "repeat or working_set"),
         ("--buffer_compress_chunk=5g", "below 4 GiB"),

@@ -80,6 +80,7 @@ mod steady_state;
 mod submit_mode;
 mod sys_resources;
 mod sys_target;
+mod target_process_opts;
 mod trace_block_live;
 mod trace_fixtures;
 mod trace_live;

@@ -222,7 +222,7 @@ fn bad_values_are_one_line_errors_naming_the_line() {
         ("blockalign=0", "alignment"),
         ("rate=1k", "at least one I/O per second"),
         ("rate_process=bursty", "linear or poisson"),
-        ("io_size=10%", "no percentage"),
+        ("io_size=101%", "from 1% to 100%"),
     ];
     for (opt, says) in cases {
         let path = dir.join("bad.fio");
