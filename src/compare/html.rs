@@ -110,7 +110,7 @@ fn verdict_cell(r: &MetricRow) -> String {
 }
 
 fn table(out: &mut String, j: &JobComparison) {
-    out.push_str("<table class=\"data\"><thead><tr><th>dir</th><th>metric</th><th class=\"num\">base median</th><th class=\"num\">base min-max</th><th class=\"num\">new median</th><th class=\"num\">new min-max</th><th class=\"num\">ratio</th><th class=\"num\">interval</th><th>verdict</th><th>test</th></tr></thead><tbody>\n");
+    out.push_str("<table class=\"data\"><thead><tr><th>dir</th><th>metric</th><th class=\"num\">base median</th><th class=\"num\">base min-max</th><th class=\"num\">new median</th><th class=\"num\">new min-max</th><th class=\"num\">new / base</th><th class=\"num\">interval</th><th>verdict</th></tr></thead><tbody>\n");
     for r in &j.rows {
         let u = r.metric.unit();
         let range = |s: &crate::compare::stats::Spread, n: usize| {
@@ -127,7 +127,7 @@ fn table(out: &mut String, j: &JobComparison) {
         };
         let _ = writeln!(
             out,
-            "<tr{cls}><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>{}<td>{}{}{}</td></tr>",
+            "<tr{cls}><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>{}</tr>",
             escape(&r.dir),
             escape(r.metric.label()),
             escape(&fmt_value(u, r.base.median)),
@@ -137,15 +137,47 @@ fn table(out: &mut String, j: &JobComparison) {
             r.ratio.map_or("-".into(), |x| format!("{x:.3}")),
             r.ci.map_or("-".into(), |c| format!("{:.3} - {:.3}", c.lo, c.hi)),
             verdict_cell(r),
+        );
+        // The test and any caveat under the row, across the table: long
+        // text, which would squeeze a column of its own.
+        let _ = writeln!(
+            out,
+            "<tr class=\"test\"><td></td><td colspan=\"8\" class=\"legend-note\">{}{}{}</td></tr>",
             escape(&r.test),
-            r.p.map_or(String::new(), |p| format!("; p={p:.3}")),
-            r.note.as_ref().map_or(String::new(), |n| format!(
-                "<br><span class=\"legend-note\">{}</span>",
-                escape(n)
-            )),
+            r.p.map_or(String::new(), |p| format!("; p = {p:.3}")),
+            r.note
+                .as_ref()
+                .map_or(String::new(), |n| format!("<br>{}", escape(n))),
         );
     }
     out.push_str("</tbody></table>\n");
+}
+
+/// Latency metrics in groups whose values are within 10x of each other, so
+/// a p99.9 of milliseconds does not flatten a p50 of microseconds.
+fn scale_groups<'a>(rows: &[&'a MetricRow]) -> Vec<Vec<&'a MetricRow>> {
+    let mut groups: Vec<Vec<&MetricRow>> = Vec::new();
+    let top = |r: &MetricRow| {
+        r.base
+            .max
+            .max(r.new.max)
+            .max(r.base.median)
+            .max(r.new.median)
+    };
+    let bottom = |r: &MetricRow| r.base.median.min(r.new.median);
+    for &r in rows {
+        let fits = groups.last().is_some_and(|g| {
+            let hi = g.iter().map(|x| top(x)).fold(top(r), f64::max);
+            let lo = g.iter().map(|x| bottom(x)).fold(bottom(r), f64::min);
+            lo > 0.0 && hi / lo <= 10.0
+        });
+        if fits {
+            groups.last_mut().expect("checked").push(r);
+        } else {
+            groups.push(vec![r]);
+        }
+    }
+    groups
 }
 
 fn job(out: &mut String, ci: usize, ji: usize, j: &JobComparison) {
@@ -187,13 +219,15 @@ fn job(out: &mut String, ci: usize, ji: usize, j: &JobComparison) {
             .copied()
             .filter(|r| r.metric.is_latency())
             .collect();
-        bars(
-            out,
-            &format!("{} — {dir}: completion latency", j.job),
-            "µs",
-            &lat,
-            1e3,
-        );
+        for g in scale_groups(&lat) {
+            bars(
+                out,
+                &format!("{} — {dir}: completion latency", j.job),
+                "µs",
+                &g,
+                1e3,
+            );
+        }
         let iops: Vec<&MetricRow> = rows
             .iter()
             .copied()
