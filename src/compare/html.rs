@@ -396,6 +396,13 @@ pub fn render_html(r: &Report) -> String {
         );
     }
     out.push_str("</ul></div>\n");
+    if !r.notes.is_empty() {
+        out.push_str("<ul class=\"notrun\">\n");
+        for n in &r.notes {
+            let _ = writeln!(out, "<li class=\"warn\">{}</li>", escape(n));
+        }
+        out.push_str("</ul>\n");
+    }
     for (i, c) in r.comparisons.iter().enumerate() {
         comparison(&mut out, i, c);
     }

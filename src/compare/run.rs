@@ -80,7 +80,29 @@ pub fn option_names(opts: &[String]) -> Vec<String> {
 pub fn run_ab(exe: &Path, plan: &AbPlan, mut progress: impl FnMut(&str)) -> Result<(), RunError> {
     for v in ["a", "b"] {
         let dir = plan.out.join(v);
-        std::fs::create_dir_all(&dir).map_err(|err| RunError::Write { path: dir, err })?;
+        std::fs::create_dir_all(&dir).map_err(|err| RunError::Write {
+            path: dir.clone(),
+            err,
+        })?;
+        // Rounds of an earlier run in the same directory would be read as
+        // rounds of this one: remove them (only our own roundN.json files).
+        let old = std::fs::read_dir(&dir).map_err(|err| RunError::Write {
+            path: dir.clone(),
+            err,
+        })?;
+        for e in old.filter_map(Result::ok) {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let ours = name
+                .strip_prefix("round")
+                .and_then(|r| r.strip_suffix(".json"))
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+            if ours {
+                std::fs::remove_file(e.path()).map_err(|err| RunError::Write {
+                    path: e.path(),
+                    err,
+                })?;
+            }
+        }
     }
     for round in 1..=plan.rounds {
         let order: [(&'static str, &[String]); 2] = if round % 2 == 1 {
