@@ -1,6 +1,6 @@
 //! `iolab compare --run`: the two variants run alternately on this machine.
 //!
-//! Each round runs `iolab run JOB... OPTS --output-format=json` as a child
+//! Each round runs `iolab run JOB... OPTS --output-format=json+` as a child
 //! process of the current executable rather than calling the engine in this
 //! process: every round then starts from the same state (no buffers, threads,
 //! page-cache warmth or allocator state carried from the round before), its
@@ -114,7 +114,8 @@ pub fn run_ab(exe: &Path, plan: &AbPlan, mut progress: impl FnMut(&str)) -> Resu
             let mut args: Vec<String> = vec!["run".into()];
             args.extend(plan.jobs.iter().cloned());
             args.extend(opts.iter().cloned());
-            args.push("--output-format=json".into());
+            // json+: the latency bins, for the CDFs and for one-round fallbacks.
+            args.push("--output-format=json+".into());
             progress(&format!("round {round}/{}: {variant}", plan.rounds));
             let out = Command::new(exe)
                 .args(&args)
