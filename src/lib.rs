@@ -8,6 +8,7 @@
 //! worker thread, `report` renders results, `lab` holds the study reproductions.
 
 pub mod buf;
+pub mod compare;
 pub mod completion;
 pub mod device;
 pub mod engine;

@@ -29,6 +29,8 @@ enum Cmd {
     Topology(iolab::placement::cli::TopologyArgs),
     /// Count system calls, context switches and interrupts of a process or command.
     Observe(iolab::observe::cli::ObserveArgs),
+    /// Is NEW faster than BASE? Run results (iolab's or fio's JSON) compared with statistics; CI gate.
+    Compare(Box<iolab::compare::cli::CompareArgs>),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +50,7 @@ fn main() -> ExitCode {
         Cmd::Report(a) => iolab::report::cli::main(a),
         Cmd::Topology(a) => iolab::placement::cli::main(a),
         Cmd::Observe(a) => iolab::observe::cli::main(a),
+        Cmd::Compare(a) => iolab::compare::cli::main(*a),
     });
     let result = match result {
         Ok(r) => r,

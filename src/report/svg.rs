@@ -475,9 +475,25 @@ pub fn chart_svg(chart: &Chart) -> String {
     let log_x = chart.log_x && matches!(chart.kind, ChartKind::Line | ChartKind::Cdf);
     let data = clean(&chart.series, log_x);
     match chart.kind {
-        ChartKind::Bar | ChartKind::Stacked => bar_svg(chart, data),
+        ChartKind::Bar | ChartKind::Stacked => bar_svg(chart, data, &[]),
         ChartKind::Line | ChartKind::Cdf => line_svg(chart, data, log_x),
     }
+}
+
+/// An interval drawn over one bar: a spread of rounds, a confidence interval.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Whisker {
+    pub series: usize,
+    pub category: usize,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+/// A (grouped, not stacked) bar chart with an interval over some bars.
+/// Whiskers that are not finite or name no bar are counted as not drawn.
+pub fn bar_with_intervals_svg(chart: &Chart, whiskers: &[Whisker]) -> String {
+    let data = clean(&chart.series, false);
+    bar_svg(chart, data, whiskers)
 }
 
 fn svg_open(out: &mut String, chart: &Chart, height: f64) {
@@ -597,7 +613,7 @@ fn note(out: &mut String, l: &Layout, dropped: usize, empty: bool) {
     }
 }
 
-fn bar_svg(chart: &Chart, mut data: Clean) -> String {
+fn bar_svg(chart: &Chart, mut data: Clean, whiskers: &[Whisker]) -> String {
     let stacked = chart.kind == ChartKind::Stacked;
     // Categories: given, or the distinct x values when the producer left them out.
     let cats: Vec<String> = if chart.categories.is_empty() {
@@ -650,6 +666,22 @@ fn bar_svg(chart: &Chart, mut data: Clean) -> String {
             hi = hi.max(y);
             lo = lo.min(y);
         }
+    }
+    let whiskers: Vec<Whisker> = if stacked {
+        data.dropped += whiskers.len();
+        Vec::new()
+    } else {
+        let (ok, bad): (Vec<Whisker>, Vec<Whisker>) = whiskers.iter().partition(|w| {
+            w.lo.is_finite()
+                && w.hi.is_finite()
+                && bars.iter().any(|b| b.0 == w.category && b.1 == w.series)
+        });
+        data.dropped += bad.len();
+        ok
+    };
+    for w in &whiskers {
+        hi = hi.max(w.hi).max(w.lo);
+        lo = lo.min(w.lo).min(w.hi);
     }
     let ticks = linear_ticks(lo, hi, 6);
     let ylabels = ticks.labels();
@@ -711,6 +743,27 @@ fn bar_svg(chart: &Chart, mut data: Clean) -> String {
             c(h),
             color(si),
             escape(&tip)
+        );
+    }
+    for w in &whiskers {
+        let cx = l.left + slot * (w.category as f64 + 0.5) - bar_w * nser as f64 / 2.0
+            + bar_w * (w.series as f64 + 0.5);
+        let (ya, yb) = (l.y(ticks.frac(w.lo)), l.y(ticks.frac(w.hi)));
+        let cap = (bar_w * 0.3).clamp(2.0, 8.0);
+        let _ = write!(
+            out,
+            r##"<path d="M{x} {ya}V{yb}M{x0} {ya}H{x1}M{x0} {yb}H{x1}" stroke="#222" stroke-width="1.3" fill="none"><title>{t}</title></path>"##,
+            x = c(cx),
+            ya = c(ya),
+            yb = c(yb),
+            x0 = c(cx - cap),
+            x1 = c(cx + cap),
+            t = escape(&format!(
+                "{}: {} to {}",
+                names.get(w.series).map_or("", String::as_str),
+                fmt_si_single(w.lo),
+                fmt_si_single(w.hi)
+            ))
         );
     }
     // Totals above stacks, so the split and the sum read at once (as in seed

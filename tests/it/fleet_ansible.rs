@@ -42,7 +42,7 @@ fn playbook() -> PathBuf {
 
 /// Run the fleet playbook on `inventory` (YAML) with results in `dir/fleet`.
 /// Killed after 10 minutes so a hung run fails the test. Returns the log.
-fn run_playbook(bin: &Path, dir: &Path, inventory: &str) -> String {
+pub(crate) fn run_playbook(bin: &Path, dir: &Path, inventory: &str) -> String {
     let inv = dir.join("inventory.yml");
     std::fs::write(&inv, inventory).unwrap();
     let log = dir.join("ansible.log");
@@ -90,7 +90,7 @@ fn run_playbook(bin: &Path, dir: &Path, inventory: &str) -> String {
 
 /// Inventory vars every test host shares: local connection, root through su,
 /// ansible's own Python on the "host", one quick study, short probes.
-fn inventory(hosts: &[(&str, String)]) -> String {
+pub(crate) fn inventory(hosts: &[(&str, String)]) -> String {
     let mut s = String::from("all:\n  hosts:\n");
     for (name, vars) in hosts {
         s += &format!("    {name}:\n{vars}");
@@ -111,7 +111,7 @@ fn host_vars(dir: &Path, name: &str, studies: &str, targets: &[PathBuf], write: 
     )
 }
 
-fn ansible_ready() -> Option<PathBuf> {
+pub(crate) fn ansible_ready() -> Option<PathBuf> {
     if !ready(&[Need::Root]) {
         return None;
     }

@@ -30,6 +30,8 @@ mod browser_report;
 mod buffers_run;
 mod cli_pipe;
 mod cmdprio_bssplit;
+mod compare;
+mod compare_fleet;
 mod completion_policies;
 mod dedupe_working_set;
 mod deploy_manifests;
