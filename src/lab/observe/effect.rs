@@ -127,8 +127,7 @@ fn why_not(e: &Effect) -> String {
     if wc != "futex" {
         format!(
             "its tasks wait and wake mostly in {wc}, not futex (futex is {:.0}% of its \
-             wait/wake calls on the fast device), so a faster device does not multiply \
-             futex calls",
+             wait/wake calls on the fast device)",
             e.futex_share_pct
         )
     } else {

@@ -458,7 +458,7 @@ fn charts(r: &mut StudyResult, servers: &[ServerResult]) {
             .and_then(|d| d.run.obs.as_ref())
             .map(|o| {
                 let mut v = o.syscalls.clone();
-                v.sort_by(|a, b| b.calls.cmp(&a.calls));
+                v.sort_by_key(|s| std::cmp::Reverse(s.calls));
                 v.iter().take(8).map(|s| s.name.clone()).collect()
             })
             .unwrap_or_default();
