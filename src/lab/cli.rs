@@ -179,8 +179,8 @@ fn expected(name: &str, quick: bool) -> std::time::Duration {
         ("breakdown", false) => 50,
         ("laq", true) => 13,
         ("laq", false) => 50,
-        ("observe", true) => 20,
-        ("observe", false) => 70,
+        ("observe", true) => 65,
+        ("observe", false) => 160,
         _ => 30,
     };
     std::time::Duration::from_secs(s)

@@ -1,6 +1,6 @@
-//! The PostgreSQL server's cgroup v1 groups in study 004: the blkio throttle
-//! that makes a fast device HDD-like, and cpuacct's exact CPU time of every
-//! server process. Undone by a guard and the cleanup registry.
+//! A database server's cgroup v1 groups in study 004: the blkio throttle that
+//! makes a fast device HDD-like, and cpuacct's exact CPU time of every server
+//! process and thread. Undone by a guard and the cleanup registry.
 
 use std::ffi::CString;
 use std::fs;
@@ -15,10 +15,10 @@ const BLKIO_ROOT: &str = "/sys/fs/cgroup/blkio";
 const CPUACCT_ROOT: &str = "/sys/fs/cgroup/cpuacct";
 
 /// The server's cgroup (v1): a blkio group for the throttle and, where the
-/// hierarchy exists, a cpuacct group for the exact CPU time of every PostgreSQL
+/// hierarchy exists, a cpuacct group for the exact CPU time of every server
 /// process, also of backends that exited. Whatever is still in them when dropped
-/// is killed, so no PostgreSQL process outlives the study.
-pub(super) struct PgCgroup {
+/// is killed, so no server process outlives the study.
+pub(super) struct ServerCgroup {
     pub(super) blkio: PathBuf,
     cpuacct: Option<PathBuf>,
     /// cgroup.procs of each group, prepared before fork: the child moves itself in
@@ -34,8 +34,8 @@ pub(super) struct CgCpu {
     pub(super) sys_ns: u64,
 }
 
-impl PgCgroup {
-    pub(super) fn create(tag: &str) -> Result<PgCgroup> {
+impl ServerCgroup {
+    pub(super) fn create(tag: &str) -> Result<ServerCgroup> {
         let f = Path::new(BLKIO_ROOT).join("blkio.throttle.write_iops_device");
         if !f.exists() {
             bail!(
@@ -48,7 +48,7 @@ impl PgCgroup {
         static SEQ: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let name = format!("iolab-observe-{}-{n}-{tag}", std::process::id());
-        let mut g = PgCgroup {
+        let mut g = ServerCgroup {
             blkio: Path::new(BLKIO_ROOT).join(&name),
             cpuacct: None,
             procs: Vec::new(),
@@ -163,7 +163,7 @@ fn empty_and_remove(dir: &Path) -> Result<()> {
     }
 }
 
-impl Drop for PgCgroup {
+impl Drop for ServerCgroup {
     fn drop(&mut self) {
         for id in self.cleanup.drain(..).rev() {
             if let Some(Err(f)) = cleanup::run(id) {

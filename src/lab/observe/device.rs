@@ -1,9 +1,10 @@
 //! The test devices and what study 004 builds on them: the loop or zram device
-//! and the ext4 filesystem mounted on it. Each is undone by a guard and the
-//! cleanup registry.
+//! and the ext4 filesystem mounted on it, and the study's temp dir. Each is
+//! undone by a guard and the cleanup registry.
 
 use std::ffi::CString;
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -108,6 +109,60 @@ fn unmount(dir: &Path) -> Result<()> {
 }
 
 impl Drop for Mounted {
+    fn drop(&mut self) {
+        if let Some(id) = self.cleanup.take()
+            && let Some(Err(f)) = cleanup::run(id)
+        {
+            eprintln!("iolab: warning: {f}");
+        }
+    }
+}
+
+/// The study's directory in /var/tmp (the loop device's image, the mount point,
+/// the servers' logs); removed when dropped, and by the cleanup registry after a
+/// second Ctrl-C, which ends the process without running destructors.
+pub(super) struct StudyDir {
+    pub(super) path: PathBuf,
+    cleanup: Option<CleanupId>,
+}
+
+impl StudyDir {
+    pub(super) fn create() -> Result<StudyDir> {
+        let path = tempfile::Builder::new()
+            .prefix("iolab-observe-")
+            .tempdir_in("/var/tmp")
+            .context("creating a temp dir in /var/tmp")?
+            .keep();
+        let p = path.clone();
+        let cleanup = cleanup::register(format!("remove {}", path.display()), move || {
+            fs::remove_dir_all(&p).or_else(|e| {
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    Ok(())
+                } else {
+                    Err(e)
+                }
+            })
+        });
+        let d = StudyDir {
+            path,
+            cleanup: Some(cleanup),
+        };
+        // The servers' users must reach the mount point inside it.
+        fs::set_permissions(&d.path, fs::Permissions::from_mode(0o755))
+            .with_context(|| format!("chmod 755 {}", d.path.display()))?;
+        Ok(d)
+    }
+
+    /// Remove it now, reporting a failure.
+    pub(super) fn close(mut self) -> Result<()> {
+        match self.cleanup.take().and_then(cleanup::run) {
+            Some(Err(f)) => Err(anyhow::Error::new(f)),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Drop for StudyDir {
     fn drop(&mut self) {
         if let Some(id) = self.cleanup.take()
             && let Some(Err(f)) = cleanup::run(id)

@@ -1,52 +1,64 @@
 //! Study 004 — RDBMS interrupt overhead on HDD vs SSD (SKKU).
 //!
 //! The paper ran MySQL + LinkBench (16 threads) on an HDD and an SSD and read
-//! /proc/stat, `strace -c` and context switches. Here PostgreSQL (the database
-//! installed on this machine) runs `pgbench` with 16 clients on two devices the
-//! study creates: a slow one (a loop device over a file on the root disk, held to
-//! HDD-like IOPS by the blkio throttle of a cgroup holding the server) and a fast
-//! one (zram). `iolab observe`'s tracer is attached to the server's process tree
-//! in-process, so the syscall counts and times are exact (not sampled) and cost far
-//! less than strace. A last part measures what that attachment costs pgbench.
+//! /proc/stat, `strace -c` and context switches. Here two database servers run
+//! on two devices the study creates: a slow one (a loop device over a file on
+//! the root disk, held to HDD-like IOPS by the blkio throttle of a cgroup holding
+//! the server) and a fast one (zram). MariaDB (the MySQL family: a server of
+//! threads waiting on mutexes and condition variables, like the paper's) runs
+//! sysbench `oltp_read_write` with 16 threads; PostgreSQL (a server of processes
+//! waiting in `epoll_wait` and on latches) runs `pgbench` with 16 clients.
+//! Whichever of the two is installed runs. `iolab observe`'s collector is
+//! attached to the server's process tree in-process, so the syscall counts and
+//! times are exact (not sampled) and cost far less than strace. A last part
+//! measures what that attachment costs each benchmark.
 //!
-//! The server always runs as the unprivileged `postgres` user, in a cgroup of our
-//! own, on a filesystem we made; every piece is undone by a guard (and by the
-//! cleanup registry on Ctrl-C): server, cgroup, mount, device, temp dir.
+//! Each server always runs as its own unprivileged user (`postgres`, `mysql`),
+//! in a cgroup of our own, on a filesystem we made, with its socket there and no
+//! network port; every piece is undone by a guard (and by the cleanup registry
+//! on Ctrl-C): server, cgroup, mount, device, temp dir.
 //!
-//! The pieces: `pg` finds the PostgreSQL install, runs the server and parses
-//! pgbench's output; `device` builds the test devices and the filesystem on them;
-//! `cgroup` holds the server's cgroup (throttle, CPU time); `cmd` finds and runs
-//! setup tools; `tables` turns the runs into tables, charts and the
-//! comparison with the published figures. This file holds the study's options,
-//! one measured pgbench run and the loop over the devices.
+//! The pieces: `pg` and `mariadb` find each install, make its data directory,
+//! run the server and load the benchmark's tables; `sysbench` and `pg` read the
+//! two clients' output; `bench` is one measured run and the overhead pairs;
+//! `device` builds the test devices and the filesystem on them; `cgroup` holds
+//! a server's cgroup (throttle, CPU time); `runas` starts a program as the
+//! server's user in that cgroup; `cmd` finds and runs setup tools; `effect` forms
+//! the paper's fast/slow comparisons from observed counts; `tables` turns the
+//! runs into tables, charts and the verdict. This file holds the study's options
+//! and the loop over the devices and servers.
 
+mod bench;
 mod cgroup;
 mod cmd;
 mod device;
+mod effect;
+mod mariadb;
 mod pg;
+mod runas;
+mod sysbench;
 mod tables;
 
 use std::fs;
-use std::io::Read;
-use std::os::unix::fs::PermissionsExt;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use crate::measure::cpu::{ProcStat, ThreadUsage};
-use crate::observe::collector::Collector;
-use crate::observe::names::syscall_name;
-use crate::observe::target::process_tree_threads;
 use crate::report::study::{Skipped, StudyResult};
 use crate::sys::cleanup;
 use crate::sys::loopdev::LoopDev;
 use crate::sys::zram::Zram;
-use cgroup::{CgCpu, PgCgroup};
-use cmd::{run_cmd, tool};
-use device::{Device, Mounted, dev_ios};
-use pg::{PgInstall, Server, find_postgres, pg_command};
-pub use pg::{PgbenchOut, parse_pgbench};
+use bench::{Client, OverheadPair, Run, measured_run, overhead_pairs};
+use cgroup::ServerCgroup;
+use cmd::tool;
+use device::{Device, Mounted, StudyDir};
+use mariadb::{MariaInstall, find_mariadb};
+use pg::{PgInstall, find_postgres};
+
+pub use bench::BenchOut;
+pub use pg::parse_pgbench;
+pub use sysbench::parse_sysbench;
 
 /// Published figures (seeds/004, tables 3-6).
 pub const PUB_HDD_RUNTIME_S: f64 = 3345.0;
@@ -60,13 +72,10 @@ pub const PUB_SSD_CTXT_PER_S: f64 = 201_448.0;
 
 /// HDD-like random IOPS for the slow device (a 7200 rpm disk does 100-200).
 pub const SLOW_IOPS: u32 = 200;
-/// LinkBench's 16 threads in the paper.
+/// LinkBench's 16 threads in the paper: pgbench clients, sysbench threads.
 const CLIENTS: u32 = 16;
-/// What observe may cost pgbench's TPS (BENCHMARKS.md).
+/// What observe may cost a benchmark's TPS (BENCHMARKS.md).
 pub const OVERHEAD_GOAL_PCT: f64 = 3.0;
-/// Per-CPU trace buffer: pgbench on zram writes a few MB/s of syscall events,
-/// drained every 50 ms.
-const TRACE_BUFFER_KB: u64 = 32 * 1024;
 
 #[derive(Clone, Copy, Debug)]
 pub struct ObserveStudyOpts {
@@ -76,7 +85,17 @@ pub struct ObserveStudyOpts {
 /// Sizes and durations of one study run.
 #[derive(Clone, Copy, Debug)]
 struct Plan {
+    /// pgbench's scale (100,000 accounts each).
     scale: u32,
+    /// Rows of sysbench's one table.
+    rows: u32,
+    /// InnoDB's buffer pool, MiB: it holds the table, so reads come from memory
+    /// as PostgreSQL's come from the page cache, and the device sees the commits
+    /// and page writes. (A pool smaller than the table, tried at 6 MiB for 40,000
+    /// rows, turns the slow device's run into buffer-pool thrashing: 331 futex
+    /// calls per transaction against 30 on the fast device.)
+    pool_mb: u32,
+    /// Seconds of the observed run of each server on each device.
     run_s: u32,
     overhead_pairs: usize,
     overhead_run_s: u32,
@@ -88,6 +107,8 @@ impl Plan {
         if quick {
             Plan {
                 scale: 1,
+                rows: 10_000,
+                pool_mb: 64,
                 run_s: 4,
                 overhead_pairs: 2,
                 overhead_run_s: 2,
@@ -96,6 +117,8 @@ impl Plan {
         } else {
             Plan {
                 scale: 10,
+                rows: 100_000,
+                pool_mb: 64,
                 run_s: 15,
                 overhead_pairs: 4,
                 overhead_run_s: 4,
@@ -118,241 +141,146 @@ impl DevKind {
             DevKind::Fast => "fast (zram)",
         }
     }
-}
-
-/// One syscall's totals over a run.
-#[derive(Clone, Debug, PartialEq)]
-struct Sc {
-    name: String,
-    calls: u64,
-    timed: u64,
-    total_ns: u64,
-}
-
-/// The tracer's view of one run.
-#[derive(Clone, Debug, Default)]
-struct Observed {
-    syscalls: Vec<Sc>,
-    voluntary: u64,
-    involuntary: u64,
-    threads: usize,
-    events: u64,
-    /// CPU time of the reader (this thread: drains, decodes, pairs) during the run.
-    reader_cpu_ns: u64,
-}
-
-impl Observed {
-    fn calls(&self, name: &str) -> u64 {
-        self.syscalls
-            .iter()
-            .find(|s| s.name == name)
-            .map_or(0, |s| s.calls)
-    }
-    fn total_calls(&self) -> u64 {
-        self.syscalls.iter().map(|s| s.calls).sum()
-    }
-}
-
-/// One pgbench run with the machine's deltas around it.
-#[derive(Clone, Debug)]
-struct Run {
-    pgb: PgbenchOut,
-    secs: f64,
-    stat: ProcStat,
-    dev_reads: u64,
-    dev_writes: u64,
-    /// CPU time of the PostgreSQL processes (cpuacct), when the hierarchy exists.
-    pg_cpu: Option<CgCpu>,
-    obs: Option<Observed>,
-}
-
-/// Kills a still-running pgbench on the error path.
-struct Reap(Option<Child>);
-
-impl Drop for Reap {
-    fn drop(&mut self) {
-        if let Some(c) = self.0.as_mut() {
-            let _ = c.kill();
-            let _ = c.wait();
+    fn tag(self) -> &'static str {
+        match self {
+            DevKind::Slow => "slow",
+            DevKind::Fast => "fast",
         }
     }
 }
 
-fn pgbench_run(
-    pg: &PgInstall,
-    srv: &Server,
-    cg: Option<&PgCgroup>,
-    dev: &str,
-    secs: u32,
-    observe: bool,
-) -> Result<Run> {
-    let mut tracer = None;
-    if observe {
-        // iolab observe's backend choice: eBPF counters where they work, else
-        // the tracefs tracer (said once on stderr).
-        let mut t = Collector::open(None, TRACE_BUFFER_KB, 1)?;
-        // An empty tracefs pid filter would trace everyone: fill it before
-        // tracing starts, then re-list until no thread appeared in between (forks
-        // after a parent is listed are followed in the kernel).
-        let mut known = process_tree_threads(srv.pid)?;
-        t.add_pids(&known)?;
-        t.start()?;
-        loop {
-            let now = process_tree_threads(srv.pid)?;
-            let new: Vec<i32> = now.into_iter().filter(|x| !known.contains(x)).collect();
-            if new.is_empty() {
-                break;
-            }
-            t.add_pids(&new)?;
-            known.extend(new);
-        }
-        tracer = Some(t);
-    }
-    let (r0, w0) = dev_ios(dev)?;
-    let u0 = ThreadUsage::now();
-    let c0 = cg.map(PgCgroup::cpu).transpose()?.flatten();
-    let s0 = ProcStat::read()?;
-    let t0 = Instant::now();
-    let child = Command::new(&pg.pgbench)
-        .args(srv.conn_args())
-        .args([
-            "-n",
-            "-c",
-            &CLIENTS.to_string(),
-            "-j",
-            "2",
-            "-T",
-            &secs.to_string(),
-        ])
-        .arg("postgres")
-        .env("LC_ALL", "C")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("starting pgbench")?;
-    let mut reap = Reap(Some(child));
-    let limit = Duration::from_secs(secs as u64 + 60);
-    loop {
-        std::thread::sleep(Duration::from_millis(50));
-        if let Some(t) = tracer.as_mut() {
-            t.poll()?;
-        }
-        let c = reap.0.as_mut().expect("child present until taken");
-        if c.try_wait()?.is_some() {
-            break;
-        }
-        if cleanup::stop_requested() {
-            bail!("interrupted");
-        }
-        if t0.elapsed() > limit {
-            bail!(
-                "pgbench -T {secs} still running after {} s",
-                limit.as_secs()
-            );
-        }
-    }
-    let elapsed = t0.elapsed().as_secs_f64();
-    let s1 = ProcStat::read()?;
-    let c1 = cg.map(PgCgroup::cpu).transpose()?.flatten();
-    let (r1, w1) = dev_ios(dev)?;
-    let obs = match tracer.take() {
-        Some(mut t) => {
-            t.stop()?;
-            t.require_no_loss()?;
-            let u = ThreadUsage::delta(&u0, &ThreadUsage::now());
-            let p = t.total_period()?;
-            let o = Observed {
-                syscalls: p
-                    .syscall_rows()
-                    .into_iter()
-                    .map(|(nr, s)| Sc {
-                        name: syscall_name(nr),
-                        calls: s.calls,
-                        timed: s.timed,
-                        total_ns: s.total_ns,
-                    })
-                    .collect(),
-                voluntary: p.voluntary(),
-                involuntary: p.involuntary(),
-                threads: p.threads.len(),
-                events: t.events(),
-                reader_cpu_ns: u.user_ns + u.sys_ns,
-            };
-            t.remove()?;
-            Some(o)
-        }
-        None => None,
-    };
-    let mut child = reap.0.take().expect("child present");
-    let status = child.wait()?;
-    let mut out = String::new();
-    let mut err = String::new();
-    if let Some(mut o) = child.stdout.take() {
-        o.read_to_string(&mut out)?;
-    }
-    if let Some(mut e) = child.stderr.take() {
-        e.read_to_string(&mut err)?;
-    }
-    if !status.success() {
-        bail!("pgbench failed ({status}): {}", err.trim());
-    }
-    let pgb = parse_pgbench(&out).with_context(|| format!("pgbench stderr: {}", err.trim()))?;
-    Ok(Run {
-        pgb,
-        secs: elapsed,
-        stat: ProcStat::delta(&s0, &s1),
-        dev_reads: r1.saturating_sub(r0),
-        dev_writes: w1.saturating_sub(w0),
-        pg_cpu: match (c0, c1) {
-            (Some(a), Some(b)) => Some(CgCpu {
-                user_ns: b.user_ns.saturating_sub(a.user_ns),
-                sys_ns: b.sys_ns.saturating_sub(a.sys_ns),
-            }),
-            _ => None,
-        },
-        obs,
-    })
+/// The two database servers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Db {
+    Postgres,
+    Mariadb,
 }
 
-/// One plain and one observed pgbench run, back to back.
-#[derive(Clone, Copy, Debug)]
-struct OverheadPair {
-    plain_tps: f64,
-    observed_tps: f64,
-    events_per_s: f64,
-    /// The reader's CPU in % of one CPU during the observed run.
-    reader_pct: f64,
-}
-
-impl OverheadPair {
-    fn cost_pct(&self) -> f64 {
-        100.0 * (self.plain_tps - self.observed_tps) / self.plain_tps
+impl Db {
+    fn name(self) -> &'static str {
+        match self {
+            Db::Postgres => "PostgreSQL",
+            Db::Mariadb => "MariaDB",
+        }
+    }
+    fn bench(self) -> &'static str {
+        match self {
+            Db::Postgres => "pgbench",
+            Db::Mariadb => "sysbench oltp_read_write",
+        }
+    }
+    /// Directory, log and cgroup names.
+    fn tag(self) -> &'static str {
+        match self {
+            Db::Postgres => "pg",
+            Db::Mariadb => "mariadb",
+        }
+    }
+    /// What the collector follows, for table titles.
+    fn tasks(self) -> &'static str {
+        match self {
+            Db::Postgres => "PostgreSQL processes",
+            Db::Mariadb => "MariaDB server's threads",
+        }
+    }
+    /// How the server's workers wait for each other.
+    fn model(self) -> &'static str {
+        match self {
+            Db::Postgres => "processes with latches and semaphores",
+            Db::Mariadb => "threads with mutexes and condition variables",
+        }
     }
 }
 
-/// Everything measured on one device.
+/// A server that is installed here.
+enum Install {
+    Pg(PgInstall),
+    Maria(MariaInstall),
+}
+
+impl Install {
+    fn db(&self) -> Db {
+        match self {
+            Install::Pg(_) => Db::Postgres,
+            Install::Maria(_) => Db::Mariadb,
+        }
+    }
+    fn user(&self) -> (u32, u32) {
+        match self {
+            Install::Pg(p) => (p.uid, p.gid),
+            Install::Maria(m) => (m.uid, m.gid),
+        }
+    }
+}
+
+/// A running server, stopped when dropped.
+enum Live {
+    Pg(pg::Server),
+    Maria(mariadb::Server),
+}
+
+impl Live {
+    fn pid(&self) -> i32 {
+        match self {
+            Live::Pg(s) => s.pid,
+            Live::Maria(s) => s.pid,
+        }
+    }
+}
+
+/// Everything measured of one server on one device.
 struct DeviceResult {
     kind: DevKind,
-    dev_desc: String,
-    throttle: String,
     run: Run,
     /// Alternating plain/observed runs; fast device only.
     overhead: Vec<OverheadPair>,
 }
 
-/// Build the device, filesystem, cluster and server; run pgbench observed (and the
-/// overhead pairs on the fast device); tear everything down in reverse order.
-fn run_device(pg: &PgInstall, plan: &Plan, kind: DevKind) -> Result<DeviceResult> {
-    let tmp = tempfile::Builder::new()
-        .prefix("iolab-observe-")
-        .tempdir_in("/var/tmp")
-        .context("creating a temp dir in /var/tmp")?;
-    // The postgres user must reach the mount point inside it.
-    fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o755))?;
+/// One server's results, device by device.
+struct ServerResult {
+    db: Db,
+    devs: Vec<DeviceResult>,
+}
+
+/// Which servers can run here: the installed ones, and a "not run" line for
+/// each missing one.
+fn pick_servers(
+    pg: Result<PgInstall>,
+    maria: Result<MariaInstall>,
+) -> (Vec<Install>, Vec<Skipped>) {
+    let mut have = Vec::new();
+    let mut missing = Vec::new();
+    // MariaDB first: the paper's server family, and the comparison's subject.
+    match maria {
+        Ok(m) => have.push(Install::Maria(m)),
+        Err(e) => missing.push(Skipped {
+            part: Db::Mariadb.name().into(),
+            reason: format!("not run: {e:#}"),
+        }),
+    }
+    match pg {
+        Ok(p) => have.push(Install::Pg(p)),
+        Err(e) => missing.push(Skipped {
+            part: Db::Postgres.name().into(),
+            reason: format!("not run: {e:#}"),
+        }),
+    }
+    (have, missing)
+}
+
+/// Build the device and the filesystem on it, then run each server there in
+/// turn; tear everything down in reverse order. An error of one server is that
+/// server's skipped part; an error building the device skips the device.
+fn run_device(
+    servers: &[Install],
+    plan: &Plan,
+    kind: DevKind,
+    r: &mut StudyResult,
+) -> Result<Vec<(Db, DeviceResult)>> {
+    let tmp = StudyDir::create()?;
     let (device, dev_desc) = match kind {
         DevKind::Slow => {
-            let img = tmp.path().join("disk.img");
+            let img = tmp.path.join("disk.img");
             fs::File::create(&img)
                 .and_then(|f| f.set_len(plan.fs_bytes))
                 .with_context(|| format!("creating {}", img.display()))?;
@@ -370,13 +298,60 @@ fn run_device(pg: &PgInstall, plan: &Plan, kind: DevKind) -> Result<DeviceResult
             (Device::Zram(z), d)
         }
     };
-    let mnt_dir = tmp.path().join("mnt");
-    let mount = Mounted::make(&device.path(), &mnt_dir)?;
-    std::os::unix::fs::chown(&mount.dir, Some(pg.uid), Some(pg.gid))?;
-    let cg = match PgCgroup::create(match kind {
-        DevKind::Slow => "slow",
-        DevKind::Fast => "fast",
-    }) {
+    let mount = Mounted::make(&device.path(), &tmp.path.join("mnt"))?;
+    r.setup.push((format!("{} device", kind.label()), dev_desc));
+    let dev_name = device.name();
+    let mut out = Vec::new();
+    for s in servers {
+        let db = s.db();
+        if cleanup::stop_requested() {
+            r.skipped.push(Skipped {
+                part: format!("{} on the {} device", db.name(), kind.label()),
+                reason: "interrupted".into(),
+            });
+            continue;
+        }
+        match run_server(s, plan, kind, &mount.dir, &tmp.path, &dev_name) {
+            Ok((d, throttle)) => {
+                if kind == DevKind::Slow {
+                    r.setup.push((
+                        format!("{} throttle ({})", kind.label(), db.name()),
+                        throttle,
+                    ));
+                }
+                out.push((db, d));
+            }
+            Err(e) => r.skipped.push(Skipped {
+                part: format!("{} on the {} device", db.name(), kind.label()),
+                reason: format!("{e:#}"),
+            }),
+        }
+    }
+    drop(mount);
+    drop(device);
+    tmp.close().context("removing the study's temp dir")?;
+    Ok(out)
+}
+
+/// One server on one mounted device: its directory, cgroup, data and server;
+/// the observed run and (fast device) the overhead pairs. Returns the results
+/// and the throttle's description. The server and its directory are gone when
+/// this returns.
+fn run_server(
+    s: &Install,
+    plan: &Plan,
+    kind: DevKind,
+    mnt: &Path,
+    tmp: &Path,
+    dev_name: &str,
+) -> Result<(DeviceResult, String)> {
+    let db = s.db();
+    let dir = mnt.join(db.tag());
+    fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let (uid, gid) = s.user();
+    std::os::unix::fs::chown(&dir, Some(uid), Some(gid))
+        .with_context(|| format!("chown {}", dir.display()))?;
+    let cg = match ServerCgroup::create(&format!("{}-{}", db.tag(), kind.tag())) {
         Ok(c) => Some(c),
         Err(e) if kind == DevKind::Fast => {
             // The fast device needs no throttle; the server's pid is still stopped
@@ -386,112 +361,95 @@ fn run_device(pg: &PgInstall, plan: &Plan, kind: DevKind) -> Result<DeviceResult
         }
         Err(e) => return Err(e),
     };
-    run_cmd(
-        pg_command(pg, &pg.bindir.join("initdb"), &mount.dir, None)
-            .arg("-D")
-            .arg(mount.dir.join("data"))
-            .args([
-                "-U",
-                "postgres",
-                "-A",
-                "trust",
-                "-E",
-                "UTF8",
-                "--no-locale",
-                "--no-sync",
-            ]),
-        "initdb",
-    )?;
-    let srv = Server::start(
-        pg,
-        &mount.dir,
-        &tmp.path().join("postgres.log"),
-        cg.as_ref(),
-    )?;
-    run_cmd(
-        Command::new(&pg.pgbench)
-            .args(srv.conn_args())
-            .args(["-i", "-q", "-s", &plan.scale.to_string()])
-            .arg("postgres")
-            .env("LC_ALL", "C"),
-        "pgbench -i",
-    )?;
-    run_cmd(
-        Command::new(pg.bindir.join("psql"))
-            .args(srv.conn_args())
-            .args(["-X", "-q", "-d", "postgres", "-c", "CHECKPOINT"])
-            .env("LC_ALL", "C"),
-        "psql CHECKPOINT",
-    )?;
+    let log = tmp.join(format!("{}.log", db.tag()));
+    let live = match s {
+        Install::Pg(p) => Live::Pg(pg::setup(p, &dir, &log, cg.as_ref(), plan.scale)?),
+        Install::Maria(m) => Live::Maria(mariadb::setup(
+            m,
+            &dir,
+            &log,
+            cg.as_ref(),
+            plan.rows,
+            plan.pool_mb,
+        )?),
+    };
+    let pid = live.pid();
     // The throttle starts after loading, so only the measured runs see HDD speed.
-    let dev_name = device.name();
     let throttle = match (kind, &cg) {
         (DevKind::Slow, Some(cg)) => {
-            let bd = crate::sys::blockdev::BlockDev::from_name(&dev_name)?;
+            let bd = crate::sys::blockdev::BlockDev::from_name(dev_name)?;
             cg.throttle(bd.major, bd.minor, SLOW_IOPS)?;
             format!(
-                "{SLOW_IOPS} read + {SLOW_IOPS} write IOPS on {dev_name} (blkio throttle, cgroup v1, \
-                 I/O issued by PostgreSQL processes)"
+                "{SLOW_IOPS} read + {SLOW_IOPS} write IOPS on {dev_name} (blkio throttle, cgroup \
+                 v1, I/O issued by the {})",
+                db.tasks()
             )
         }
         _ => "none".to_string(),
     };
-    let run = pgbench_run(pg, &srv, cg.as_ref(), &dev_name, plan.run_s, true)?;
+    let command = |secs: u32| match (s, &live) {
+        (Install::Pg(p), Live::Pg(srv)) => pg::pgbench_command(p, srv, CLIENTS, secs),
+        (Install::Maria(m), Live::Maria(srv)) => sysbench::command(
+            &m.sysbench,
+            &srv.sock,
+            plan.rows,
+            sysbench::Phase::Run {
+                secs,
+                threads: CLIENTS,
+            },
+        ),
+        _ => unreachable!("a server runs with its own install"),
+    };
+    let client = Client {
+        what: match db {
+            Db::Postgres => "pgbench",
+            Db::Mariadb => "sysbench",
+        },
+        command: &command,
+        parse: match db {
+            Db::Postgres => parse_pgbench,
+            Db::Mariadb => parse_sysbench,
+        },
+    };
+    let run = measured_run(&client, pid, cg.as_ref(), dev_name, plan.run_s, true)?;
     if let (DevKind::Slow, Some(cg)) = (kind, &cg)
         && cg.serviced()? == 0
     {
         bail!(
-            "the blkio throttle of {} saw no I/O from PostgreSQL: the slow device was not slowed",
-            cg.blkio.display()
+            "the blkio throttle of {} saw no I/O from the {}: the slow device was not slowed",
+            cg.blkio.display(),
+            db.tasks()
         );
     }
-    let mut overhead = Vec::new();
-    if kind == DevKind::Fast {
-        for i in 0..plan.overhead_pairs {
-            // Alternate which goes first, so a drift in machine load hits both.
-            let first_observed = i % 2 == 1;
-            let a = pgbench_run(
-                pg,
-                &srv,
-                cg.as_ref(),
-                &dev_name,
-                plan.overhead_run_s,
-                first_observed,
-            )?;
-            let b = pgbench_run(
-                pg,
-                &srv,
-                cg.as_ref(),
-                &dev_name,
-                plan.overhead_run_s,
-                !first_observed,
-            )?;
-            let (plain, obs) = if first_observed { (b, a) } else { (a, b) };
-            let o = obs.obs.as_ref().expect("observed run has tracer data");
-            overhead.push(OverheadPair {
-                plain_tps: plain.pgb.tps,
-                observed_tps: obs.pgb.tps,
-                events_per_s: o.events as f64 / obs.secs,
-                reader_pct: 100.0 * o.reader_cpu_ns as f64 / 1e9 / obs.secs,
-            });
-        }
-    }
-    drop(srv);
+    let overhead = if kind == DevKind::Fast {
+        overhead_pairs(
+            &client,
+            pid,
+            cg.as_ref(),
+            dev_name,
+            plan.overhead_run_s,
+            plan.overhead_pairs,
+        )?
+    } else {
+        Vec::new()
+    };
+    drop(live);
     drop(cg);
-    drop(mount);
-    drop(device);
-    tmp.close().context("removing the study's temp dir")?;
-    Ok(DeviceResult {
-        kind,
-        dev_desc,
+    // The next server gets the filesystem's room (and zram its memory).
+    fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
+    Ok((
+        DeviceResult {
+            kind,
+            run,
+            overhead,
+        },
         throttle,
-        run,
-        overhead,
-    })
+    ))
 }
 
-/// Run study 004. Errors only when it cannot run at all (not root, no PostgreSQL,
-/// no tracefs); a device that cannot be built is a skipped part.
+/// Run study 004. Errors only when it cannot run at all (not root, neither
+/// server installed, no mkfs); a device or server that cannot run is a skipped
+/// part.
 pub fn run(opts: &ObserveStudyOpts) -> Result<StudyResult> {
     let t_start = Instant::now();
     if !crate::sys::is_root() {
@@ -500,7 +458,14 @@ pub fn run(opts: &ObserveStudyOpts) -> Result<StudyResult> {
              a blkio cgroup and a tracefs instance"
         );
     }
-    let pg = find_postgres()?;
+    let (servers, missing) = pick_servers(find_postgres(), find_mariadb());
+    if servers.is_empty() {
+        let why: Vec<String> = missing
+            .iter()
+            .map(|s| format!("{}: {}", s.part, s.reason))
+            .collect();
+        bail!("neither database server can run here: {}", why.join("; "));
+    }
     tool("mkfs.ext4")?;
     cleanup::install_signal_handlers()?;
     let plan = Plan::new(opts.quick);
@@ -508,65 +473,47 @@ pub fn run(opts: &ObserveStudyOpts) -> Result<StudyResult> {
         id: "observe".into(),
         seed: "004".into(),
         title: "RDBMS interrupt and system-call overhead on a slow vs a fast device".into(),
+        skipped: missing,
         ..Default::default()
     };
-    r.setup = vec![
-        (
-            "database".into(),
-            format!(
-                "PostgreSQL {} ({}), run as user postgres; fsync=on, synchronous_commit=on, \
-                 shared_buffers=16MB, autovacuum=off, checkpoint_timeout=1h",
-                pg.version,
-                pg.bindir.display()
-            ),
-        ),
-        (
-            "benchmark".into(),
-            format!(
-                "pgbench TPC-B-like, scale {} ({} accounts), {CLIENTS} clients (the paper's \
-                 16 LinkBench threads), 2 pgbench threads, {} s per device{}",
-                plan.scale,
-                plan.scale as u64 * 100_000,
-                plan.run_s,
-                if plan.scale < CLIENTS {
-                    format!(
-                        "; {} branch row(s) for {CLIENTS} clients, so clients also wait on row locks",
-                        plan.scale
-                    )
-                } else {
-                    String::new()
-                }
-            ),
-        ),
-        (
-            "measurement".into(),
-            "iolab observe's collector on the postmaster and every process it forks \
-             (eBPF counters in the kernel, or tracefs raw_syscalls + sched_switch where BPF \
-             is unavailable; exact counts, syscall time includes blocking like strace's); \
-             /proc/stat and /sys/block/DEV/stat deltas around each run"
-                .into(),
-        ),
-        (
-            "paper".into(),
-            "MySQL 5.6 + LinkBench, 16 threads x 10,000 requests, HDD vs SSD, strace -c".into(),
-        ),
-    ];
-    let mut devs: Vec<DeviceResult> = Vec::new();
+    for s in &servers {
+        r.setup.extend(setup_lines(s, &plan));
+    }
+    r.setup.push((
+        "measurement".into(),
+        "iolab observe's collector on the server and every process and thread it starts \
+         (eBPF counters in the kernel, or tracefs raw_syscalls + sched_switch where BPF \
+         is unavailable; exact counts, syscall time includes blocking like strace's); the \
+         server's cgroup CPU (cpuacct); /proc/stat and /sys/block/DEV/stat deltas around \
+         each run"
+            .into(),
+    ));
+    r.setup.push((
+        "paper".into(),
+        "MySQL 5.6 + LinkBench, 16 threads x 10,000 requests, HDD vs SSD, strace -c".into(),
+    ));
+    let mut results: Vec<ServerResult> = servers
+        .iter()
+        .map(|s| ServerResult {
+            db: s.db(),
+            devs: Vec::new(),
+        })
+        .collect();
     for kind in [DevKind::Slow, DevKind::Fast] {
         if cleanup::stop_requested() {
             r.skipped.push(Skipped {
-                part: kind.label().into(),
+                part: format!("{} device", kind.label()),
                 reason: "interrupted".into(),
             });
             continue;
         }
-        match run_device(&pg, &plan, kind) {
-            Ok(d) => {
-                r.setup
-                    .push((format!("{} device", kind.label()), d.dev_desc.clone()));
-                r.setup
-                    .push((format!("{} throttle", kind.label()), d.throttle.clone()));
-                devs.push(d);
+        match run_device(&servers, &plan, kind, &mut r) {
+            Ok(v) => {
+                for (db, d) in v {
+                    if let Some(x) = results.iter_mut().find(|x| x.db == db) {
+                        x.devs.push(d);
+                    }
+                }
             }
             Err(e) => r.skipped.push(Skipped {
                 part: format!("{} device", kind.label()),
@@ -574,22 +521,131 @@ pub fn run(opts: &ObserveStudyOpts) -> Result<StudyResult> {
             }),
         }
     }
-    if devs.is_empty() {
+    results.retain(|x| !x.devs.is_empty());
+    if results.is_empty() {
         let why: Vec<String> = r
             .skipped
             .iter()
             .map(|s| format!("{}: {}", s.part, s.reason))
             .collect();
-        bail!("no device could be measured: {}", why.join("; "));
+        bail!(
+            "no server could be measured on any device: {}",
+            why.join("; ")
+        );
     }
-    tables::build(&mut r, &devs);
+    tables::build(&mut r, &results);
     r.duration_s = t_start.elapsed().as_secs_f64();
     Ok(r)
+}
+
+/// What the setup table says of one server and its benchmark.
+fn setup_lines(s: &Install, plan: &Plan) -> Vec<(String, String)> {
+    match s {
+        Install::Pg(pg) => vec![
+            (
+                "PostgreSQL".into(),
+                format!(
+                    "PostgreSQL {} ({}), run as user postgres, Unix socket only; fsync=on, \
+                     synchronous_commit=on, shared_buffers=16MB, autovacuum=off, \
+                     checkpoint_timeout=1h",
+                    pg.version,
+                    pg.bindir.display()
+                ),
+            ),
+            (
+                "pgbench".into(),
+                format!(
+                    "TPC-B-like, scale {} ({} accounts), {CLIENTS} clients (the paper's 16 \
+                     LinkBench threads), 2 pgbench threads, {} s per device{}",
+                    plan.scale,
+                    plan.scale as u64 * 100_000,
+                    plan.run_s,
+                    if plan.scale < CLIENTS {
+                        format!(
+                            "; {} branch row(s) for {CLIENTS} clients, so clients also wait \
+                             on row locks",
+                            plan.scale
+                        )
+                    } else {
+                        String::new()
+                    }
+                ),
+            ),
+        ],
+        Install::Maria(m) => vec![
+            (
+                "MariaDB".into(),
+                format!(
+                    "MariaDB {} ({}), run as user mysql, Unix socket only, own data directory \
+                     from mariadb-install-db; binary log on; innodb-buffer-pool-size={}M (holds \
+                     the table: reads come from memory, as PostgreSQL's from the page cache); {}",
+                    m.version,
+                    m.mariadbd.display(),
+                    plan.pool_mb,
+                    mariadb::SETTINGS
+                        .iter()
+                        .map(|x| x.trim_start_matches("--"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ),
+            (
+                "sysbench".into(),
+                format!(
+                    "{} ({}), 1 table x {} rows, {CLIENTS} threads (the paper's 16 LinkBench \
+                     threads), {} s per device; 'failed' counts sysbench's ignored errors \
+                     (deadlocks rolled back and retried)",
+                    sysbench::TEST,
+                    m.sysbench.display(),
+                    plan.rows,
+                    plan.run_s
+                ),
+            ),
+        ],
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn fake_pg() -> PgInstall {
+        PgInstall {
+            bindir: "/usr/lib/postgresql/15/bin".into(),
+            pgbench: "/usr/bin/pgbench".into(),
+            version: "15".into(),
+            uid: 1,
+            gid: 1,
+        }
+    }
+
+    #[test]
+    fn a_missing_server_is_a_not_run_line_and_the_other_runs() {
+        let (have, missing) = pick_servers(
+            Ok(fake_pg()),
+            Err(anyhow::anyhow!(
+                "install mariadb-server: no mariadbd in /usr/sbin"
+            )),
+        );
+        assert_eq!(have.len(), 1);
+        assert_eq!(have[0].db(), Db::Postgres);
+        assert_eq!(missing.len(), 1);
+        assert_eq!(missing[0].part, "MariaDB");
+        assert!(
+            missing[0]
+                .reason
+                .starts_with("not run: install mariadb-server"),
+            "{:?}",
+            missing[0]
+        );
+        let (have, missing) = pick_servers(
+            Err(anyhow::anyhow!("install postgresql: PostgreSQL not found")),
+            Err(anyhow::anyhow!("install mariadb-server: no mariadbd")),
+        );
+        assert!(have.is_empty());
+        assert_eq!(missing.len(), 2);
+        assert!(missing[1].reason.starts_with("not run: install postgresql"));
+    }
 
     #[test]
     fn published_ratios() {

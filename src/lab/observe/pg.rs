@@ -1,17 +1,18 @@
 //! The PostgreSQL side of study 004: finding the install and the `postgres` user,
-//! running setup commands and the server as that user (inside the study's
-//! cgroup), and reading pgbench's summary.
+//! making a cluster and running the server as that user (inside the study's
+//! cgroup), loading pgbench's tables, and reading pgbench's summary.
 
-use std::ffi::CString;
 use std::fs;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 
-use super::cgroup::PgCgroup;
+use super::bench::BenchOut;
+use super::cgroup::ServerCgroup;
+use super::cmd::run_cmd;
+use super::runas::{as_user, user_ids};
 use crate::sys::cleanup::{self, CleanupId};
 
 /// The PostgreSQL installation and the user it runs as.
@@ -44,8 +45,8 @@ pub(super) fn find_postgres() -> Result<PgInstall> {
     found.sort();
     let Some((v, bindir)) = found.pop() else {
         bail!(
-            "PostgreSQL not found: no {}/N/bin with initdb, postgres and psql; \
-             install it (Debian/Ubuntu: apt-get install postgresql postgresql-contrib)",
+            "install postgresql: PostgreSQL not found (no {}/N/bin with initdb, postgres \
+             and psql; Debian/Ubuntu: apt-get install postgresql postgresql-contrib)",
             root.display()
         );
     };
@@ -54,11 +55,11 @@ pub(super) fn find_postgres() -> Result<PgInstall> {
         .find(|p| p.is_file())
         .ok_or_else(|| {
             anyhow!(
-                "pgbench not found in {} or /usr/bin (Debian: apt-get install postgresql-contrib)",
+                "install postgresql-contrib: pgbench not found in {} or /usr/bin",
                 bindir.display()
             )
         })?;
-    let (uid, gid) = user_ids("postgres")?;
+    let (uid, gid) = user_ids("postgres", "the Debian package postgresql")?;
     Ok(PgInstall {
         bindir,
         pgbench,
@@ -68,63 +69,77 @@ pub(super) fn find_postgres() -> Result<PgInstall> {
     })
 }
 
-fn user_ids(name: &str) -> Result<(u32, u32)> {
-    let c = CString::new(name).expect("no NUL in a literal user name");
-    // SAFETY: getpwnam reads the passwd database; the result is copied out at once
-    // and only this thread calls it here.
-    let pw = unsafe { libc::getpwnam(c.as_ptr()) };
-    if pw.is_null() {
-        bail!(
-            "no '{name}' user: PostgreSQL refuses to run as root and the study runs it \
-             as '{name}' (the Debian package creates it; or: useradd --system {name})"
-        );
-    }
-    // SAFETY: pw is non-null and points to a valid passwd record.
-    Ok(unsafe { ((*pw).pw_uid, (*pw).pw_gid) })
-}
-
 /// A command that runs as the postgres user, optionally inside the cgroup.
 pub(super) fn pg_command(
     pg: &PgInstall,
     prog: &Path,
     cwd: &Path,
-    cg: Option<&PgCgroup>,
+    cg: Option<&ServerCgroup>,
 ) -> Command {
-    let mut c = Command::new(prog);
-    c.current_dir(cwd)
-        .env("LC_ALL", "C")
-        .env_remove("PGDATA")
-        .stdin(Stdio::null());
-    let procs: Vec<CString> = cg.map(|g| g.procs.clone()).unwrap_or_default();
-    let (uid, gid) = (pg.uid, pg.gid);
-    // The move into the cgroup needs root, so the identity change is done here,
-    // after it, rather than by Command::uid (which std applies before pre_exec).
-    // SAFETY: between fork and exec only open/write/close/setgroups/setgid/setuid
-    // on memory prepared before the fork: async-signal-safe, no allocation.
-    unsafe {
-        c.pre_exec(move || {
-            for path in &procs {
-                let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-                if fd < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // "0" moves the writing task (cgroup v1).
-                let n = libc::write(fd, b"0".as_ptr().cast(), 1);
-                let e = std::io::Error::last_os_error();
-                libc::close(fd);
-                if n != 1 {
-                    return Err(e);
-                }
-            }
-            if libc::setgroups(0, std::ptr::null()) != 0
-                || libc::setgid(gid) != 0
-                || libc::setuid(uid) != 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    let mut c = as_user(prog, cwd, cg, pg.uid, pg.gid);
+    c.env_remove("PGDATA");
+    c
+}
+
+/// Make a cluster in `dir` (owned by postgres), start the server on it with its
+/// socket there, load pgbench's tables of `scale` and checkpoint, so the
+/// measured runs start with no load backlog.
+pub(super) fn setup(
+    pg: &PgInstall,
+    dir: &Path,
+    log: &Path,
+    cg: Option<&ServerCgroup>,
+    scale: u32,
+) -> Result<Server> {
+    run_cmd(
+        pg_command(pg, &pg.bindir.join("initdb"), dir, None)
+            .arg("-D")
+            .arg(dir.join("data"))
+            .args([
+                "-U",
+                "postgres",
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--no-locale",
+                "--no-sync",
+            ]),
+        "initdb",
+    )?;
+    let srv = Server::start(pg, dir, log, cg)?;
+    run_cmd(
+        Command::new(&pg.pgbench)
+            .args(srv.conn_args())
+            .args(["-i", "-q", "-s", &scale.to_string()])
+            .arg("postgres")
+            .env("LC_ALL", "C"),
+        "pgbench -i",
+    )?;
+    run_cmd(
+        Command::new(pg.bindir.join("psql"))
+            .args(srv.conn_args())
+            .args(["-X", "-q", "-d", "postgres", "-c", "CHECKPOINT"])
+            .env("LC_ALL", "C"),
+        "psql CHECKPOINT",
+    )?;
+    Ok(srv)
+}
+
+/// pgbench's TPC-B-like run for `secs` with `clients` clients on 2 threads.
+pub(super) fn pgbench_command(pg: &PgInstall, srv: &Server, clients: u32, secs: u32) -> Command {
+    let mut c = Command::new(&pg.pgbench);
+    c.args(srv.conn_args())
+        .args([
+            "-n",
+            "-c",
+            &clients.to_string(),
+            "-j",
+            "2",
+            "-T",
+            &secs.to_string(),
+        ])
+        .arg("postgres");
     c
 }
 
@@ -138,15 +153,10 @@ pub(super) struct Server {
 }
 
 impl Server {
-    pub(super) fn start(
-        pg: &PgInstall,
-        mnt: &Path,
-        log: &Path,
-        cg: Option<&PgCgroup>,
-    ) -> Result<Server> {
-        let data = mnt.join("data");
+    fn start(pg: &PgInstall, dir: &Path, log: &Path, cg: Option<&ServerCgroup>) -> Result<Server> {
+        let data = dir.join("data");
         let logf = fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
-        let child = pg_command(pg, &pg.bindir.join("postgres"), mnt, cg)
+        let child = pg_command(pg, &pg.bindir.join("postgres"), dir, cg)
             .arg("-D")
             .arg(&data)
             .args([
@@ -172,7 +182,7 @@ impl Server {
                 "max_wal_size=2GB",
             ])
             .arg("-c")
-            .arg(format!("unix_socket_directories={}", mnt.display()))
+            .arg(format!("unix_socket_directories={}", dir.display()))
             .stdout(Stdio::null())
             .stderr(logf)
             .spawn()
@@ -184,7 +194,7 @@ impl Server {
         let mut s = Server {
             child,
             pid,
-            sock: mnt.to_path_buf(),
+            sock: dir.to_path_buf(),
             log: log.to_path_buf(),
             cleanup: Some(cleanup),
         };
@@ -262,17 +272,8 @@ impl Drop for Server {
     }
 }
 
-/// What pgbench printed.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct PgbenchOut {
-    pub tps: f64,
-    pub latency_ms: f64,
-    pub transactions: u64,
-    pub failed: u64,
-}
-
 /// Parse pgbench's summary (PostgreSQL 10-17 wording).
-pub fn parse_pgbench(out: &str) -> Result<PgbenchOut> {
+pub fn parse_pgbench(out: &str) -> Result<BenchOut> {
     let after = |key: &str| -> Option<&str> {
         out.lines()
             .find_map(|l| l.trim().strip_prefix(key))
@@ -293,7 +294,7 @@ pub fn parse_pgbench(out: &str) -> Result<PgbenchOut> {
     let failed = after("number of failed transactions:")
         .and_then(|s| s.split_whitespace().next()?.parse().ok())
         .unwrap_or(0);
-    Ok(PgbenchOut {
+    Ok(BenchOut {
         tps,
         latency_ms,
         transactions,
