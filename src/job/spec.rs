@@ -841,6 +841,8 @@ pub struct JobSpec {
     pub zones: super::zones::ZoneSpec,
     /// fio's per-job logs (`write_lat_log`, `write_bw_log`, ...).
     pub logs: LogSpec,
+    /// write_iolog, read_iolog, replay_*, merge_blktrace_* (`job::iolog`).
+    pub iolog: super::iolog::IologSpec,
 }
 
 /// fio's log options: which logs a job writes and how (see `measure::iolog`).
@@ -1051,6 +1053,7 @@ impl Default for JobSpec {
             steady: Default::default(),
             lat_target: Default::default(),
             zones: Default::default(),
+            iolog: Default::default(),
         }
     }
 }
