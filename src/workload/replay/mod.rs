@@ -286,14 +286,13 @@ impl<'a> Builder<'a> {
             return;
         }
         let gap_ns = std::mem::take(&mut self.pending_ns) + delay_ns;
-        let (offset, len) = match op {
-            Op::Fsync => (0, 0),
-            _ => (self.opts.map_offset(offset), len),
-        };
+        // A sync keeps its logged offset and length too, as fio's replay
+        // does (fio logs the offset its I/O unit held before): the sync
+        // ignores them, a log written while replaying shows them again.
         self.entries.push(Entry {
             file,
             op,
-            offset,
+            offset: self.opts.map_offset(offset),
             len,
             gap_ns,
         });
