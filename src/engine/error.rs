@@ -83,6 +83,12 @@ pub enum EngineError {
         job: String,
         err: crate::workload::zones::ZoneError,
     },
+    /// `read_iolog`: the log could not be read or merged.
+    #[error("{job}: {err}")]
+    Replay {
+        job: String,
+        err: crate::workload::replay::ReplayError,
+    },
     #[error(
         "{group}: its jobs open {need} files at once (nrfiles x numjobs, plus {open} open \
          already), above this process's open-file limit of {limit}; lower nrfiles or numjobs, \

@@ -27,6 +27,8 @@ use crate::workload::{Generator, NextIo};
 pub enum Source {
     One(Generator),
     Many(Box<FileService>),
+    /// `read_iolog`: the log's I/Os on the log's files (`workload::replay`).
+    Replay(Box<crate::workload::replay::Replay>),
 }
 
 impl From<Generator> for Source {
@@ -41,7 +43,7 @@ impl Source {
     pub fn single_mut(&mut self) -> Option<&mut Generator> {
         match self {
             Source::One(g) => Some(g),
-            Source::Many(_) => None,
+            Source::Many(_) | Source::Replay(_) => None,
         }
     }
 
@@ -50,6 +52,7 @@ impl Source {
         match self {
             Source::One(g) => g.next_io(),
             Source::Many(m) => m.next_io(),
+            Source::Replay(r) => r.next_io(),
         }
     }
 
@@ -59,7 +62,7 @@ impl Source {
     pub fn take_new_pass(&mut self) -> bool {
         match self {
             Source::One(g) => g.take_new_pass(),
-            Source::Many(_) => false,
+            Source::Many(_) | Source::Replay(_) => false,
         }
     }
 
@@ -67,7 +70,7 @@ impl Source {
     pub fn take_new_loop(&mut self) -> bool {
         match self {
             Source::One(g) => g.take_new_loop(),
-            Source::Many(_) => false,
+            Source::Many(_) | Source::Replay(_) => false,
         }
     }
 
@@ -76,7 +79,32 @@ impl Source {
         match self {
             Source::One(g) => g.zone_resets(),
             Source::Many(m) => m.gens.iter().map(Generator::zone_resets).sum(),
+            Source::Replay(_) => 0,
         }
+    }
+
+    /// When the request `next_io` returned last may go by the log's times
+    /// (0: whenever; only a replay has times of its own).
+    #[inline]
+    pub fn replay_due(&mut self, now: u64) -> u64 {
+        match self {
+            Source::Replay(r) => r.due(now),
+            _ => 0,
+        }
+    }
+
+    /// The request `next_io` returned last went at `now` (a replay's next
+    /// gap counts from it).
+    #[inline]
+    pub fn replay_issued(&mut self, now: u64) {
+        if let Source::Replay(r) = self {
+            r.issued(now);
+        }
+    }
+
+    /// Whether the requests come from a log (`read_iolog`).
+    pub fn is_replay(&self) -> bool {
+        matches!(self, Source::Replay(_))
     }
 
     /// The file of the request `next_io` returned last (the queue's file index).
@@ -85,6 +113,7 @@ impl Source {
         match self {
             Source::One(_) => 0,
             Source::Many(m) => m.last,
+            Source::Replay(r) => r.file(),
         }
     }
 }

@@ -8,6 +8,7 @@
 //! toggle allocates on purpose, since that is what it measures.
 
 use crate::measure::blktrace::UserIo;
+use crate::measure::iolog::trace_log::TraceLog;
 use crate::measure::iolog::{IologError, Logger};
 use crate::request::Op;
 
@@ -46,6 +47,8 @@ pub struct Hooks {
     pdus: Vec<Option<Box<[u8]>>>,
     /// fio's per-job logs of this worker's streams (None: no job logs).
     pub iolog: Option<Box<Logger>>,
+    /// fio's `write_iolog` of this worker's streams (None: none writes one).
+    pub tracelog: Option<Box<TraceLog>>,
 }
 
 /// One stream's share of its worker's log.
@@ -95,6 +98,15 @@ impl Hooks {
         let pdu = std::hint::black_box(pdu);
         if let Some(p) = self.pdus.get_mut(slot as usize) {
             *p = Some(pdu);
+        }
+    }
+
+    /// A request is handed to the backend: `write_iolog`'s line, when a job
+    /// asks for one (one branch when none does).
+    #[inline(always)]
+    pub fn issued(&mut self, stream: u16, file: u16, op: Op, offset: u64, len: u32) {
+        if let Some(t) = self.tracelog.as_deref_mut() {
+            t.issued(stream, file, op, offset, len);
         }
     }
 
@@ -165,6 +177,9 @@ impl Hooks {
     /// The streams' measurements begin at these engine times (job logs on an
     /// epoch read their clock for them).
     pub fn logs_began(&mut self, began_ns: impl Iterator<Item = u64>) {
+        if let Some(t) = self.tracelog.as_deref_mut() {
+            t.began(crate::measure::clock::now_ns());
+        }
         if let Some(l) = self.iolog.as_deref_mut() {
             l.began(began_ns);
         }
@@ -173,11 +188,29 @@ impl Hooks {
     /// After the run: finish the job logs. Returns a warning when the writer
     /// fell behind and records were dropped.
     pub fn close_logs(&mut self) -> Result<Option<String>, IologError> {
+        let mut waited = None;
+        if let Some(t) = self.tracelog.as_deref_mut() {
+            let o = t.close()?;
+            waited = (o.waits > 0).then(|| {
+                format!(
+                    "write_iolog {}: the worker waited {} times ({:.1} ms in all) for the iolog \
+                     writer to catch up, so that the log misses no I/O; the run's times include \
+                     those waits",
+                    o.files
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    o.waits,
+                    o.wait_ns as f64 / 1e6
+                )
+            });
+        }
         let Some(l) = self.iolog.as_deref_mut() else {
-            return Ok(None);
+            return Ok(waited);
         };
         let o = l.close()?;
-        Ok((o.dropped > 0).then(|| {
+        let dropped = (o.dropped > 0).then(|| {
             format!(
                 "job logs of {}: {} of {} log records dropped because the log writer fell \
                  behind; the logs miss those I/Os (log_avg_msec=N logs one row per N ms)",
@@ -185,7 +218,11 @@ impl Hooks {
                 o.dropped,
                 o.sent + o.dropped
             )
-        }))
+        });
+        Ok(match (waited, dropped) {
+            (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+            (a, b) => a.or(b),
+        })
     }
 
     /// The log split by stream, in stream order (after the run).

@@ -13,6 +13,7 @@ pub mod files;
 pub mod fill;
 pub mod flow;
 pub mod hooks;
+pub mod iolog_setup;
 pub mod joblogs;
 pub mod lat_target;
 pub mod numa;

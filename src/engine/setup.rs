@@ -17,15 +17,17 @@ use crate::device::sync::{SyncIo, SyncKind};
 use crate::device::target::{Target, TargetSpec, open_target};
 use crate::device::uring::{Uring, UringOpts};
 use crate::device::{Caps, Queue};
-use crate::engine::joblogs;
 use crate::engine::worker::{Stream, Worker};
+use crate::engine::{iolog_setup, joblogs};
 use crate::job::{CompletionModel, Direction, Engine, JobSpec};
 use crate::measure::clock;
 use crate::measure::iolog::Logger;
+use crate::measure::iolog::trace_log::TraceLog;
 use crate::measure::recorder::{Recorder, RecorderConfig};
 use crate::sched::Scheduler;
 use crate::workload::buffers::BufferFill;
 use crate::workload::dedupe;
+use crate::workload::replay::{Replay, Trace};
 use crate::workload::verify::Verifier;
 use crate::workload::{Generator, Pacer, dur_ns};
 
@@ -139,6 +141,12 @@ fn check_shared(jobs: &[JobSpec], placed: &[Placed]) -> Result<()> {
 /// Build one worker. `planned_runtime_ns` sizes the interval logs.
 pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -> Result<Prepared> {
     check_shared(jobs, &placed)?;
+    // read_iolog: each clone's log, read whole before anything else, so a
+    // log that cannot be read fails the run before the target is touched.
+    let replays: Vec<Option<Trace>> = placed
+        .iter()
+        .map(|p| iolog_setup::load_replay(&jobs[p.job], p.jobnum))
+        .collect::<Result<_>>()?;
     // Log files first: a directory that cannot be written fails the run before
     // the target is touched (a logger dropped unstarted removes its files).
     let mut iolog = Logger::open(
@@ -159,10 +167,19 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         .iter()
         .map(|p| jobs[p.job].bs[0].max().max(jobs[p.job].bs[1].max()))
         .max()
-        .unwrap_or(4096) as usize;
+        .unwrap_or(4096)
+        .max(
+            replays
+                .iter()
+                .flatten()
+                .map(Trace::max_len)
+                .max()
+                .unwrap_or(0),
+        ) as usize;
     let writes = placed
         .iter()
-        .any(|p| jobs[p.job].rw.dir != Direction::Read || jobs[p.job].fsync > 0);
+        .any(|p| jobs[p.job].rw.dir != Direction::Read || jobs[p.job].fsync > 0)
+        || replays.iter().flatten().any(Trace::writes);
 
     // numa_mem_policy: the buffers are first touched under the job's policy.
     let policy = crate::engine::numa::buffer_policy(first)?;
@@ -198,8 +215,15 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
             )
         }
         engine => {
-            let paths = crate::job::files_opts::paths(first, placed[0].jobnum);
-            crate::engine::files::check_opendir(first, &paths)?;
+            // A replay opens the log's files (or replay_redirect's).
+            let paths = match &replays[0] {
+                Some(t) => iolog_setup::replay_paths(t),
+                None => {
+                    let paths = crate::job::files_opts::paths(first, placed[0].jobnum);
+                    crate::engine::files::check_opendir(first, &paths)?;
+                    paths
+                }
+            };
             let nfiles = paths.len().max(1) as u64;
             let min_bs = placed
                 .iter()
@@ -208,10 +232,17 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                 .unwrap_or(4096);
             let spec = TargetSpec {
                 // fio: size is the job's total, spread over its files.
-                size: first.size.map(|s| s / nfiles),
+                size: match &replays[0] {
+                    Some(t) => iolog_setup::replay_size(t),
+                    None => first.size.map(|s| s / nfiles),
+                },
                 prealloc: first.files.fallocate,
                 allow_create: first.files.allow_create,
-                offset: first.clone_offset(placed[0].jobnum),
+                // A log's offsets are from the start of its files.
+                offset: match &replays[0] {
+                    Some(_) => 0,
+                    None => first.clone_offset(placed[0].jobnum),
+                },
                 writes,
                 direct: first.direct,
                 sync: first.sync,
@@ -406,8 +437,22 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
             err,
         })?;
 
+    // write_iolog: the files by the names the job gave them.
+    let names: Vec<std::path::PathBuf> = match target.as_ref() {
+        Some(t) => files.all(Some(t)).map(|t| t.path.clone()).collect(),
+        None => vec![first.filename.clone().map_or_else(
+            || format!("{}.{}.0", first.name, placed[0].jobnum).into(),
+            Into::into,
+        )],
+    };
+    let tracelog = TraceLog::open(
+        placed
+            .iter()
+            .map(|p| iolog_setup::trace_plan(&jobs[p.job], &names))
+            .collect(),
+    )?;
     let mut streams = Vec::with_capacity(placed.len());
-    for p in &placed {
+    for (pi, p) in placed.iter().enumerate() {
         let job = &jobs[p.job];
         if job.size.is_some_and(|s| s > 0)
             && job.bs[0].max() as u64 > region_len
@@ -438,7 +483,9 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                 err,
             },
         )?;
-        let generator = if regions.len() > 1 {
+        let generator = if let Some(t) = &replays[pi] {
+            crate::engine::files::Source::Replay(Box::new(Replay::new(t)))
+        } else if regions.len() > 1 {
             crate::engine::files::Source::Many(Box::new(crate::engine::files::FileService::new(
                 job, &regions, seed,
             )))
@@ -495,6 +542,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         l.start(!caps.sync)?;
     }
     worker.trace.iolog = iolog.map(Box::new);
+    worker.trace.tracelog = tracelog.map(Box::new);
     worker.io_timeout_ns = placed
         .iter()
         .filter_map(|p| jobs[p.job].io_timeout.map(dur_ns))

@@ -572,6 +572,8 @@ impl Worker {
                 };
                 // io_submit_mode=inline: ahead of the rate, drain first (MAX).
                 let due = s.pacer.inline_due(io.op.dir(), due, now, s.outstanding);
+                // read_iolog: not before the log's time for it.
+                let due = due.max(s.generator.replay_due(now));
                 if due > now {
                     s.pending = Some(io);
                     if due != u64::MAX {
@@ -590,6 +592,7 @@ impl Worker {
                     break;
                 };
                 s.pacer.issued(io.op.dir(), io.len, now);
+                s.generator.replay_issued(now);
                 s.flow.issued();
                 self.slots[slot as usize] = Slot::issued(si as u16, s.generator.file(), &io, now);
                 let r = SchedReq {
@@ -668,6 +671,8 @@ impl Worker {
                 t_call = clock::now_ns();
             }
             self.trace.dispatched(r.slot);
+            self.trace
+                .issued(slot.stream, slot.file, cmd.op, cmd.offset, cmd.len);
             let queued = if inline {
                 Queued::Done(self.queue.perform(&cmd)?)
             } else {

@@ -16,6 +16,8 @@ pub mod error;
 pub mod files;
 pub mod files_opts;
 pub mod ini;
+pub mod iolog;
+mod iolog_opts;
 pub mod lat_target;
 pub mod log_epoch;
 pub mod numa;

@@ -300,6 +300,7 @@ impl Draft {
         self.check_reap_and_epoch(section_at)?;
         self.check_zones(section_at)?;
         self.check_target(section_at)?;
+        self.check_iolog(section_at)?;
         // A log option written alone takes the job's name as its prefix.
         self.spec.logs.name_bare_prefixes(&self.spec.name);
         super::steady::check(

@@ -995,6 +995,8 @@ pub struct JobSpec {
     /// `file_service_type=zipf|pareto|normal|gauss[:P]`: the distribution of
     /// file choices (`ServiceKind::Distributed`).
     pub file_service_dist: RandomDist,
+    /// write_iolog, read_iolog, replay_*, merge_blktrace_* (`job::iolog`).
+    pub iolog: super::iolog::IologSpec,
 }
 
 /// fio's log options: which logs a job writes and how (see `measure::iolog`).
@@ -1214,6 +1216,7 @@ impl Default for JobSpec {
             target: Default::default(),
             process: Default::default(),
             file_service_dist: RandomDist::Random,
+            iolog: Default::default(),
         }
     }
 }

@@ -40,6 +40,7 @@ pub enum Section {
     Depth,
     Rate,
     Latency,
+    Replay,
     Threads,
     Verify,
     SteadyState,
@@ -49,7 +50,7 @@ pub enum Section {
 }
 
 impl Section {
-    pub const ALL: [Section; 17] = [
+    pub const ALL: [Section; 18] = [
         Section::Description,
         Section::Time,
         Section::Target,
@@ -61,6 +62,7 @@ impl Section {
         Section::Depth,
         Section::Rate,
         Section::Latency,
+        Section::Replay,
         Section::Threads,
         Section::Verify,
         Section::SteadyState,
@@ -82,6 +84,7 @@ impl Section {
             Section::Depth => "I/O depth",
             Section::Rate => "I/O rate",
             Section::Latency => "I/O latency",
+            Section::Replay => "I/O replay",
             Section::Threads => "Threads, processes and job synchronization",
             Section::Verify => "Verification",
             Section::SteadyState => "Steady state",
@@ -245,6 +248,9 @@ fn log_prefix(c: &Ctx) -> Result<String, JobError> {
 const ALWAYS_LAT: &str = "iolab still records every latency (its clock reads cost little; the \
                           reports are built on them)";
 const RW_VALID: &str = parse::RW_VALID;
+const IOLOG_STRICT: &str = "a line fio skips with a message (an unknown action, a malformed line, wait in a \
+                            version 3 log, an I/O on a file the log never added) is an error naming \
+                            the file and line: a replay without it is not the logged workload";
 
 /// Every option, implemented or refused. Order within a section is the order
 /// of the docs table.
@@ -1183,6 +1189,90 @@ Ok(())
         d.spec.lat_target.keep_running = c.boolean()?;
         Ok(())
     }),
+    // I/O replay.
+    OptionDef::new(
+        "write_iolog",
+        S::Replay,
+        "write the I/Os the job issues to FILE in fio's iolog version 3 (\"TIME FILE add|open|close\" and \"TIME FILE read|write|trim|sync OFFSET LENGTH\", TIME in microseconds), appended as fio does; clones of a job append to the same file line by line",
+    )
+    .expects("a file name")
+    .set(|d, c| {
+        d.spec.iolog.write = Some(c.nonempty()?);
+        Ok(())
+    }),
+    OptionDef::new(
+        "read_iolog",
+        S::Replay,
+        "replay an fio iolog (version 2 or 3) or a blktrace binary file (found by its magic): the log's I/Os in order, on the log's files, at the log's times; A:B gives clone N the Nth name",
+    )
+    .stricter(IOLOG_STRICT)
+    .expects("a file name, a ':'-separated list of them (one per clone), or - for standard input")
+    .set(|d, c| {
+        d.spec.iolog.read = Some(c.nonempty()?);
+        Ok(())
+    }),
+    OptionDef::new("read_iolog_chunked", S::Replay, "read the log in parts while replaying it")
+        .flag()
+        .noted("iolab reads the whole log before the clock starts (reading it during the run would put file reads on the I/O path); the replayed I/Os and their times are the same")
+        .set(|d, c| {
+            d.spec.iolog.chunked = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("replay_no_stall", S::Replay, "issue the log's I/Os as fast as the depth allows, in the log's order, instead of at the log's times")
+        .flag()
+        .set(|d, c| {
+            d.spec.iolog.no_stall = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("replay_time_scale", S::Replay, "percent of the log's rate: 50 replays at half the rate (gaps twice as long), 200 at twice")
+        .expects("a percentage, 1 or more")
+        .set(|d, c| {
+            d.spec.iolog.time_scale = c.int(1, u32::MAX as u64)? as u32;
+            Ok(())
+        }),
+    OptionDef::new("replay_scale", S::Replay, "divide every logged offset by this factor (1: as logged)")
+        .expects("a factor, 1 or more")
+        .set(|d, c| {
+            d.spec.iolog.scale = c.int(1, u64::MAX)?;
+            Ok(())
+        }),
+    OptionDef::new("replay_align", S::Replay, "round every logged offset down to a multiple of this power of two")
+        .stricter("a value that is not a power of two is refused (fio masks the offset with value-1, which only aligns for a power of two)")
+        .expects("a power of two, e.g. 4k")
+        .set(|d, c| {
+            d.spec.iolog.align = super::iolog_opts::align(c)?;
+            Ok(())
+        }),
+    OptionDef::new("replay_redirect", S::Replay, "replay every I/O of the log on this file or device instead of the ones the log names")
+        .expects("a file or device path")
+        .set(|d, c| {
+            d.spec.iolog.redirect = Some(c.nonempty()?);
+            Ok(())
+        }),
+    OptionDef::new("replay_skip", S::Replay, "leave these directions out of the replay: read, write, trim, sync (fio 3.33 applies it to blktrace input only; iolab to iologs as well)")
+        .expects(super::iolog_opts::SKIP_VALID)
+        .set(|d, c| {
+            d.spec.iolog.skip = super::iolog_opts::skip(c)?;
+            Ok(())
+        }),
+    OptionDef::new("merge_blktrace_file", S::Replay, "merge the blktraces read_iolog names into this file, in time order, and replay it")
+        .expects("a file name")
+        .set(|d, c| {
+            d.spec.iolog.merge_file = Some(c.nonempty()?);
+            Ok(())
+        }),
+    OptionDef::new("merge_blktrace_scalars", S::Replay, "per read_iolog blktrace, percent of its time scale in the merge (50: twice as fast)")
+        .expects(super::iolog_opts::FLOAT_LIST)
+        .set(|d, c| {
+            d.spec.iolog.merge_scalars = super::iolog_opts::float_list(c)?;
+            Ok(())
+        }),
+    OptionDef::new("merge_blktrace_iters", S::Replay, "per read_iolog blktrace, how many times it runs in the merge")
+        .expects(super::iolog_opts::FLOAT_LIST)
+        .set(|d, c| {
+            d.spec.iolog.merge_iters = super::iolog_opts::float_list(c)?;
+            Ok(())
+        }),
     // Threads, processes and job synchronization.
     OptionDef::new("stonewall", S::Threads, "wait for every job before this one to finish")
         .alias(&["wait_for_previous"])

@@ -7,6 +7,7 @@
 pub mod buffers;
 pub mod dedupe;
 pub mod distribution;
+pub mod replay;
 pub mod verify;
 pub mod verify_block;
 pub mod verify_digest;

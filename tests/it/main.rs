@@ -43,6 +43,7 @@ mod flow;
 mod fuzz_corpus_replay;
 mod hybrid_iopoll;
 mod iolog_fio_tools;
+mod iolog_replay;
 mod iolog_run;
 mod issue_stamps;
 mod job_control;

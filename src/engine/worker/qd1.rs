@@ -70,6 +70,9 @@ impl Worker {
             && s.lat_target.is_none()
             && s.steady.is_none()
             && s.invalidate.is_none()
+            // write_iolog logs at dispatch, read_iolog times its requests.
+            && self.trace.tracelog.is_none()
+            && !s.generator.is_replay()
     }
 
     /// Run requests one at a time until something the general loop must

@@ -11,6 +11,9 @@
 //! behind, records are dropped and counted, never waited for; the run reports
 //! the count.
 //!
+//! fio's `write_iolog` (the I/O trace `read_iolog` replays) is [`trace_log`],
+//! on the same ring.
+//!
 //! Files are created before the first I/O, so a directory that cannot be
 //! written fails the run before it starts; a run that never starts removes
 //! the files it created.
@@ -18,6 +21,7 @@
 pub mod epoch;
 pub mod format;
 pub mod record;
+pub mod trace_log;
 mod writer;
 
 use std::fs::{File, OpenOptions};

@@ -187,6 +187,15 @@ impl Producer {
         }
     }
 
+    /// Whether [`Producer::push`] would keep the record now (a block is being
+    /// filled, or the writer has handed one back).
+    #[inline]
+    pub fn has_room(&self) -> bool {
+        self.fill.is_some()
+            || (self.per_block > 0
+                && self.head - self.ring.tail.load(Ordering::Acquire) < self.ring.nblocks())
+    }
+
     /// Hand one record over, or count it dropped.
     #[inline]
     pub fn push(&mut self, r: Record) {
