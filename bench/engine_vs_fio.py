@@ -7,13 +7,13 @@
 (c) io_uring 4 KiB randread QD32 on a file on the root disk with direct=1:
     IOPS and CPU per I/O.
 (d) libaio 4 KiB randread direct=1 at QD1 and QD32, on zram and on a file on
-    the root disk: IOPS and CPU per I/O (issue 14's goal: >= 1.0x fio's IOPS at
+    the root disk: IOPS and CPU per I/O (the goal: >= 1.0x fio's IOPS at
     <= fio's CPU per I/O). iolab reaps completions from the AIO ring in user
     space with its default completion model (interrupt); fio runs its default
     libaio settings.
 (e) sync (lseek + read) 4 KiB randread QD1, on zram and on a file on the root
     disk (a synchronous engine has no deeper queue).
-(m) the matrix (issue 16): every engine iolab shares with fio (null, psync,
+(m) the matrix: every engine iolab shares with fio (null, psync,
     pvsync2, sync, io_uring, libaio) at QD 1, 4, 32, 128 (synchronous engines:
     QD1 only, fio ignores a deeper iodepth for them) and numjobs 1 and 2, on a
     zram device and on a file on the root disk (null: no target), 4 KiB

@@ -13,7 +13,7 @@
 //! test finishes, libtest's main thread reports it and starts the next one, and
 //! the finished test's thread sends its result before it exits; on a loaded
 //! machine those six allocations once fell inside `engine_noalloc`'s 20k-I/O
-//! run and failed it (issue 13). So a measuring test runs [`alone`]: in a
+//! run and failed it. So a measuring test runs [`alone`]: in a
 //! process of its own where libtest runs that one test and nothing else, and
 //! there threads are told apart by their first allocation: one whose first
 //! allocation comes while a measurement is open was started by the code under

@@ -381,13 +381,13 @@ fn malformed_job_files() {
             "t.fio:2: option 'direct': bad value 'maybe': expected a boolean: 0, 1, true, false, yes, no, on, off",
         ),
         (
-            // rw=MODE:N is fio's offset modifier (accepted since issue 14); a
+            // rw=MODE:N is fio's offset modifier (accepted); a
             // random mode takes a count of I/Os.
             "[j]\nrw=randrw:0\n",
             "t.fio:2: option 'rw': bad value 'randrw:0': expected randrw[:N]: a new random offset every N I/Os (N >= 1), sequential in between, such as randrw:8",
         ),
         (
-            // The trim modes run since issue 14's trims; a name fio lacks is refused.
+            // The trim modes run; a name fio lacks is refused.
             "[j]\nrw=discard\n",
             "t.fio:2: option 'rw': bad value 'discard': expected read, write, randread, randwrite, rw (or readwrite), randrw, trim, randtrim, trimwrite, randtrimwrite",
         ),

@@ -1,4 +1,4 @@
-//! Keeping the queue full (issue 16): at QD32 on a file the worker reaps a few
+//! Keeping the queue full: at QD32 on a file the worker reaps a few
 //! completions, refills and submits before it waits again, instead of taking
 //! the whole queue back and submitting it in one call. What is checked is what
 //! the engine counted (how many completions each wait handed back, waits made
