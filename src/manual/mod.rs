@@ -137,7 +137,8 @@ mod tests {
     fn footer_lists_every_variable_and_status_within_80_columns() {
         let f = help_footer();
         for e in ENVIRONMENT {
-            assert_eq!(f.lines().filter(|l| l.contains(e.name)).count(), 1, "{f}");
+            let lines = f.lines().filter(|l| l.trim_start().starts_with(e.name));
+            assert_eq!(lines.count(), 1, "{f}");
         }
         for e in EXIT_STATUS {
             assert!(f.lines().any(|l| l.trim_start().starts_with(e.code)), "{f}");
