@@ -41,7 +41,7 @@ once() {
 }
 # check NAME: iolab's count of getppid must be exact with nothing lost
 check() {
-    python3 - "$TMP/$1.out" "$CALLS" "$1" <<'PY'
+    python3 - "$TMP/$1.json" "$CALLS" "$1" <<'PY'
 import json, sys
 r = json.loads(open(sys.argv[1]).read().splitlines()[-1])
 n = next(s["calls"] for s in r["syscalls"] if s["name"] == "getppid")
@@ -54,11 +54,11 @@ PY
 fail=0
 for _ in $(seq "$RUNS"); do
     once plain "$TMP/loop" "$CALLS" 0 0
-    once bpf "$IOLAB" observe --json --backend=bpf -- "$TMP/loop" "$CALLS" 0 0
+    once bpf "$IOLAB" observe --json --backend=bpf -o "$TMP/bpf.json" -- "$TMP/loop" "$CALLS" 0 0
     check bpf > "$TMP/bpf.check" || fail=1
-    once sampled "$IOLAB" observe --json --backend=bpf --time-sample="$SAMPLE" -- "$TMP/loop" "$CALLS" 0 0
+    once sampled "$IOLAB" observe --json --backend=bpf --time-sample="$SAMPLE" -o "$TMP/sampled.json" -- "$TMP/loop" "$CALLS" 0 0
     check sampled > "$TMP/sampled.check" || fail=1
-    once tracefs "$IOLAB" observe --json --backend=tracefs -- "$TMP/loop" "$CALLS" 0 0
+    once tracefs "$IOLAB" observe --json --backend=tracefs -o "$TMP/tracefs.json" -- "$TMP/loop" "$CALLS" 0 0
     check tracefs > "$TMP/tracefs.check" || fail=1
 done
 have_strace=0; have_perf=0

@@ -75,7 +75,7 @@ observed() {
     local b=$1 out="$D/obs-$1.json" extra=()
     [ "$b" = sampled ] && { b=bpf; extra=(--time-sample="$SAMPLE"); }
     # iolab's own CPU (the tracefs reader's drains) is part of the cost.
-    "$IOLAB" observe --json --backend="$b" "${extra[@]}" --pid "$PM" > "$out" 2> "$D/obs-$1.err" &
+    "$IOLAB" observe --json --backend="$b" "${extra[@]}" --pid "$PM" -o "$out" 2> "$D/obs-$1.err" &
     local ip=$!
     # Attached when its first syscalls on the server side count: give it a moment.
     sleep 0.5

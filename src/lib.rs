@@ -14,6 +14,7 @@ pub mod device;
 pub mod engine;
 pub mod job;
 pub mod lab;
+pub mod manual;
 pub mod measure;
 pub mod observe;
 pub mod placement;

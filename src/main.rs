@@ -2,13 +2,20 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
     name = "iolab",
     version,
-    about = "The low-latency storage I/O path, measured"
+    about = "The low-latency storage I/O path, measured",
+    long_about = "The low-latency storage I/O path, measured. iolab runs fio-compatible I/O \
+jobs through a user-space I/O stack in which every stage can be chosen (the device backend, \
+the completion model, the host scheduler, where threads run) and measures where every \
+microsecond and CPU cycle goes; it reproduces five published storage studies on the machine \
+it runs on (iolab lab), says which completion model pays on a device (iolab probe) and counts \
+what a process asks of the kernel (iolab observe).",
+    after_help = iolab::manual::help_footer()
 )]
 struct Cli {
     #[command(subcommand)]
@@ -17,30 +24,39 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Run fio-compatible jobs (job files and/or --key=value options).
+    // run, probe, observe, completions and man: the about and long help
+    // are their Args' own (a doc comment here would replace them).
     Run(iolab::engine::cli::RunArgs),
     /// Reproduce the studies on this machine; write an HTML report and results.json.
     Lab(iolab::lab::cli::LabArgs),
-    /// What a device or file supports, and which completion model pays there (measured).
     Probe(iolab::probe::cli::ProbeArgs),
     /// Render saved lab results (results.json) as an HTML report.
     Report(iolab::report::cli::ReportArgs),
     /// Print CPUs, cores and SMT siblings as iolab sees them.
     Topology(iolab::placement::cli::TopologyArgs),
-    /// Count system calls, context switches and interrupts of a process or command.
     Observe(iolab::observe::cli::ObserveArgs),
     /// Is NEW faster than BASE? Run results (iolab's or fio's JSON) compared with statistics; CI gate.
     Compare(Box<iolab::compare::cli::CompareArgs>),
+    Completions(iolab::manual::cli::CompletionsArgs),
+    Man(iolab::manual::cli::ManArgs),
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Usage errors go to stderr with status 2 (clap's convention).
+    let cli = Cli::parse_from(iolab::engine::cli::own_flags_first(
+        &Cli::command(),
+        std::env::args_os().collect(),
+    ));
     quiet_broken_pipe_panics();
     // Choose the engine clock before anything takes a timestamp. observe times
-    // nothing per request: it skips the ~20 ms TSC calibration (CLOCK_MONOTONIC).
-    if !matches!(cli.cmd, Cmd::Observe(_)) {
+    // nothing per request: it skips the ~20 ms TSC calibration (CLOCK_MONOTONIC),
+    // as do the commands that only print the manual.
+    if !matches!(cli.cmd, Cmd::Observe(_) | Cmd::Completions(_) | Cmd::Man(_)) {
         iolab::measure::clock::init();
     }
+    // observe's status is the observed command's; Ctrl-C is how a watch of
+    // --pid ends, not a failure.
+    let own_status = !matches!(cli.cmd, Cmd::Observe(_));
     // Unwinding (not exiting) on a closed stdout lets every cleanup guard run:
     // `iolab lab | head -1` must still remove its zram and loop devices.
     let result = std::panic::catch_unwind(move || match cli.cmd {
@@ -51,21 +67,30 @@ fn main() -> ExitCode {
         Cmd::Topology(a) => iolab::placement::cli::main(a),
         Cmd::Observe(a) => iolab::observe::cli::main(a),
         Cmd::Compare(a) => iolab::compare::cli::main(*a),
+        Cmd::Completions(a) => iolab::manual::cli::completions(a, Cli::command()),
+        Cmd::Man(a) => iolab::manual::cli::man(a, Cli::command()),
     });
     let result = match result {
         Ok(r) => r,
         Err(p) if panic_is_broken_pipe(p.as_ref()) => return ExitCode::from(SIGPIPE_STATUS),
         Err(p) => std::panic::resume_unwind(p),
     };
+    // A command the user interrupted (first SIGINT/SIGTERM) reports what it
+    // has and exits 130, whether it then finished or stopped with an error.
+    let interrupted = own_status && iolab::sys::cleanup::stop_requested();
     match result {
+        Ok(_) if interrupted => ExitCode::from(INTERRUPTED_STATUS),
         Ok(code) => ExitCode::from(code),
         Err(e) if error_is_broken_pipe(&e) => ExitCode::from(SIGPIPE_STATUS),
         Err(e) => {
             eprintln!("iolab: error: {e:#}");
-            ExitCode::from(1)
+            ExitCode::from(if interrupted { INTERRUPTED_STATUS } else { 1 })
         }
     }
 }
+
+/// What a shell reports for a command stopped by Ctrl-C (128 + SIGINT).
+const INTERRUPTED_STATUS: u8 = 128 + 2;
 
 /// What a shell reports for a tool killed by SIGPIPE (128 + 13). Rust ignores
 /// SIGPIPE, so a reader that goes away (`iolab topology | head -1`) shows up as

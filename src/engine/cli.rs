@@ -1,8 +1,11 @@
 //! `iolab run`: parse fio-style arguments, run the jobs, print fio-style results.
 
+use std::ffi::{OsStr, OsString};
 use std::io::Write;
+use std::path::PathBuf;
 
 use anyhow::{Context, Result, anyhow};
+use clap::builder::NonEmptyStringValueParser;
 
 use crate::engine::{EngineOptions, run_jobs};
 use crate::job::plan::{OutputFormats, RunPlan, parse_run_args};
@@ -12,52 +15,181 @@ use crate::measure::cpu::SystemSnapshot;
 use crate::report::assemble::{self, RunContext};
 use crate::report::model::RunResult;
 
+/// `iolab run`'s own flags: clap parses them and generates the help; fio's job
+/// options stay one free-form list in order (`--name=x` starts a job), which
+/// `job::plan` reads. The flags `job::plan` owns (fio's run-wide ones and
+/// iolab's caps) are handed back to it as `--key=value`, so it stays the one
+/// parser of their values.
 #[derive(clap::Args, Debug)]
 #[command(
-    disable_help_flag = true,
-    about = "Run fio-compatible jobs: job files and/or --key=value options",
-    long_about = "Run fio-compatible jobs. Arguments are fio's: job files, and --key=value \
-options (before any --name they are global; --name=x starts a job). \
-iolab adds --completion=sync|interrupt|poll|hybrid|adaptive, --iosched=noop|prio|laq, \
-null_* device options and --allow-destructive. See docs/fio-compat.md."
+    about = "Run fio-compatible jobs: job files and/or fio's --option=value arguments",
+    long_about = "Run fio-compatible jobs. The arguments are fio's: job files, and fio's job \
+options as --option=value (before any --name they are global; --name=NAME starts a job; a \
+value may also be the next argument). The flags below steer the whole run and may stand \
+anywhere among them. iolab adds its own job options (--completion=, --iosched=, null_*, \
+placement=, ...): --cmdhelp lists every job option iolab knows, and man iolab-run \
+describes each.",
+    after_help = "fio's job options (--name, --rw, --bs, --ioengine, --iodepth, ...): \
+`iolab run --cmdhelp` lists them, `--cmdhelp=OPTION` describes one, iolab-run(1) and \
+docs/fio-compat.md describe them all.\n\n\
+Example:\n  iolab run --name=t --ioengine=null --size=1g --rw=randread --bs=4k \\\n            \
+--completion=poll --runtime=2 --time_based",
+    arg_required_else_help = true,
+    args_override_self = true
 )]
 pub struct RunArgs {
+    /// Report formats: normal, json, json+, terse, or a comma list (normal,json); fio's.
+    #[arg(long, value_name = "FORMAT[,FORMAT...]", value_parser = NonEmptyStringValueParser::new())]
+    pub output_format: Option<String>,
+    /// Write the report to FILE instead of stdout (fio's).
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Every T (at least 100ms) print the totals so far and the rates of the last T (fio's).
+    #[arg(long, value_name = "T", value_parser = NonEmptyStringValueParser::new())]
+    pub status_interval: Option<String>,
+    /// Run only job section NAME of the job files; repeatable ([global] always applies).
+    #[arg(long, value_name = "NAME", value_parser = NonEmptyStringValueParser::new())]
+    pub section: Vec<String>,
+    /// Parse and check the jobs, run nothing (fio's).
+    #[arg(long)]
+    pub parse_only: bool,
+    /// Help on fio's job options instead of running: all of them by section (no value or
+    /// `all`), one (`--cmdhelp=bs`), or the docs table (`markdown`).
+    #[arg(
+        long,
+        value_name = "OPTION|all|markdown",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "all"
+    )]
+    pub cmdhelp: Option<String>,
+    /// No job runs longer than TIME (runtime and ramp_time capped), whatever its job file says.
+    #[arg(long, value_name = "TIME", value_parser = NonEmptyStringValueParser::new())]
+    pub max_runtime: Option<String>,
+    /// No job covers more than SIZE bytes (size, offset capped; a job without a size gets SIZE).
+    #[arg(long, value_name = "SIZE", value_parser = NonEmptyStringValueParser::new())]
+    pub max_size: Option<String>,
+    /// Put every job's files in DIR (a filename keeps its last component; null jobs unchanged).
+    #[arg(long, value_name = "DIR")]
+    pub scratch_dir: Option<PathBuf>,
     /// Write to block devices even if they hold a filesystem, are mounted or in use.
     #[arg(long)]
     pub allow_destructive: bool,
     /// Also write an HTML report of the run (latency histogram, CDF, IOPS over time) to DIR/index.html.
     #[arg(long, value_name = "DIR")]
-    pub report: Option<std::path::PathBuf>,
+    pub report: Option<PathBuf>,
     /// Trace the block device under each job (root, tracefs) and add btt's stage table, a latency histogram and the user / block / driver+device / completion split.
     #[arg(long)]
     pub trace: bool,
     /// --trace for only PCT percent (1-99) of every PERIOD (default 1s), so tracing costs about that share of its full cost; the table covers the requests inside the windows.
-    #[arg(long, value_name = "PCT[/PERIOD]")]
+    #[arg(long, value_name = "PCT[/PERIOD]", value_parser = NonEmptyStringValueParser::new())]
     pub trace_sample: Option<String>,
-    /// Job files and fio options, as for fio.
+    /// Job files and fio's job options (--option=value), in fio's order.
     #[arg(
         trailing_var_arg = true,
         allow_hyphen_values = true,
-        value_name = "JOBFILE|--opt=value"
+        value_name = "JOBFILE|--option=value"
     )]
     pub args: Vec<String>,
 }
 
-pub fn main(mut a: RunArgs) -> Result<u8> {
-    take_own_flags(&mut a)?;
-    if let Some(help) = crate::job::plan::cmdhelp(&a.args)? {
-        print!("{help}");
+/// clap reads everything from the first job file or fio option on as that
+/// free-form list, but iolab's flags may stand anywhere among fio's options, as
+/// fio's own do (`iolab run --name=t --rw=read --output-format=json`). So
+/// `iolab run`'s flags (each named by the clap definition of `run`, with its
+/// value) move in front of the list, which keeps its order; after a `--`
+/// nothing moves. Other commands' arguments are returned as they are.
+pub fn own_flags_first(cli: &clap::Command, argv: Vec<OsString>) -> Vec<OsString> {
+    let Some(run) = cli.find_subcommand("run") else {
+        return argv;
+    };
+    if argv.get(1).map(OsString::as_os_str) != Some(OsStr::new("run")) {
+        return argv;
+    }
+    let mut it = argv.into_iter().peekable();
+    let mut front: Vec<OsString> = it.by_ref().take(2).collect();
+    let mut rest = Vec::new();
+    while let Some(arg) = it.next() {
+        if arg == "--" {
+            rest.push(arg);
+            rest.extend(it.by_ref());
+            break;
+        }
+        let text = arg.to_str().unwrap_or("");
+        if text == "-h" || text == "--help" {
+            front.push(arg);
+            continue;
+        }
+        let Some((key, has_value)) = text
+            .strip_prefix("--")
+            .map(|o| (o.split('=').next().unwrap_or(o), o.contains('=')))
+        else {
+            rest.push(arg);
+            continue;
+        };
+        let Some(flag) = run
+            .get_arguments()
+            .find(|a| a.get_long() == Some(key) && !a.is_positional())
+        else {
+            rest.push(arg);
+            continue;
+        };
+        let takes_next =
+            !has_value && flag.get_action().takes_values() && !flag.is_require_equals_set();
+        if !takes_next {
+            front.push(arg);
+            continue;
+        }
+        // As `job::plan` does for fio's options: the next argument is the
+        // value unless it is an option itself; then the value is missing, and
+        // an empty one makes clap say so.
+        match it.next_if(|v| !v.to_str().is_some_and(|v| v.starts_with("--"))) {
+            Some(value) => front.extend([arg, value]),
+            None => front.push(format!("--{key}=").into()),
+        }
+    }
+    front.extend(rest);
+    front
+}
+
+impl RunArgs {
+    /// The job options with the run-wide flags `job::plan` reads put back as
+    /// `--key=value` (their place among the job options means nothing).
+    fn plan_args(&self) -> Vec<String> {
+        let mut v = self.args.clone();
+        let mut put = |key: &str, value: Option<String>| {
+            if let Some(value) = value {
+                v.push(format!("--{key}={value}"));
+            }
+        };
+        put("output-format", self.output_format.clone());
+        put(
+            "output",
+            self.output.as_ref().map(|p| p.display().to_string()),
+        );
+        put("status-interval", self.status_interval.clone());
+        put("max-runtime", self.max_runtime.clone());
+        put("max-size", self.max_size.clone());
+        put(
+            "scratch-dir",
+            self.scratch_dir.as_ref().map(|p| p.display().to_string()),
+        );
+        for s in &self.section {
+            v.push(format!("--section={s}"));
+        }
+        if self.parse_only {
+            v.push("--parse-only".into());
+        }
+        v
+    }
+}
+
+pub fn main(a: RunArgs) -> Result<u8> {
+    if let Some(which) = &a.cmdhelp {
+        print!("{}", crate::job::table::cmdhelp(Some(which))?);
         return Ok(0);
     }
-    if a.args.is_empty() || a.args.iter().any(|s| s == "--help" || s == "-h") {
-        println!(
-            "usage: iolab run [JOBFILE...] [--opt=value ...] [--output-format=normal|json|json+|terse[,...]] [--status-interval=T] [--output=FILE] [--allow-destructive] [--cmdhelp[=OPTION|all]]\n\
-             e.g.   iolab run --name=t --ioengine=null --size=1g --rw=randread --bs=4k --completion=poll --runtime=2 --time_based\n\
-             Options are fio's (see docs/fio-compat.md for what iolab supports and adds)."
-        );
-        return Ok(if a.args.is_empty() { 1 } else { 0 });
-    }
-    let plan = parse_run_args(&a.args, &|k| std::env::var(k).ok())?;
+    let plan = parse_run_args(&a.plan_args(), &|k| std::env::var(k).ok())?;
     for w in &plan.warnings {
         eprintln!("iolab: warning: {w}");
     }
@@ -150,39 +282,6 @@ fn render(plan: &RunPlan, run: &RunResult) -> String {
         text += &crate::report::text::render_traces(run);
     }
     text
-}
-
-/// iolab's own flags may stand anywhere among fio's options; take them out
-/// before the fio parser sees the rest.
-fn take_own_flags(a: &mut RunArgs) -> Result<()> {
-    let mut rest = Vec::with_capacity(a.args.len());
-    let mut it = std::mem::take(&mut a.args).into_iter();
-    while let Some(arg) = it.next() {
-        if arg == "--allow-destructive" {
-            a.allow_destructive = true;
-        } else if arg == "--trace" {
-            a.trace = true;
-        } else if arg == "--trace-sample" || arg.starts_with("--trace-sample=") {
-            a.trace_sample = Some(match arg.strip_prefix("--trace-sample=") {
-                Some(v) => v.to_string(),
-                None => it.next().context(
-                    "--trace-sample needs a percentage: --trace-sample=PCT[/PERIOD] \
-                     (1-99, e.g. 20 or 10/500ms)",
-                )?,
-            });
-        } else if let Some(dir) = arg.strip_prefix("--report=") {
-            a.report = Some(dir.into());
-        } else if arg == "--report" {
-            let dir = it
-                .next()
-                .context("--report needs a directory: --report=DIR")?;
-            a.report = Some(dir.into());
-        } else {
-            rest.push(arg);
-        }
-    }
-    a.args = rest;
-    Ok(())
 }
 
 /// Run a plan and hand the engine's results to `report::assemble` for fio's

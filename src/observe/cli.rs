@@ -1,7 +1,9 @@
 //! The `iolab observe` command: its arguments, and the loop that attaches a
 //! collector to the target, reports each interval and the total, and detaches.
 
-use std::io::Write;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
@@ -16,8 +18,11 @@ use crate::sys::cleanup;
 #[derive(clap::Args, Debug)]
 #[command(
     about = "Count system calls, context switches and interrupts of a process or command",
+    long_about = "Count system calls, context switches and interrupts of a process or command. \
+The report goes to stderr (or to -o FILE), as strace's does, so the command's stdout stays its \
+own; iolab observe -- CMD exits with CMD's status. Needs root (eBPF or tracefs).",
     after_help = "Examples:\n  iolab observe -- pgbench -c 4 -T 10 bench\n  \
-                  iolab observe --pid 1234 --interval 1 --duration 10 --json"
+                  iolab observe --pid 1234 --interval 1 --duration 10 --json -o pg.jsonl"
 )]
 pub struct ObserveArgs {
     /// Observe this running process, with all its threads and child processes.
@@ -29,6 +34,9 @@ pub struct ObserveArgs {
     /// Emit JSON (one object per line: each interval, then the total).
     #[arg(long)]
     pub json: bool,
+    /// Write the report to FILE (created or truncated) instead of stderr.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Stop after SECS seconds (default: when the process exits, or on Ctrl-C).
     #[arg(long, value_name = "SECS")]
     pub duration: Option<f64>,
@@ -50,10 +58,11 @@ pub struct ObserveArgs {
     pub cmd: Vec<String>,
 }
 
-fn emit(r: &ObserveReport, json: bool) -> Result<()> {
-    let mut out = std::io::stdout().lock();
+/// The report goes where strace's goes: stderr, or `-o FILE`. Each report is
+/// flushed whole, so a reader of the file sees complete lines.
+fn emit(out: &mut dyn Write, r: &ObserveReport, json: bool) -> Result<()> {
     if json {
-        serde_json::to_writer(&mut out, r)?;
+        serde_json::to_writer(&mut *out, r)?;
         out.write_all(b"\n")?;
     } else {
         out.write_all(render_text(r).as_bytes())?;
@@ -91,13 +100,27 @@ pub fn main(args: ObserveArgs) -> Result<u8> {
     if !crate::sys::is_root() {
         return Err(crate::sys::needs_root("observe (tracefs instances and tracepoints)").into());
     }
+    // Created before anything is attached, so a bad path costs nothing.
+    let mut sink: Box<dyn Write> = match &args.output {
+        Some(p) => Box::new(BufWriter::new(
+            File::create(p).with_context(|| format!("-o {}", p.display()))?,
+        )),
+        None => Box::new(std::io::stderr()),
+    };
     cleanup::install_signal_handlers()?;
     let mut tracer = Collector::open(args.backend, args.buffer_kb, args.time_sample)?;
     let (mut target, label) = match args.pid {
         Some(p) => (Target::Existing { pid: p }, format!("pid {p}")),
         None => (spawn_held(&args.cmd)?, format!("`{}`", args.cmd.join(" "))),
     };
-    let result = observe(&mut tracer, &mut target, &label, &args, interval, duration);
+    let result = observe(
+        &mut tracer,
+        &mut target,
+        &label,
+        &args,
+        (interval, duration),
+        &mut *sink,
+    );
     // Whatever happened, a held child must not wait forever: closing the pipe
     // without a byte makes it exit 127.
     if let Target::Child { go, .. } = &mut target {
@@ -114,8 +137,8 @@ fn observe(
     target: &mut Target,
     label: &str,
     args: &ObserveArgs,
-    interval: Option<Duration>,
-    duration: Option<Duration>,
+    (interval, duration): (Option<Duration>, Option<Duration>),
+    out: &mut dyn Write,
 ) -> Result<u8> {
     let pid = target.pid();
     match target {
@@ -210,7 +233,7 @@ fn observe(
                 (tracer.events() - events_at_last, 0),
             );
             events_at_last = tracer.events();
-            emit(&r, args.json)?;
+            emit(out, &r, args.json)?;
             last = snap;
             next_report = Some(nr + interval.expect("set").as_nanos() as u64);
         }
@@ -231,7 +254,7 @@ fn observe(
             &end,
             (tracer.events() - events_at_last, lost),
         );
-        emit(&r, args.json)?;
+        emit(out, &r, args.json)?;
     }
     let p = tracer.total_period()?;
     let lost = tracer.lost_events()?;
@@ -253,7 +276,7 @@ fn observe(
             syscall: syscall_name(nr),
         })
         .collect();
-    emit(&total, args.json)?;
+    emit(out, &total, args.json)?;
     tracer.require_no_loss()?;
     Ok(exit_code.unwrap_or(0))
 }

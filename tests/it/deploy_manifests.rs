@@ -1,7 +1,7 @@
 //! The container and Kubernetes files under `deploy/`, checked as far as can
 //! be done offline: the Containerfile's build commands are the ones CI runs
-//! (`.ci/run`), the manifests and the Ansible files parse as YAML and the
-//! Kubernetes objects say what docs/fleet.md says (privileged, the node script,
+//! (`.ci/run`) and it installs the Debian package, the manifests and the
+//! Ansible files parse as YAML and the Kubernetes objects say what docs/fleet.md says (privileged, the node script,
 //! results under /var/lib/iolab-fleet), and the node script the image runs
 //! writes the fleet layout `iolab report --fleet` reads.
 
@@ -54,17 +54,34 @@ fn containerfile_builds_with_the_commands_ci_runs() {
             "the Containerfile does not run CI's `{c}` (it runs {cf:?})"
         );
     }
-    // Beyond CI's: only building the release binary that `cargo test
-    // --release` builds and tests.
+    // Nothing beyond CI's: the package is built by packaging/build-deb.sh.
     for c in &cf {
         assert!(
-            ci.contains(c) || c == "cargo build --release",
+            ci.contains(c),
             "the Containerfile runs `{c}`, which CI does not ({ci:?})"
         );
     }
     let text = read("deploy/container/Containerfile");
     assert!(text.contains(&format!("COPY deploy/kubernetes/run-node.sh {NODE_SCRIPT}")));
-    assert!(text.contains("COPY --from=build /src/target/release/iolab /usr/local/bin/iolab"));
+    // The image installs the Debian package that the one recipe makes (CI
+    // builds and installs the same: tests/it/packaging.rs), not a second
+    // copy of the binary.
+    assert!(text.contains("RUN packaging/build-deb.sh\n"));
+    assert!(text.contains("COPY --from=build /src/target/debian/ /tmp/iolab-deb/"));
+    assert!(text.contains("/tmp/iolab-deb/iolab_*.deb"));
+    assert!(!text.contains("target/release/iolab"));
+    // The manifests say how to build and push the image they name.
+    for m in [
+        "deploy/kubernetes/daemonset.yaml",
+        "deploy/kubernetes/job.yaml",
+    ] {
+        let m_text = read(m);
+        assert!(
+            m_text.contains("podman build -f deploy/container/Containerfile -t iolab:latest .")
+                && m_text.contains("podman push"),
+            "{m} does not say how to build and push its image"
+        );
+    }
 }
 
 /// A Python with PyYAML: the ansible venv's (ansible-core needs PyYAML), else

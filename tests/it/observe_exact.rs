@@ -88,9 +88,12 @@ fn run(args: &[&str]) -> (Output, u32) {
     (child.wait_with_output().unwrap(), pid)
 }
 
+/// The reports of `observe --json`, which go to stderr (as strace's do);
+/// iolab's own notes there start with `iolab:`.
 fn json_lines(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
+    String::from_utf8_lossy(&out.stderr)
         .lines()
+        .filter(|l| l.starts_with('{'))
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON {l:?}: {e}")))
         .collect()
 }
@@ -406,4 +409,53 @@ fn sigint_stops_observing_and_removes_the_instance() {
             unsafe { libc::kill(t["tid"].as_i64().unwrap() as i32, libc::SIGKILL) };
         }
     }
+}
+
+/// The observed command's stdout is its own: the report goes to stderr, or
+/// with `-o FILE` to FILE alone (as strace's), and the command's exit status
+/// is observe's.
+#[test]
+fn the_report_leaves_the_commands_stdout_alone() {
+    let _one = crate::support::serial::one_at_a_time();
+    if !ready(&[Need::Root]) {
+        return;
+    }
+    let script = "echo line one; echo line two; echo oops >&2; exit 3";
+    let (out, _) = run(&["observe", "--", "sh", "-c", script]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("needs root") || err.contains("CAP_") {
+        skip(format_args!("observe cannot run here: {err}"));
+        return;
+    }
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "line one\nline two\n");
+    assert!(err.starts_with("oops\n"), "{err}");
+    assert!(err.contains("--- total for `sh -c"), "{err}");
+
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("report.jsonl");
+    let (out, _) = run(&[
+        "observe",
+        "--json",
+        "-o",
+        file.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        script,
+    ]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "line one\nline two\n");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "oops\n");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let total: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(total["kind"], "total");
+    assert!(calls(&total, "write") >= 3, "{total}");
+
+    // A report file that cannot be created stops observe before it starts
+    // anything, naming the path.
+    let (out, _) = run(&["observe", "-o", "/nonexistent/dir/r", "--", "true"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("-o /nonexistent/dir/r"), "{err}");
 }

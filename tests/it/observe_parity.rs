@@ -152,8 +152,12 @@ fn run_strace(case: &Case, work: &Path, out: &Path) -> Table {
 
 fn run_observe(case: &Case, work: &Path, backend: &str) -> Table {
     fresh(work, case.setup);
+    // Like strace's -o above: the report in a file of its own.
+    let report = work.with_extension("observe.jsonl");
     let mut cmd = Command::new(IOLAB);
-    cmd.args(["observe", "--json", "--backend", backend, "--"])
+    cmd.args(["observe", "--json", "--backend", backend, "-o"])
+        .arg(&report)
+        .arg("--")
         .args(&case.argv);
     deterministic(&mut cmd, work);
     let o = cmd.output().unwrap();
@@ -163,10 +167,9 @@ fn run_observe(case: &Case, work: &Path, backend: &str) -> Table {
         case.name,
         String::from_utf8_lossy(&o.stderr)
     );
-    // The program's own output comes first on the shared stdout; the total
-    // report is the last line.
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    let last = stdout.lines().last().unwrap_or("");
+    // One JSON line per report; the total is the last.
+    let text = std::fs::read_to_string(&report).unwrap();
+    let last = text.lines().last().unwrap_or("");
     let v: serde_json::Value = serde_json::from_str(last)
         .unwrap_or_else(|e| panic!("{}: last line is not the report ({e}): {last:?}", case.name));
     assert_eq!(v["kind"], "total");
