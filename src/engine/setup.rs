@@ -10,9 +10,14 @@ use crate::engine::error::{EngineError, Result};
 
 use crate::buf::Buffers;
 use crate::completion::{self, Completer, adaptive};
+use crate::device::cpuio::CpuBurn;
+use crate::device::fileops::{FileOp, FileOps};
 use crate::device::libaio::{Libaio, LibaioOpts};
+use crate::device::mmap::{Mmap, MmapOpts};
 use crate::device::null::NullDevice;
+use crate::device::posixaio::Posixaio;
 use crate::device::psync::{Psync, PsyncFlags};
+use crate::device::space::{Space, SpaceKind};
 use crate::device::sync::{SyncIo, SyncKind};
 use crate::device::target::{Target, TargetSpec, open_target};
 use crate::device::uring::{Uring, UringOpts};
@@ -132,6 +137,39 @@ fn check_shared(jobs: &[JobSpec], placed: &[Placed]) -> Result<()> {
     Ok(())
 }
 
+/// The files of a file-operation engine (filecreate, filestat, filedelete)
+/// and the block each one's request counts. filestat and filedelete find
+/// their files laid out first, as fio lays them out (then closed: the timed
+/// call names the file by path); filecreate creates them, timed.
+fn file_op_paths(
+    job: &JobSpec,
+    jobnum: u32,
+    writes: bool,
+    allow_destructive: bool,
+) -> Result<(Vec<std::path::PathBuf>, u64)> {
+    let paths = crate::job::files_opts::paths(job, jobnum);
+    let block = u64::from(job.bs[0].min().max(job.bs[1].min()).max(1));
+    if job.ioengine == Engine::FileCreate {
+        // The directory must exist: fio does not create it either.
+        return Ok((paths, block));
+    }
+    let nfiles = paths.len().max(1) as u64;
+    for p in &paths {
+        let spec = TargetSpec {
+            size: job.size.map(|s| s / nfiles),
+            prealloc: job.files.fallocate,
+            allow_create: job.files.allow_create,
+            writes,
+            min_bs: block as u32,
+            max_bs: block as u32,
+            allow_destructive,
+            ..TargetSpec::new(job.name.clone(), p.clone())
+        };
+        drop(open_target(&spec)?);
+    }
+    Ok((paths, block))
+}
+
 /// Build one worker. `planned_runtime_ns` sizes the interval logs.
 pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -> Result<Prepared> {
     check_shared(jobs, &placed)?;
@@ -173,7 +211,28 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
 
     // The job's files besides the first (nrfiles, a filename list).
     let mut files = crate::engine::files::OpenSet::default();
+    // File-operation engines address files by path, one block each.
+    let mut op_regions: Option<Vec<(u64, u64)>> = None;
     let (target, region_len, queue): (Option<Target>, u64, Box<dyn Queue>) = match first.ioengine {
+        Engine::Cpuio => {
+            // No target: one block of region, burned over and over.
+            let burn = CpuBurn::new(first.engine.cpuchunks, first.engine.cpumode);
+            (None, max_bs as u64, Box::new(burn))
+        }
+        engine if engine.is_file_op() => {
+            let (paths, block) = file_op_paths(first, placed[0].jobnum, writes, allow_destructive)?;
+            let op = match engine {
+                Engine::FileCreate => FileOp::Create,
+                Engine::FileStat => FileOp::Stat(first.engine.stat_type),
+                _ => FileOp::Delete,
+            };
+            let q = FileOps::new(op, &paths).map_err(|err| EngineError::Backend {
+                job: label(first),
+                err,
+            })?;
+            op_regions = Some(vec![(0, block); paths.len()]);
+            (None, block, Box::new(q))
+        }
         Engine::Null => {
             let size = first
                 .size
@@ -280,6 +339,28 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                             .with_sync_range(first.syncs.range_flags),
                     )
                 }
+                Engine::Mmap => {
+                    let job_reads = placed.iter().any(|p| jobs[p.job].rw.dir.issues()[0]);
+                    let opts = MmapOpts {
+                        write: writes,
+                        read: job_reads || first.verify.kind.is_some(),
+                        random: first.rw.pattern == crate::job::Pattern::Rand,
+                        thp: first.engine.thp,
+                        sync_each: first.direct,
+                    };
+                    Box::new(Mmap::new(fd, opts).map_err(backend_err)?)
+                }
+                Engine::Posixaio => {
+                    Box::new(Posixaio::new(fd, nslots, first.syncs.datasync).map_err(backend_err)?)
+                }
+                Engine::Falloc | Engine::Ftruncate => {
+                    let kind = if engine == Engine::Falloc {
+                        SpaceKind::Falloc
+                    } else {
+                        SpaceKind::Ftruncate
+                    };
+                    Box::new(Space::new(fd, kind, first.syncs.datasync).map_err(backend_err)?)
+                }
                 Engine::Libaio => {
                     // Completions are read from the AIO ring in user space
                     // wherever the ring can be read, io_getevents sleeps for
@@ -325,10 +406,12 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         }
     };
     // Each file's (first byte, bytes to address), for one generator per file.
-    let regions: Vec<(u64, u64)> = files
-        .all(target.as_ref())
-        .map(|t| (t.offset, t.size))
-        .collect();
+    let regions: Vec<(u64, u64)> = op_regions.unwrap_or_else(|| {
+        files
+            .all(target.as_ref())
+            .map(|t| (t.offset, t.size))
+            .collect()
+    });
     if region_len == 0 {
         return Err(EngineError::EmptyRegion { job: label(first) });
     }
