@@ -6,6 +6,7 @@
 //! queued, `reap` completions either without sleeping ([`Wait::Peek`], the basis of
 //! polling) or by sleeping in the backend's interrupt mechanism ([`Wait::Sleep`]).
 
+pub mod atomic;
 pub mod cpuio;
 pub mod fileops;
 pub mod files;

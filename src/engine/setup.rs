@@ -137,6 +137,19 @@ fn check_shared(jobs: &[JobSpec], placed: &[Placed]) -> Result<()> {
     Ok(())
 }
 
+/// RWF_* flags every read and write of the job carries (fio's `nowait`;
+/// `uncached` on buffered I/O, as RWF_DONTCACHE).
+fn engine_rw_flags(job: &JobSpec) -> u32 {
+    let mut f = 0;
+    if job.engine.nowait {
+        f |= libc::RWF_NOWAIT as u32;
+    }
+    if job.engine.uncached && !job.direct {
+        f |= libc::RWF_DONTCACHE as u32;
+    }
+    f
+}
+
 /// The files of a file-operation engine (filecreate, filestat, filedelete)
 /// and the block each one's request counts. filestat and filedelete find
 /// their files laid out first, as fio lays them out (then closed: the timed
@@ -322,7 +335,10 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                             hipri: first.hipri,
                             datasync: first.syncs.datasync,
                             sync_range: first.syncs.range_flags,
-                            ..Default::default()
+                            nowait: first.engine.nowait,
+                            uncached: first.engine.uncached && !first.direct,
+                            hipri_percentage: Some(first.engine.hipri_percentage),
+                            atomic: first.engine.atomic,
                         },
                     )
                     .map_err(backend_err)?,
@@ -375,6 +391,8 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                         datasync: first.syncs.datasync,
                         userspace_reap: first.userspace_reap != Some(false),
                         ring_only: first.userspace_reap == Some(true),
+                        rw_flags: engine_rw_flags(first),
+                        atomic_writes: first.engine.atomic,
                     };
                     Box::new(Libaio::new(fd, &opts).map_err(backend_err)?)
                 }
@@ -391,11 +409,29 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                         fixed_bufs: if first.fixedbufs { Some(&iov) } else { None },
                         datasync: first.syncs.datasync,
                         sync_range: first.syncs.range_flags,
+                        sqpoll_cpu: first.engine.sqthread_poll_cpu,
+                        rw_flags: engine_rw_flags(first),
+                        atomic_writes: first.engine.atomic,
+                        vectored: first.engine.nonvectored == Some(false),
+                        force_async: first.engine.force_async,
                         ..Default::default()
                     };
                     Box::new(Uring::new(fd, &opts).map_err(backend_err)?)
                 }
             };
+            if first.engine.atomic {
+                let min_w = placed
+                    .iter()
+                    .map(|p| jobs[p.job].bs[1].min())
+                    .min()
+                    .unwrap_or(0);
+                let max_w = placed
+                    .iter()
+                    .map(|p| jobs[p.job].bs[1].max())
+                    .max()
+                    .unwrap_or(0);
+                crate::device::atomic::check(fd, min_w, max_w).map_err(backend_err)?;
+            }
             let mut queue = queue;
             if !files.rest.is_empty() {
                 queue
