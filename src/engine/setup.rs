@@ -207,9 +207,11 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         .map(|p| jobs[p.job].bs[0].max().max(jobs[p.job].bs[1].max()))
         .max()
         .unwrap_or(4096) as usize;
-    let writes = placed
-        .iter()
-        .any(|p| jobs[p.job].rw.dir != Direction::Read || jobs[p.job].fsync > 0);
+    // falloc changes the file whatever the direction (fio opens it O_RDWR).
+    let writes = first.ioengine == Engine::Falloc
+        || placed
+            .iter()
+            .any(|p| jobs[p.job].rw.dir != Direction::Read || jobs[p.job].fsync > 0);
 
     // numa_mem_policy: the buffers are first touched under the job's policy.
     let policy = crate::engine::numa::buffer_policy(first)?;
