@@ -46,13 +46,16 @@ const IOCB_FLAG_IOPRIO: u32 = 1 << 1;
 const AIO_RING_MAGIC: u32 = 0xa10a_10a1;
 
 /// `struct iocb`. `aio_key` and `aio_rw_flags` swap places on big-endian
-/// machines; both are always 0 here, so one layout serves both.
+/// machines (the kernel's PADDED macro), hence the two orders below.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 struct Iocb {
     aio_data: u64,
+    #[cfg(target_endian = "little")]
     aio_key: u32,
     aio_rw_flags: u32,
+    #[cfg(target_endian = "big")]
+    aio_key: u32,
     aio_lio_opcode: u16,
     aio_reqprio: i16,
     aio_fildes: u32,
@@ -113,6 +116,10 @@ pub struct LibaioOpts {
     /// `userspace_reap=1`); needs `userspace_reap` and a ring of the known
     /// layout (else `new` fails).
     pub ring_only: bool,
+    /// RWF_* flags every read and write carries (fio `nowait`: RWF_NOWAIT).
+    pub rw_flags: u32,
+    /// Writes also carry RWF_ATOMIC (fio `atomic`).
+    pub atomic_writes: bool,
 }
 
 impl Default for LibaioOpts {
@@ -124,6 +131,8 @@ impl Default for LibaioOpts {
             batch_complete_max: 0,
             datasync: false,
             ring_only: false,
+            rw_flags: 0,
+            atomic_writes: false,
         }
     }
 }
@@ -200,6 +209,8 @@ pub struct Libaio {
     /// Waits spin on the ring instead of sleeping in io_getevents.
     ring_only: bool,
     datasync: bool,
+    /// RWF_* flags of reads and writes (`LibaioOpts::rw_flags`), and of writes.
+    rw_flags: [u32; 2],
     limit: u32,
     batch_submit: u32,
     batch_complete_max: u32,
@@ -288,6 +299,15 @@ impl Libaio {
             ring,
             ring_only: opts.ring_only,
             datasync: opts.datasync,
+            rw_flags: [
+                opts.rw_flags,
+                opts.rw_flags
+                    | if opts.atomic_writes {
+                        libc::RWF_ATOMIC as u32
+                    } else {
+                        0
+                    },
+            ],
             limit: opts.entries,
             batch_submit: opts.batch_submit,
             batch_complete_max: opts.batch_complete_max,
@@ -395,6 +415,11 @@ impl Libaio {
                 cmd.offset as i64
             },
             aio_flags,
+            aio_rw_flags: match cmd.op {
+                Op::Read => self.rw_flags[0],
+                Op::Write => self.rw_flags[1],
+                _ => 0,
+            },
             ..Iocb::default()
         }
     }

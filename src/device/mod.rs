@@ -6,11 +6,17 @@
 //! queued, `reap` completions either without sleeping ([`Wait::Peek`], the basis of
 //! polling) or by sleeping in the backend's interrupt mechanism ([`Wait::Sleep`]).
 
+pub mod atomic;
+pub mod cpuio;
+pub mod fileops;
 pub mod files;
 pub mod libaio;
+pub mod mmap;
 pub mod null;
 pub mod polled;
+pub mod posixaio;
 pub mod psync;
+pub mod space;
 pub mod sync;
 pub mod target;
 pub mod trim;
@@ -79,6 +85,39 @@ pub struct BackendStats {
     /// libaio: how completions were reaped (ring / io_getevents) and counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aio_reap: Option<libaio::AioReap>,
+    /// Who or what moves the data, where that is not the submitting thread's
+    /// own system call (a reader of the latencies needs to know).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub performed_by: Option<PerformedBy>,
+}
+
+/// Who performs a backend's requests, where it is not the worker's own call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PerformedBy {
+    /// posixaio: glibc hands each aio_read/aio_write to a helper thread of its
+    /// own, which runs pread/pwrite; the latencies include that hand-off.
+    GlibcHelperThreads,
+    /// mmap: memcpy to or from a shared mapping; page faults read, write-back
+    /// writes later.
+    PageCopy,
+}
+
+impl PerformedBy {
+    /// One line for the run output.
+    pub fn describe(self) -> &'static str {
+        match self {
+            PerformedBy::GlibcHelperThreads => {
+                "glibc's helper threads perform the I/O: aio_read/aio_write queue each \
+                 request to a thread glibc starts, which runs pread/pwrite; latencies include \
+                 that hand-off (libaio or io_uring submit to the kernel directly)"
+            }
+            PerformedBy::PageCopy => {
+                "memcpy through a shared mapping: reads fault pages in, writes dirty pages \
+                 that write-back cleans later (fsync=N runs msync)"
+            }
+        }
+    }
 }
 
 fn is_zero(n: &u64) -> bool {

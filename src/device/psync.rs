@@ -25,6 +25,13 @@ pub struct PsyncFlags {
     /// Nonzero: `Op::Fsync` runs sync_file_range(2) over the whole file with
     /// these flags (fio `sync_file_range=`).
     pub sync_range: u32,
+    /// RWF_DONTCACHE on buffered reads and writes (fio `uncached`).
+    pub uncached: bool,
+    /// With `hipri`: the share of requests (0-100) that carry RWF_HIPRI
+    /// (fio `hipri_percentage`); `None`: all of them.
+    pub hipri_percentage: Option<u32>,
+    /// Writes carry RWF_ATOMIC (fio `atomic`).
+    pub atomic: bool,
 }
 
 /// One psync queue on a file descriptor the engine owns.
@@ -32,7 +39,13 @@ pub struct PsyncFlags {
 pub struct Psync {
     files: super::files::FileTable,
     vectored: bool,
+    /// RWF_* flags of reads and of writes.
     rwf: libc::c_int,
+    rwf_write: libc::c_int,
+    /// `hipri_percentage` from 1 to 99: RWF_HIPRI is drawn per request with
+    /// this share, from `rng` (xorshift; no system call). 0: never drawn.
+    hipri_share: u32,
+    rng: u64,
     datasync: bool,
     sync_range: u32,
     stats: BackendStats,
@@ -46,8 +59,16 @@ impl Psync {
         if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
             return Err(DeviceError::last_os(format!("psync: fd {fd}")));
         }
-        if !vectored && (flags.hipri || flags.nowait) {
-            let which = if flags.hipri { "hipri" } else { "nowait" };
+        if !vectored && (flags.hipri || flags.nowait || flags.uncached || flags.atomic) {
+            let which = if flags.hipri {
+                "hipri"
+            } else if flags.nowait {
+                "nowait"
+            } else if flags.uncached {
+                "uncached"
+            } else {
+                "atomic"
+            };
             return Err(DeviceError::Unsupported(format!(
                 "psync: {which} needs per-call flags, which only preadv2/pwritev2 carry; \
                  use ioengine=pvsync2"
@@ -56,28 +77,55 @@ impl Psync {
         if flags.hipri {
             super::polled::check_polled_io(fd)?;
         }
+        let share = flags.hipri_percentage.unwrap_or(100).min(100);
         let mut rwf = 0;
-        if flags.hipri {
+        if flags.hipri && share == 100 {
             rwf |= libc::RWF_HIPRI;
         }
         if flags.nowait {
             rwf |= libc::RWF_NOWAIT;
         }
+        if flags.uncached {
+            rwf |= libc::RWF_DONTCACHE;
+        }
         Ok(Psync {
             files: super::files::FileTable::one(fd),
             vectored,
             rwf,
+            rwf_write: rwf | if flags.atomic { libc::RWF_ATOMIC } else { 0 },
+            hipri_share: if flags.hipri && share < 100 { share } else { 0 },
+            rng: 0x9E37_79B9_7F4A_7C15,
             datasync: flags.datasync,
             sync_range: flags.sync_range,
             stats: BackendStats::default(),
         })
     }
 
-    fn call(&self, file: u16) -> SyncCall {
+    /// RWF_HIPRI for this request, drawn with `hipri_share` percent.
+    #[inline]
+    fn hipri_draw(&mut self) -> libc::c_int {
+        if self.hipri_share == 0 {
+            return 0;
+        }
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng = x;
+        if (x % 100) < u64::from(self.hipri_share) {
+            libc::RWF_HIPRI
+        } else {
+            0
+        }
+    }
+
+    fn call(&mut self, file: u16) -> SyncCall {
+        let hipri = self.hipri_draw();
         SyncCall {
             fd: self.files.fd(file),
             vectored: self.vectored,
-            rwf: self.rwf,
+            rwf: self.rwf | hipri,
+            rwf_write: self.rwf_write | hipri,
             datasync: self.datasync,
             range: self.sync_range,
             trim: self.files.trim_kind(file),
@@ -93,7 +141,9 @@ pub struct SyncCall {
     pub fd: RawFd,
     /// preadv2/pwritev2 with `rwf` instead of pread/pwrite.
     pub vectored: bool,
+    /// RWF_* flags of reads, and of writes.
     pub rwf: libc::c_int,
+    pub rwf_write: libc::c_int,
     /// `Op::Fsync` runs fdatasync.
     pub datasync: bool,
     /// Nonzero: `Op::Fsync` runs sync_file_range with these flags instead.
@@ -124,7 +174,7 @@ impl SyncCall {
                     iov_base: cmd.buf.cast(),
                     iov_len: len,
                 };
-                unsafe { libc::pwritev2(fd, &iov, 1, off, self.rwf) }
+                unsafe { libc::pwritev2(fd, &iov, 1, off, self.rwf_write) }
             }
             (Op::Trim, _) => trim::perform(fd, self.trim, cmd.offset, cmd.len),
             (Op::Fsync, _) if self.range != 0 => sync_range(fd, self.range),
@@ -155,6 +205,7 @@ impl SyncCall {
             fd,
             vectored: false,
             rwf: 0,
+            rwf_write: 0,
             datasync,
             range,
             trim,

@@ -9,7 +9,7 @@
 
 use std::os::fd::RawFd;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crate::engine::cmdprio::BsPrioTable;
@@ -45,6 +45,9 @@ impl StopFlags {
 pub struct Halt {
     flag: Arc<AtomicBool>,
     seen: bool,
+    /// cpuio's `exit_on_io_done`: the group's I/O workers still running; at
+    /// 0 the flag counts as up.
+    io_left: Option<Arc<AtomicUsize>>,
 }
 
 impl Halt {
@@ -52,20 +55,37 @@ impl Halt {
         Halt {
             flag: flags.group.clone(),
             seen: false,
+            io_left: None,
         }
+    }
+
+    /// Also halt once the group's I/O workers (counted by `io_left`) have
+    /// all ended (cpuio's `exit_on_io_done`).
+    pub fn until_io_done(mut self, io_left: Arc<AtomicUsize>) -> Halt {
+        self.io_left = Some(io_left);
+        self
+    }
+
+    #[inline]
+    fn up(&self) -> bool {
+        self.flag.load(Ordering::Relaxed)
+            || self
+                .io_left
+                .as_ref()
+                .is_some_and(|n| n.load(Ordering::Relaxed) == 0)
     }
 
     /// Whether the flag went up and [`fired`](Self::fired) has not yet said so
     /// (a look that leaves the one-shot to the loop that acts on it).
     #[inline]
     pub fn pending(&self) -> bool {
-        !self.seen && self.flag.load(Ordering::Relaxed)
+        !self.seen && self.up()
     }
 
     /// True once, the first time it is called after the flag went up.
     #[inline]
     pub fn fired(&mut self) -> bool {
-        if !self.seen && self.flag.load(Ordering::Relaxed) {
+        if !self.seen && self.up() {
             self.seen = true;
             return true;
         }

@@ -592,8 +592,12 @@ pub fn check_open_limit(jobs: &[JobSpec], groups: &[Vec<usize>]) -> Result<()> {
     }
     let open = open_fds();
     for g in groups {
+        // File-operation engines and cpuio hold no file open while they run.
         let need: u64 = g
             .iter()
+            .filter(|&&j| {
+                !jobs[j].ioengine.is_file_op() && jobs[j].ioengine != crate::job::Engine::Cpuio
+            })
             .map(|&j| u64::from(jobs[j].files.nrfiles) * u64::from(jobs[j].numjobs))
             .sum();
         // Each worker also holds a ring or AIO context and a few descriptors

@@ -92,6 +92,15 @@ pub fn run_jobs(jobs: &[JobSpec], opts: &EngineOptions) -> Result<Vec<GroupRun>>
     Ok(results)
 }
 
+/// Counts an I/O worker out of its group's `io_left` when dropped.
+struct IoDone(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for IoDone {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 fn run_group(
     jobs: &[JobSpec],
     group: &[usize],
@@ -131,6 +140,11 @@ fn run_group(
     // Co-runners first: should one fail to start, no worker (holding a device
     // queue) is left waiting at the barrier.
     let corunners = place::start(&placement, &barrier)?;
+    // cpuio's exit_on_io_done: the group's I/O workers still running.
+    let is_io = |p: &setup::Prepared| jobs[p.placed[0].job].ioengine != crate::job::Engine::Cpuio;
+    let io_left = Arc::new(std::sync::atomic::AtomicUsize::new(
+        prepared.iter().filter(|p| is_io(p)).count(),
+    ));
     let t0 = crate::measure::clock::now_ns();
     let handles: Vec<_> = prepared
         .into_iter()
@@ -139,11 +153,16 @@ fn run_group(
             let barrier = barrier.clone();
             let tid_slot = tids[i].clone();
             let stops = stops.clone();
+            let io_left = io_left.clone();
+            let first = &jobs[p.placed[0].job];
+            let (io_worker, until_io_done) = (is_io(&p), first.engine.exit_on_io_done);
             std::thread::Builder::new()
                 .name(format!("iolab-w{i}"))
                 .spawn(move || {
                     // However the worker ends, its wait_for waiters may start.
                     let _ended = p.control.gate.ender();
+                    // However an I/O worker ends, exit_on_io_done burners see it.
+                    let _io_done = io_worker.then(|| IoDone(io_left.clone()));
                     crate::measure::clock::set_thread_timer_slack_ns(1);
                     let tid = crate::placement::affinity::gettid();
                     tid_slot.store(tid, Ordering::Relaxed);
@@ -180,6 +199,9 @@ fn run_group(
                         return (p, Err(err), ThreadUsage::default(), None);
                     }
                     p.worker.halt = control::Halt::watch(&stops);
+                    if until_io_done {
+                        p.worker.halt = std::mem::take(&mut p.worker.halt).until_io_done(io_left);
+                    }
                     // create_only: the files are set up, the job issues nothing.
                     let outcome = if !p.process.create_only && p.control.wait_start(&stops) {
                         let cpu0 = ThreadUsage::now();

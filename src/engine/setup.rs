@@ -10,9 +10,14 @@ use crate::engine::error::{EngineError, Result};
 
 use crate::buf::Buffers;
 use crate::completion::{self, Completer, adaptive};
+use crate::device::cpuio::CpuBurn;
+use crate::device::fileops::{FileOp, FileOps};
 use crate::device::libaio::{Libaio, LibaioOpts};
+use crate::device::mmap::{Mmap, MmapOpts};
 use crate::device::null::NullDevice;
+use crate::device::posixaio::Posixaio;
 use crate::device::psync::{Psync, PsyncFlags};
+use crate::device::space::{Space, SpaceKind};
 use crate::device::sync::{SyncIo, SyncKind};
 use crate::device::target::{Target, TargetSpec, open_target};
 use crate::device::uring::{Uring, UringOpts};
@@ -138,6 +143,52 @@ fn check_shared(jobs: &[JobSpec], placed: &[Placed]) -> Result<()> {
     Ok(())
 }
 
+/// RWF_* flags every read and write of the job carries (fio's `nowait`;
+/// `uncached` on buffered I/O, as RWF_DONTCACHE).
+fn engine_rw_flags(job: &JobSpec) -> u32 {
+    let mut f = 0;
+    if job.engine.nowait {
+        f |= libc::RWF_NOWAIT as u32;
+    }
+    if job.engine.uncached && !job.direct {
+        f |= libc::RWF_DONTCACHE as u32;
+    }
+    f
+}
+
+/// The files of a file-operation engine (filecreate, filestat, filedelete)
+/// and the block each one's request counts. filestat and filedelete find
+/// their files laid out first, as fio lays them out (then closed: the timed
+/// call names the file by path); filecreate creates them, timed.
+fn file_op_paths(
+    job: &JobSpec,
+    jobnum: u32,
+    writes: bool,
+    allow_destructive: bool,
+) -> Result<(Vec<std::path::PathBuf>, u64)> {
+    let paths = crate::job::files_opts::paths(job, jobnum);
+    let block = u64::from(job.bs[0].min().max(job.bs[1].min()).max(1));
+    if job.ioengine == Engine::FileCreate {
+        // The directory must exist: fio does not create it either.
+        return Ok((paths, block));
+    }
+    let nfiles = paths.len().max(1) as u64;
+    for p in &paths {
+        let spec = TargetSpec {
+            size: job.size.map(|s| s / nfiles),
+            prealloc: job.files.fallocate,
+            allow_create: job.files.allow_create,
+            writes,
+            min_bs: block as u32,
+            max_bs: block as u32,
+            allow_destructive,
+            ..TargetSpec::new(job.name.clone(), p.clone())
+        };
+        drop(open_target(&spec)?);
+    }
+    Ok((paths, block))
+}
+
 /// Build one worker. `planned_runtime_ns` sizes the interval logs.
 pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -> Result<Prepared> {
     check_shared(jobs, &placed)?;
@@ -176,9 +227,11 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                 .max()
                 .unwrap_or(0),
         ) as usize;
-    let writes = placed
-        .iter()
-        .any(|p| jobs[p.job].rw.dir != Direction::Read || jobs[p.job].fsync > 0)
+    // falloc changes the file whatever the direction (fio opens it O_RDWR).
+    let writes = first.ioengine == Engine::Falloc
+        || placed
+            .iter()
+            .any(|p| jobs[p.job].rw.dir != Direction::Read || jobs[p.job].fsync > 0)
         || replays.iter().flatten().any(Trace::writes);
 
     // numa_mem_policy: the buffers are first touched under the job's policy.
@@ -196,7 +249,28 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
 
     // The job's files besides the first (nrfiles, a filename list).
     let mut files = crate::engine::files::OpenSet::default();
+    // File-operation engines address files by path, one block each.
+    let mut op_regions: Option<Vec<(u64, u64)>> = None;
     let (target, region_len, queue): (Option<Target>, u64, Box<dyn Queue>) = match first.ioengine {
+        Engine::Cpuio => {
+            // No target: one block of region, burned over and over.
+            let burn = CpuBurn::new(first.engine.cpuchunks, first.engine.cpumode);
+            (None, max_bs as u64, Box::new(burn))
+        }
+        engine if engine.is_file_op() => {
+            let (paths, block) = file_op_paths(first, placed[0].jobnum, writes, allow_destructive)?;
+            let op = match engine {
+                Engine::FileCreate => FileOp::Create,
+                Engine::FileStat => FileOp::Stat(first.engine.stat_type),
+                _ => FileOp::Delete,
+            };
+            let q = FileOps::new(op, &paths).map_err(|err| EngineError::Backend {
+                job: label(first),
+                err,
+            })?;
+            op_regions = Some(vec![(0, block); paths.len()]);
+            (None, block, Box::new(q))
+        }
         Engine::Null => {
             let size = first
                 .size
@@ -321,7 +395,10 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                             hipri: first.hipri,
                             datasync: first.syncs.datasync,
                             sync_range: first.syncs.range_flags,
-                            ..Default::default()
+                            nowait: first.engine.nowait,
+                            uncached: first.engine.uncached && !first.direct,
+                            hipri_percentage: Some(first.engine.hipri_percentage),
+                            atomic: first.engine.atomic,
                         },
                     )
                     .map_err(backend_err)?,
@@ -338,6 +415,28 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                             .with_sync_range(first.syncs.range_flags),
                     )
                 }
+                Engine::Mmap => {
+                    let job_reads = placed.iter().any(|p| jobs[p.job].rw.dir.issues()[0]);
+                    let opts = MmapOpts {
+                        write: writes,
+                        read: job_reads || first.verify.kind.is_some(),
+                        random: first.rw.pattern == crate::job::Pattern::Rand,
+                        thp: first.engine.thp,
+                        sync_each: first.direct,
+                    };
+                    Box::new(Mmap::new(fd, opts).map_err(backend_err)?)
+                }
+                Engine::Posixaio => {
+                    Box::new(Posixaio::new(fd, nslots, first.syncs.datasync).map_err(backend_err)?)
+                }
+                Engine::Falloc | Engine::Ftruncate => {
+                    let kind = if engine == Engine::Falloc {
+                        SpaceKind::Falloc
+                    } else {
+                        SpaceKind::Ftruncate
+                    };
+                    Box::new(Space::new(fd, kind, first.syncs.datasync).map_err(backend_err)?)
+                }
                 Engine::Libaio => {
                     // Completions are read from the AIO ring in user space
                     // wherever the ring can be read, io_getevents sleeps for
@@ -352,6 +451,8 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                         datasync: first.syncs.datasync,
                         userspace_reap: first.userspace_reap != Some(false),
                         ring_only: first.userspace_reap == Some(true),
+                        rw_flags: engine_rw_flags(first),
+                        atomic_writes: first.engine.atomic,
                     };
                     Box::new(Libaio::new(fd, &opts).map_err(backend_err)?)
                 }
@@ -368,11 +469,29 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                         fixed_bufs: if first.fixedbufs { Some(&iov) } else { None },
                         datasync: first.syncs.datasync,
                         sync_range: first.syncs.range_flags,
+                        sqpoll_cpu: first.engine.sqthread_poll_cpu,
+                        rw_flags: engine_rw_flags(first),
+                        atomic_writes: first.engine.atomic,
+                        vectored: first.engine.nonvectored == Some(false),
+                        force_async: first.engine.force_async,
                         ..Default::default()
                     };
                     Box::new(Uring::new(fd, &opts).map_err(backend_err)?)
                 }
             };
+            if first.engine.atomic {
+                let min_w = placed
+                    .iter()
+                    .map(|p| jobs[p.job].bs[1].min())
+                    .min()
+                    .unwrap_or(0);
+                let max_w = placed
+                    .iter()
+                    .map(|p| jobs[p.job].bs[1].max())
+                    .max()
+                    .unwrap_or(0);
+                crate::device::atomic::check(fd, min_w, max_w).map_err(backend_err)?;
+            }
             let mut queue = queue;
             if !files.rest.is_empty() {
                 queue
@@ -383,10 +502,12 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         }
     };
     // Each file's (first byte, bytes to address), for one generator per file.
-    let regions: Vec<(u64, u64)> = files
-        .all(target.as_ref())
-        .map(|t| (t.offset, t.size))
-        .collect();
+    let regions: Vec<(u64, u64)> = op_regions.unwrap_or_else(|| {
+        files
+            .all(target.as_ref())
+            .map(|t| (t.offset, t.size))
+            .collect()
+    });
     if region_len == 0 {
         return Err(EngineError::EmptyRegion { job: label(first) });
     }

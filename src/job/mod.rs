@@ -11,6 +11,7 @@ mod cmdprio;
 pub mod control;
 mod control_opts;
 mod draft;
+pub mod engine_opts;
 pub mod errno;
 pub mod error;
 pub mod files;

@@ -292,6 +292,7 @@ impl Draft {
                     .to_string(),
             ));
         }
+        self.check_engine(section_at)?;
         self.check_placement(section_at)?;
         self.check_control(section_at)?;
         self.check_dedupe(section_at)?;

@@ -11,8 +11,8 @@ pub(crate) const VERIFY_VALID: &str = "crc32c (crc32c-intel), md5, crc64, crc32,
 pub(crate) const RW_VALID: &str = "read, write, randread, randwrite, rw (or readwrite), randrw, \
      trim, randtrim, trimwrite, randtrimwrite";
 /// `ioengine=`'s valid values (as `spec::ENGINE_NAMES`, which messages use).
-pub(crate) const ENGINES_EXPECTED: &str =
-    "one of null, sync, psync, vsync, pvsync, pvsync2, libaio, io_uring";
+pub(crate) const ENGINES_EXPECTED: &str = "one of null, sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, posixaio, mmap, falloc, \
+     ftruncate, filecreate, filestat, filedelete, cpuio";
 
 pub(crate) fn size(d: &mut Draft, c: &Ctx) -> Result<(), JobError> {
     let s = &mut d.spec;

@@ -549,9 +549,6 @@ Ok(())
     OptionDef::new("ignore_zone_limits", S::Target, "ignore the open/active zone limits a zoned device reports; iolab's zones are emulated and report none, so there is nothing to ignore")
         .flag()
         .set(super::target_opts::set_ignore_zone_limits),
-    OptionDef::new("thp", S::Engine, "ioengine=mmap: transparent huge pages for the file's mapping (madvise MADV_HUGEPAGE)")
-        .flag()
-        .set(super::target_opts::set_thp),
     OptionDef::new("write_barrier", S::IoType, "mark every Nth write as a barrier write: fio 3.33 marks it, and none of its Linux engines acts on the mark; iolab accepts the count and, likewise, issues ordinary writes")
         .expects("a count of writes, 0 = never")
         .set(|_, c| {
@@ -885,7 +882,7 @@ Ok(())
     .expects("a size such as 1g, or a percentage such as 50%")
     .set(super::target_opts::set_io_size),
     // I/O engine.
-    OptionDef::new("ioengine", S::Engine, "null sync psync vsync pvsync pvsync2 libaio io_uring (null is iolab's emulated device)")
+    OptionDef::new("ioengine", S::Engine, "null sync psync vsync pvsync pvsync2 libaio io_uring posixaio mmap falloc ftruncate filecreate filestat filedelete cpuio (null is iolab's emulated device)")
         .stricter("other fio engines are refused")
         .expects(parse::ENGINES_EXPECTED)
         .set(|d, c| {
@@ -984,6 +981,96 @@ Ok(())
         d.spec.control.cmdprio.bssplit = super::cmdprio::bssplit(c, &d.spec.control.cmdprio.bssplit)?;
         Ok(())
     }),
+    // Engine-specific options (fio's --enghelp lists; job::engine_opts).
+    OptionDef::new("sqthread_poll_cpu", S::Engine, "pin io_uring's SQ polling thread to this CPU (IORING_SETUP_SQ_AFF); needs sqthread_poll=1")
+        .stricter("needs sqthread_poll=1 (fio ignores it without an SQ thread)")
+        .expects("a CPU number")
+        .set(|d, c| {
+            d.spec.engine.sqthread_poll_cpu = Some(c.int(0, 4095)? as u32);
+            Ok(())
+        }),
+    OptionDef::new("hipri_percentage", S::Engine, "pvsync2 with hipri=1: the share of requests (0-100) sent with RWF_HIPRI; the rest are not polled")
+        .stricter("needs hipri=1 (fio ignores it without)")
+        .expects("a percentage, 0-100")
+        .set(|d, c| {
+            d.spec.engine.hipri_percentage = c.int(0, 100)? as u32;
+            Ok(())
+        }),
+    OptionDef::new("nowait", S::Engine, "reads and writes carry RWF_NOWAIT: a request that would block fails with EAGAIN instead (io_uring, libaio, pvsync2)")
+        .flag()
+        .set(|d, c| {
+            d.spec.engine.nowait = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("uncached", S::Engine, "buffered reads and writes drop their pages from the page cache once done: RWF_DONTCACHE (Linux 6.14) on io_uring and pvsync2")
+        .noted("fio 3.33 sends flag 0x40 (RWF_UNCACHED, never merged), which Linux 6.11 and later read as RWF_ATOMIC, so its requests fail with EOPNOTSUPP; iolab sends RWF_DONTCACHE (0x80), the uncached buffered I/O the option was written for")
+        .flag()
+        .set(|d, c| {
+            d.spec.engine.uncached = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("nonvectored", S::Engine, "io_uring: 1 (the default here, as fio picks on kernels that have them) IORING_OP_READ/WRITE; 0 IORING_OP_READV/WRITEV with one iovec")
+        .flag()
+        .set(|d, c| {
+            d.spec.engine.nonvectored = Some(c.boolean()?);
+            Ok(())
+        }),
+    OptionDef::new("force_async", S::Engine, "io_uring: every N-th request carries IOSQE_ASYNC (the kernel hands it to an io-wq worker instead of trying it inline); 0 none")
+        .expects("a count, 0 or more")
+        .set(|d, c| {
+            d.spec.engine.force_async = c.int(0, u64::from(u32::MAX))? as u32;
+            Ok(())
+        }),
+    OptionDef::new("cmd_type", S::Engine, "uring_cmd command set: nvme (the only one); it selects io_uring_cmd's passthrough commands")
+        .noted("it has effect only with ioengine=io_uring_cmd (NVMe passthrough), which iolab does not run; with io_uring, fio and iolab ignore it")
+        .expects("nvme")
+        .set(|_, c| match c.value {
+            "nvme" => Ok(()),
+            _ => Err(c.bad("nvme")),
+        }),
+    OptionDef::new("atomic", S::Engine, "atomic writes: O_DIRECT, and each write carries RWF_ATOMIC (Linux 6.11), checked at setup against the target's atomic write unit (statx); pvsync2, libaio, io_uring")
+        .stricter("refused where the target cannot write atomically (statx reports no atomic write unit, or the block size is outside it) and on engines without per-call flags; fio 3.33 opens with an O_ATOMIC flag Linux does not have and silently runs plain O_DIRECT writes")
+        .flag()
+        .set(|d, c| {
+            d.spec.engine.atomic = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("thp", S::Engine, "mmap: map privately and advise transparent huge pages (MADV_HUGEPAGE), as fio does; writes then stay in the process")
+        .expects("0 or 1")
+        .set(|d, c| {
+            d.spec.engine.thp = c.int(0, u64::from(u32::MAX))? != 0;
+            Ok(())
+        }),
+    OptionDef::new("stat_type", S::Engine, "filestat: the call timed per file: stat, lstat or statx")
+        .expects(super::engine_opts::StatType::VALID)
+        .set(|d, c| {
+            d.spec.engine.stat_type = super::engine_opts::stat_type(c)?;
+            Ok(())
+        }),
+    OptionDef::new("cpuload", S::Engine, "cpuio: percent of a CPU to burn (1-100; above 100 means 100, as fio)")
+        .expects("a percentage, 1-100")
+        .set(|d, c| {
+            d.spec.engine.cpuload = c.int(1, u64::from(u32::MAX))?.min(100) as u32;
+            Ok(())
+        }),
+    OptionDef::new("cpuchunks", S::Engine, "cpuio: microseconds per burn cycle (default 50000); the think time after each cycle keeps the load at cpuload")
+        .expects("microseconds, 1 or more")
+        .set(|d, c| {
+            d.spec.engine.cpuchunks = c.int(1, u64::from(u32::MAX))? as u32;
+            Ok(())
+        }),
+    OptionDef::new("cpumode", S::Engine, "cpuio: noop spins, qsort sorts fio's 256 Ki numbers round after round for each cycle")
+        .expects(super::engine_opts::CpuMode::VALID)
+        .set(|d, c| {
+            d.spec.engine.cpumode = super::engine_opts::cpumode(c)?;
+            Ok(())
+        }),
+    OptionDef::new("exit_on_io_done", S::Engine, "cpuio: end when the group's I/O jobs have ended (runtime= still caps it)")
+        .flag()
+        .set(|d, c| {
+            d.spec.engine.exit_on_io_done = c.boolean()?;
+            Ok(())
+        }),
     // I/O depth.
     OptionDef::new("iodepth", S::Depth, "requests in flight per worker, 1-65535")
         .expects("a depth, 1-65535")
@@ -1382,7 +1469,6 @@ Ok(())
         d.spec.control.wait_for = Some(c.nonempty()?);
         Ok(())
     }),
-    refused("cpuload", S::Threads, "use iolab's compute co-runners (corunners=N, corunner_kernel=int|float) instead of fio's cpuio engine"),
     OptionDef::new(
         "numa_cpu_nodes",
         S::Threads,

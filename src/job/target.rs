@@ -77,9 +77,6 @@ pub struct TargetOpts {
     /// (`offset_align`, or the smallest block size); set by the engine when it
     /// resolves the percentage (`engine::files::resolve_shares`). 0 = exact.
     pub clone_align: u64,
-    /// `thp` (an option of fio's mmap engine): madvise(MADV_HUGEPAGE) on the
-    /// engine's mapping of the file.
-    pub thp: bool,
 }
 
 impl Default for TargetOpts {
@@ -97,7 +94,6 @@ impl Default for TargetOpts {
             job_max_open_zones: 0,
             bs_unaligned: false,
             zonecapacity: None,
-            thp: false,
             clone_align: 0,
         }
     }

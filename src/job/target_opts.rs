@@ -73,11 +73,6 @@ pub(crate) fn set_bs_unaligned(d: &mut Draft, c: &Ctx) -> Result<(), JobError> {
     Ok(())
 }
 
-pub(crate) fn set_thp(d: &mut Draft, c: &Ctx) -> Result<(), JobError> {
-    d.spec.target.thp = c.boolean()?;
-    Ok(())
-}
-
 pub(crate) fn set_ignore_zone_limits(_: &mut Draft, c: &Ctx) -> Result<(), JobError> {
     c.boolean()?;
     Ok(())
@@ -171,19 +166,10 @@ impl Draft {
             return Err(conflict(
                 self.target_set_at("bs_unaligned"),
                 &name,
-                "bs_unaligned=1 with a bsrange draws sizes of any byte count in fio; iolab draws                  multiples of the range's smallest size: drop bs_unaligned, or list the sizes                  with bssplit="
+                "bs_unaligned=1 with a bsrange draws sizes of any byte count in fio; iolab draws \
+                 multiples of the range's smallest size: drop bs_unaligned, or list the sizes \
+                 with bssplit="
                     .into(),
-            ));
-        }
-        if self.spec.target.thp && self.spec.ioengine.fio_name() != "mmap" {
-            return Err(conflict(
-                self.target_set_at("thp"),
-                &name,
-                format!(
-                    "thp is an option of fio's mmap engine (huge pages for the file's mapping) \
-                     and this job runs ioengine={}: use ioengine=mmap, or drop thp",
-                    self.spec.ioengine.fio_name()
-                ),
             ));
         }
         // One clone's write pointers are its own (docs/fio-compat.md, Zones):

@@ -154,6 +154,7 @@ pub fn job_engine(spec: &JobSpec, runs: &[&JobRun]) -> JobEngine {
         backend.interrupts += r.backend_stats.interrupts;
         backend.completed_in_submit += r.backend_stats.completed_in_submit;
         backend.aio_reap = AioReap::merge(backend.aio_reap, r.backend_stats.aio_reap);
+        backend.performed_by = backend.performed_by.or(r.backend_stats.performed_by);
     }
     let mut acct = Accounting::default();
     let mut verify: Option<crate::workload::verify::VerifyStats> = None;

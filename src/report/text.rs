@@ -355,6 +355,9 @@ pub fn job_block(out: &mut String, j: &JobResult, time: &str, precision: usize) 
             r.counts.getevents_calls
         );
     }
+    if let Some(by) = b.performed_by {
+        let _ = writeln!(out, "  iolab backend   : {}", by.describe());
+    }
     if b.completed_in_submit > 0 {
         let _ = writeln!(
             out,

@@ -393,11 +393,11 @@ fn malformed_job_files() {
         ),
         (
             "[j]\nioengine=libaoi\n",
-            "t.fio:2: option 'ioengine': bad value 'libaoi': expected one of null, sync, psync, vsync, pvsync, pvsync2, libaio, io_uring (other fio engines are not supported by iolab)",
+            "t.fio:2: option 'ioengine': bad value 'libaoi': expected one of null, sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, posixaio, mmap, falloc, ftruncate, filecreate, filestat, filedelete, cpuio (other fio engines are not supported by iolab)",
         ),
         (
             "[j]\nioengine=sg\n",
-            "t.fio:2: option 'ioengine': bad value 'sg': expected one of null, sync, psync, vsync, pvsync, pvsync2, libaio, io_uring (iolab does not run sg: SCSI generic passthrough needs a SCSI device (/dev/sgN or a SCSI block device))",
+            "t.fio:2: option 'ioengine': bad value 'sg': expected one of null, sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, posixaio, mmap, falloc, ftruncate, filecreate, filestat, filedelete, cpuio (iolab does not run sg: SCSI generic passthrough needs a SCSI device (/dev/sgN or a SCSI block device))",
         ),
         (
             "[j]\nsize\n",

@@ -16,14 +16,21 @@ mod support;
 
 // Helpers shared by several modules.
 mod backend_common;
+mod backend_fio;
 mod io_order;
 mod report_html_common;
 mod run_common;
 
 mod architecture;
+mod backend_cpuio;
+mod backend_engine_opts;
+mod backend_fileops;
 mod backend_libaio;
+mod backend_mmap;
+mod backend_posixaio;
 mod backend_probe;
 mod backend_psync;
+mod backend_space;
 mod backend_sync;
 mod backend_uring;
 mod browser_report;

@@ -160,9 +160,14 @@ fn unsupported_models_and_engines_are_refused() {
             &["pvsync", "use completion=sync"],
         ),
         (
-            "posixaio",
+            "splice",
             &[],
-            &["ioengine", "posixaio", "libaio or io_uring"],
+            &["ioengine", "splice", "not implemented in iolab"],
+        ),
+        (
+            "posixaio",
+            &["--completion=sync"],
+            &["posixaio", "completion=sync"],
         ),
         ("rbd", &[], &["ioengine", "rbd", "Ceph"]),
     ];

@@ -384,8 +384,8 @@ fn bad_input_is_refused_clearly() {
             &["iodepth"],
         ),
         (
-            vec!["--name=e".into(), "--ioengine=posixaio".into()],
-            &["ioengine", "posixaio", "thread"],
+            vec!["--name=e".into(), "--ioengine=rdma".into()],
+            &["ioengine", "rdma", "RDMA"],
         ),
         (
             vec!["--name=u".into(), "--bogus_option=1".into()],

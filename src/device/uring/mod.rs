@@ -79,6 +79,16 @@ pub struct UringOpts<'a> {
     pub sync_range: u32,
     /// Count io-wq punts with a tracefs instance (see [`Uring::punt_count`]).
     pub detect_punts: bool,
+    /// RWF_* flags every read and write carries (fio `nowait`: RWF_NOWAIT;
+    /// `uncached`: RWF_DONTCACHE).
+    pub rw_flags: u32,
+    /// Writes also carry RWF_ATOMIC (fio `atomic`).
+    pub atomic_writes: bool,
+    /// IORING_OP_READV/WRITEV with one iovec instead of READ/WRITE (fio
+    /// `nonvectored=0`).
+    pub vectored: bool,
+    /// Every N-th request carries IOSQE_ASYNC (fio `force_async`); 0: none.
+    pub force_async: u32,
 }
 
 impl Default for UringOpts<'_> {
@@ -95,6 +105,10 @@ impl Default for UringOpts<'_> {
             datasync: false,
             sync_range: 0,
             detect_punts: true,
+            rw_flags: 0,
+            atomic_writes: false,
+            vectored: false,
+            force_async: 0,
         }
     }
 }
@@ -132,6 +146,14 @@ pub struct Uring {
     /// Trims queued and not yet reaped: a write queued meanwhile waits for
     /// them (IO_DRAIN), so trimwrite's write never overtakes its trim.
     trims_in_flight: u32,
+    /// RWF_* flags of reads, and of writes (`UringOpts::rw_flags`).
+    rw_flags: [u32; 2],
+    /// One iovec per request slot for READV/WRITEV (empty: not vectored);
+    /// the kernel reads it when the request is issued.
+    iovecs: Box<[libc::iovec]>,
+    /// `force_async`, and requests since the last IOSQE_ASYNC.
+    force_async: u32,
+    since_async: u32,
 }
 
 // SAFETY: the ring and the registered buffers are used only by the thread that owns
@@ -341,6 +363,29 @@ impl Uring {
             deferred,
             uring_discard: setup::kernel_version().is_some_and(|v| v >= (6, 12)),
             trims_in_flight: 0,
+            rw_flags: [
+                opts.rw_flags,
+                opts.rw_flags
+                    | if opts.atomic_writes {
+                        libc::RWF_ATOMIC as u32
+                    } else {
+                        0
+                    },
+            ],
+            iovecs: if opts.vectored && opts.fixed_bufs.is_none() {
+                vec![
+                    libc::iovec {
+                        iov_base: std::ptr::null_mut(),
+                        iov_len: 0
+                    };
+                    opts.entries as usize
+                ]
+                .into_boxed_slice()
+            } else {
+                Box::default()
+            },
+            force_async: opts.force_async,
+            since_async: 0,
         })
     }
 
@@ -427,24 +472,42 @@ impl Uring {
         macro_rules! rw {
             ($target:expr) => {
                 match (cmd.op, self.fixed_bufs) {
-                    (Op::Read, false) => opcode::Read::new($target, cmd.buf, cmd.len)
-                        .offset(cmd.offset)
-                        .ioprio(cmd.ioprio)
-                        .build(),
-                    (Op::Write, false) => opcode::Write::new($target, cmd.buf, cmd.len)
-                        .offset(cmd.offset)
-                        .ioprio(cmd.ioprio)
-                        .build(),
+                    (Op::Read, false) => match self.iovecs.get(cmd.slot as usize) {
+                        Some(iov) => opcode::Readv::new($target, iov, 1)
+                            .offset(cmd.offset)
+                            .ioprio(cmd.ioprio)
+                            .rw_flags(self.rw_flags[0] as i32)
+                            .build(),
+                        None => opcode::Read::new($target, cmd.buf, cmd.len)
+                            .offset(cmd.offset)
+                            .ioprio(cmd.ioprio)
+                            .rw_flags(self.rw_flags[0] as i32)
+                            .build(),
+                    },
+                    (Op::Write, false) => match self.iovecs.get(cmd.slot as usize) {
+                        Some(iov) => opcode::Writev::new($target, iov, 1)
+                            .offset(cmd.offset)
+                            .ioprio(cmd.ioprio)
+                            .rw_flags(self.rw_flags[1] as i32)
+                            .build(),
+                        None => opcode::Write::new($target, cmd.buf, cmd.len)
+                            .offset(cmd.offset)
+                            .ioprio(cmd.ioprio)
+                            .rw_flags(self.rw_flags[1] as i32)
+                            .build(),
+                    },
                     (Op::Read, true) => {
                         opcode::ReadFixed::new($target, cmd.buf, cmd.len, cmd.buf_index)
                             .offset(cmd.offset)
                             .ioprio(cmd.ioprio)
+                            .rw_flags(self.rw_flags[0] as i32)
                             .build()
                     }
                     (Op::Write, true) => {
                         opcode::WriteFixed::new($target, cmd.buf, cmd.len, cmd.buf_index)
                             .offset(cmd.offset)
                             .ioprio(cmd.ioprio)
+                            .rw_flags(self.rw_flags[1] as i32)
                             .build()
                     }
                     // `queue` builds trims with `trim_entry`; were one built
@@ -676,7 +739,14 @@ impl Queue for Uring {
         if self.in_flight >= self.limit {
             return Ok(Queued::Busy);
         }
-        let entry = match cmd.op {
+        if let Some(iov) = self.iovecs.get_mut(cmd.slot as usize) {
+            // READV/WRITEV: the slot's iovec names the request's buffer.
+            *iov = libc::iovec {
+                iov_base: cmd.buf.cast(),
+                iov_len: cmd.len as usize,
+            };
+        }
+        let mut entry = match cmd.op {
             Op::Trim => {
                 let kind = self.files.trim_kind(cmd.file);
                 if !self.trims_on_ring(kind) {
@@ -688,6 +758,14 @@ impl Queue for Uring {
             Op::Write if self.trims_in_flight > 0 => self.entry(cmd).flags(squeue::Flags::IO_DRAIN),
             _ => self.entry(cmd),
         };
+        if self.force_async > 0 {
+            // fio's force_async=N: every N-th request goes to io-wq directly.
+            self.since_async += 1;
+            if self.since_async == self.force_async {
+                self.since_async = 0;
+                entry = entry.flags(squeue::Flags::ASYNC);
+            }
+        }
         // SAFETY: the engine keeps `cmd.buf` valid until the completion is reaped
         // (Queue::queue contract); the fd outlives the queue (Uring::new contract).
         if unsafe { self.ring.submission().push(&entry) }.is_err() {

@@ -1,0 +1,142 @@
+//! cpuio backend (fio `cpuio`): no I/O; each request burns CPU for one cycle
+//! (`cpuchunks`, microseconds), and the job's think time between requests
+//! (set by the engine to `cycle x (100 - cpuload) / cpuload`, as fio sets it)
+//! keeps the thread's CPU share at `cpuload` percent. These are the C tasks of
+//! a co-location study written as an fio job.
+//!
+//! Two ways to burn (`cpumode`), as fio's:
+//! - `noop`: spin on the clock (the vDSO: no system call) for the cycle;
+//! - `qsort`: fio's sort round over 256 Ki 32-bit numbers (sort, reverse sort,
+//!   sort by byte, reverse sort), repeated until the cycle has passed. fio
+//!   times one round and makes that the cycle; iolab keeps the cycle asked
+//!   for, so the duty cycle is `cpuload` either way.
+//!
+//! A request "reads" its block size, which counts as done, as fio counts it.
+
+use super::{BackendStats, Caps, Completion, DevResult, Queue, Queued, Wait};
+pub use crate::job::engine_opts::CpuMode;
+use crate::measure::clock;
+use crate::request::IoCmd;
+
+/// Numbers sorted per qsort round (fio's 256 Ki).
+const QSORT_LEN: usize = 256 << 10;
+
+/// One CPU burner.
+pub struct CpuBurn {
+    cycle_ns: u64,
+    mode: CpuMode,
+    /// qsort mode's numbers, filled once before the clock starts.
+    data: Vec<i32>,
+    /// Folded from the sorted data, so the work cannot be optimised away.
+    checksum: u64,
+    stats: BackendStats,
+}
+
+impl std::fmt::Debug for CpuBurn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CpuBurn")
+            .field("cycle_ns", &self.cycle_ns)
+            .field("mode", &self.mode)
+            .finish()
+    }
+}
+
+/// Marsaglia's multiply-with-carry generator, the one fio fills its numbers with.
+fn mwc_fill(data: &mut [i32]) {
+    let (mut w, mut z) = (521_288_629u32, 362_436_069u32);
+    for x in data {
+        z = 36969u32.wrapping_mul(z & 65535).wrapping_add(z >> 16);
+        w = 18000u32.wrapping_mul(w & 65535).wrapping_add(w >> 16);
+        *x = ((z << 16).wrapping_add(w)) as i32;
+    }
+}
+
+impl CpuBurn {
+    /// `cycle_us`: fio's `cpuchunks`.
+    pub fn new(cycle_us: u32, mode: CpuMode) -> CpuBurn {
+        let mut data = Vec::new();
+        if mode == CpuMode::Qsort {
+            data = vec![0; QSORT_LEN];
+            mwc_fill(&mut data);
+        }
+        CpuBurn {
+            cycle_ns: u64::from(cycle_us) * 1000,
+            mode,
+            data,
+            checksum: 0,
+            stats: BackendStats::default(),
+        }
+    }
+
+    /// Burn one cycle.
+    fn burn(&mut self) {
+        let end = clock::now_ns() + self.cycle_ns;
+        match self.mode {
+            CpuMode::Noop => {
+                while clock::now_ns() < end {
+                    std::hint::spin_loop();
+                }
+            }
+            CpuMode::Qsort => loop {
+                // sort_unstable sorts in place: no allocation per round.
+                let d = &mut self.data;
+                for step in 0..4 {
+                    match step {
+                        0 => d.sort_unstable(),
+                        1 | 3 => d.sort_unstable_by(|a, b| b.cmp(a)),
+                        _ => d.sort_unstable_by_key(|&x| x as i8),
+                    }
+                    if clock::now_ns() >= end {
+                        break;
+                    }
+                }
+                self.checksum = self.checksum.wrapping_add(d[d.len() / 2] as u64);
+                if clock::now_ns() >= end {
+                    break;
+                }
+            },
+        }
+        std::hint::black_box(self.checksum);
+    }
+}
+
+impl Queue for CpuBurn {
+    fn name(&self) -> &'static str {
+        "cpuio"
+    }
+
+    fn caps(&self) -> Caps {
+        Caps {
+            sync: true,
+            ..Caps::default()
+        }
+    }
+
+    fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
+        self.burn();
+        Ok(Queued::Done(Completion {
+            slot: cmd.slot,
+            result: i64::from(cmd.len),
+            dev_start: 0,
+            dev_done: 0,
+        }))
+    }
+
+    fn commit(&mut self) -> DevResult<u32> {
+        Ok(0)
+    }
+
+    /// Nothing is ever in flight: every cycle completed inside `queue`.
+    fn reap(&mut self, _wait: Wait, _out: &mut [Completion]) -> DevResult<usize> {
+        Ok(0)
+    }
+
+    fn stats(&self) -> BackendStats {
+        self.stats
+    }
+
+    /// Burns address no file.
+    fn set_files(&mut self, _fds: &[std::os::fd::RawFd]) -> DevResult<()> {
+        Ok(())
+    }
+}
