@@ -23,11 +23,13 @@ pub mod options;
 mod parse;
 pub mod plan;
 pub(crate) mod random;
+pub mod report_opts;
 pub mod spec;
 pub mod steady;
 pub mod table;
 pub mod units;
 mod verify_opts;
+pub mod workload_opts;
 pub mod zones;
 mod zones_opts;
 

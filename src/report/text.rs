@@ -237,9 +237,13 @@ pub fn job_block(out: &mut String, j: &JobResult, time: &str, precision: usize) 
         j.jobname, j.groupid, j.iolab.workers, j.error, j.iolab.pid, time
     );
     for (name, d) in j.dirs() {
-        if d.total_ios > 0 || d.io_bytes > 0 {
+        if !d.hidden && (d.total_ios > 0 || d.io_bytes > 0) {
             dir_block(out, name, d, precision, &zone_resets(j, name));
         }
+    }
+    if let Some(m) = &j.mixed {
+        // unified_rw_reporting: the directions summed.
+        dir_block(out, "mixed", m, precision, "");
     }
     lat_dist(out, "nsec", &j.latency_ns);
     lat_dist(out, "usec", &j.latency_us);
@@ -366,11 +370,27 @@ pub fn job_block(out: &mut String, j: &JobResult, time: &str, precision: usize) 
     }
 }
 
+/// The group's directions `pick` (3: unified_rw_reporting's `mixed`) that
+/// the reports show.
+fn group_dirs<'a>(jobs: &[&'a JobResult], pick: usize) -> Vec<&'a DirResult> {
+    jobs.iter()
+        .filter_map(|j| match pick {
+            3 => j.mixed.as_ref(),
+            _ => Some(j.dirs()[pick].1).filter(|d| !d.hidden),
+        })
+        .collect()
+}
+
 /// "Run status group N" lines for the jobs of one group.
 fn group_block(out: &mut String, gid: u32, jobs: &[&JobResult]) {
     let _ = writeln!(out, "\nRun status group {gid} (all jobs):");
-    for (label, pick) in [("   READ", 0usize), ("  WRITE", 1), ("   TRIM", 2)] {
-        let dirs: Vec<&DirResult> = jobs.iter().map(|j| j.dirs()[pick].1).collect();
+    for (label, pick) in [
+        ("   READ", 0usize),
+        ("  WRITE", 1),
+        ("   TRIM", 2),
+        ("  MIXED", 3),
+    ] {
+        let dirs = group_dirs(jobs, pick);
         let io: u64 = dirs.iter().map(|d| d.io_bytes).sum();
         if io == 0 {
             continue;
