@@ -118,6 +118,10 @@ pub fn group_results(specs: &[JobSpec], g: &GroupRun, fio_bins: bool) -> Vec<Job
             &spec.percentile_list,
             fio_bins,
         );
+        jr.style = crate::report::model::TextStyle {
+            sig_figs: usize::from(spec.reporting.sig_figs),
+            bits: spec.reporting.bits,
+        };
         let runs: Vec<&JobRun> = members.iter().map(|&k| &g.jobs[k]).collect();
         let steady: Vec<_> = runs.iter().filter_map(|r| r.steady.as_ref()).collect();
         jr.steadystate = crate::report::steady::SteadyReport::merge(&steady);

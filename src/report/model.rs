@@ -441,6 +441,26 @@ pub struct JobResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steadystate: Option<crate::report::steady::SteadyReport>,
     pub iolab: JobExtras,
+    /// How the text report prints this job's figures (`significant_figures`,
+    /// `unit_base`); not part of fio's JSON.
+    #[serde(skip)]
+    pub style: TextStyle,
+}
+
+/// fio's `significant_figures` and `unit_base=1` (bandwidth in bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TextStyle {
+    pub sig_figs: usize,
+    pub bits: bool,
+}
+
+impl Default for TextStyle {
+    fn default() -> Self {
+        TextStyle {
+            sig_figs: 4,
+            bits: false,
+        }
+    }
 }
 
 /// Who ran and what it measured, besides the recorder.
@@ -616,6 +636,7 @@ impl JobResult {
                 hidden: false,
             },
             mixed: None,
+            style: TextStyle::default(),
             job_runtime: meta.job_runtime_ns / 1_000_000,
             usr_cpu: 100.0 * cpu.user_ns as f64 / cpu_base,
             sys_cpu: 100.0 * cpu.sys_ns as f64 / cpu_base,

@@ -320,8 +320,12 @@ impl Verifier {
             ring: vec![0; ring_cap].into_boxed_slice(),
             ring_head: 0,
             ring_len: 0,
+            // Unset, a check reads the whole ring: the backlog and the writes
+            // that completed while it ran (fio reads `verify_backlog` of its
+            // history then; the rest wait for the next check, which the
+            // ring's room for a full iodepth would not always hold).
             batch: match job.workload.verify_backlog_batch {
-                0 => job.verify.backlog,
+                0 => u64::MAX,
                 b => b,
             },
             batch_left: 0,

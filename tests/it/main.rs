@@ -89,4 +89,5 @@ mod userspace_reap;
 mod verify_more;
 mod verify_run;
 mod wait_for;
+mod workload_opts;
 mod zones;
