@@ -185,6 +185,13 @@ impl RunArgs {
 }
 
 pub fn main(a: RunArgs) -> Result<u8> {
+    if let Some(path) = inflate_log_arg(&a.args) {
+        // fio's --inflate-log: print a log_store_compressed log's text.
+        let out = std::io::stdout();
+        crate::measure::iolog::compress::inflate(std::path::Path::new(path), &mut out.lock())
+            .with_context(|| format!("--inflate-log={path}: not a log fio or iolab compressed"))?;
+        return Ok(0);
+    }
     if let Some(which) = &a.cmdhelp {
         print!("{}", crate::job::table::cmdhelp(Some(which))?);
         return Ok(0);
@@ -325,6 +332,11 @@ fn parse_trace_sample(s: &str) -> Result<Sampling> {
         anyhow!("{pct:?} is not a percentage (PCT or PCT/PERIOD, e.g. 20 or 10/500ms)")
     })?;
     Ok(Sampling::new(pct, period)?)
+}
+
+/// fio's `--inflate-log=FILE` (a command of its own: nothing else runs).
+fn inflate_log_arg(args: &[String]) -> Option<&str> {
+    args.iter().find_map(|a| a.strip_prefix("--inflate-log="))
 }
 
 #[cfg(test)]

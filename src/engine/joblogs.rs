@@ -69,6 +69,10 @@ pub fn plan(jobs: &[JobSpec], job: usize, jobnum: u32) -> Option<StreamLogs> {
         slat: true,
         dirs: j.rw.dir.issues(),
         epoch_clock: j.logs.epoch_clock(),
+        store_fz: j
+            .reporting
+            .log_store_compressed
+            .then_some(j.reporting.log_compression),
     })
 }
 

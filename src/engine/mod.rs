@@ -286,7 +286,11 @@ fn run_group(
             let error = loop_error.clone().or_else(|| {
                 let io = io_error_message(job, &stream)
                     .or_else(|| stream.pacer.min_rate_message(&setup::label(job)))
-                    .or_else(|| (stream.lat_target.as_ref()?).fatal_message(&setup::label(job)));
+                    .or_else(|| (stream.lat_target.as_ref()?).fatal_message(&setup::label(job)))
+                    .or_else(|| {
+                        let file = job.filename.as_deref().unwrap_or("");
+                        stream.max_lat.message(&setup::label(job), file)
+                    });
                 let bad = verify.and_then(|v| verify_error_message(job, &v));
                 match (io, bad) {
                     (Some(a), Some(b)) => Some(format!("{a}\n{b}")),

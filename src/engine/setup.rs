@@ -585,7 +585,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
                 region: region_len,
             });
         }
-        let seed = if job.randrepeat {
+        let seed = if job.randrepeat || job.workload.allrandrepeat {
             job.randseed.wrapping_add(p.jobnum as u64)
         } else {
             clock::now_ns() ^ (p.jobnum as u64) << 32
@@ -618,10 +618,16 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         };
         let planned = job.runtime.map(|r| dur_ns(r) + dur_ns(job.ramp_time));
         let slat = !caps.sync;
-        let rec = Recorder::new(RecorderConfig {
+        let windows = crate::measure::recorder::SampleWindows::fio(
+            job.reporting.bw_avg_ms,
+            job.reporting.iops_avg_ms,
+            !job.reporting.disable_bw,
+        );
+        let mut rec = Recorder::new(RecorderConfig {
             classes: first.scheduler != crate::job::SchedKind::Noop || placed.len() > 1,
-            ..RecorderConfig::for_runtime(slat, planned)
+            ..RecorderConfig::for_runtime(slat, planned).with_windows(&windows)
         });
+        rec.windows = windows;
         let pacer = Pacer::new(job, 0);
         let mut stream = Stream::new(generator, pacer, job.iodepth, job.ioprio, rec);
         stream.runtime_ns = job.runtime.map(dur_ns);
@@ -638,6 +644,9 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         stream.ramp_ns = dur_ns(job.ramp_time);
         stream.steady = crate::engine::steady::Detector::new(&job.steady, stream.ramp_ns);
         stream.lat_target = crate::engine::lat_target::LatTarget::new(&job.lat_target, job.iodepth);
+        stream.max_lat =
+            crate::measure::max_latency::MaxLatency::new(job.reporting.max_latency.map(dur_ns));
+        stream.serialize_overlap = job.workload.serialize_overlap;
         stream.verify =
             Verifier::new(job, start, region_len, seed).map_err(|err| EngineError::Verify {
                 job: label(job),

@@ -79,6 +79,25 @@ impl Slot {
     }
 }
 
+/// fio's `serialize_overlap`: does `io` of stream `stream` (on its file
+/// `file`) overlap a request of the same stream and file still in flight? A
+/// scan of the worker's slots (its iodepth), only for jobs that ask.
+#[inline]
+fn overlaps_in_flight(slots: &[Slot], stream: u16, file: u16, io: &NextIo) -> bool {
+    if io.op == Op::Fsync {
+        return false;
+    }
+    let (a, b) = (io.offset, io.offset + u64::from(io.len));
+    slots.iter().any(|sl| {
+        sl.in_flight
+            && sl.stream == stream
+            && sl.file == file
+            && sl.op != Some(Op::Fsync)
+            && sl.offset < b
+            && a < sl.offset + u64::from(sl.len)
+    })
+}
+
 // The stream's request accounting is a reported fact: its type lives with
 // the engine's raw results in `report::raw`.
 pub use crate::report::raw::Accounting;
@@ -154,6 +173,10 @@ pub struct Stream {
     pub fill_device: bool,
     /// `flow`: holds requests while the job is ahead of its share (`engine::flow`).
     pub flow: crate::engine::flow::FlowGate,
+    /// `max_latency`: a completion over it fails the job with ETIMEDOUT.
+    pub max_lat: crate::measure::max_latency::MaxLatency,
+    /// `serialize_overlap`: a request overlapping one in flight waits for it.
+    pub serialize_overlap: bool,
 }
 
 impl Stream {
@@ -212,6 +235,8 @@ impl Stream {
             lat_target: None,
             fill_device: false,
             flow: Default::default(),
+            max_lat: Default::default(),
+            serialize_overlap: false,
         }
     }
 
@@ -478,6 +503,9 @@ impl Worker {
                     (a, b) => a.or(b).unwrap_or(now),
                 };
                 if wake > now {
+                    // thinktime_spin: the start of a pause is spent spinning.
+                    let spin = self.streams.iter().map(|s| s.pacer.spin_until()).max();
+                    clock::spin_until(spin.unwrap_or(0).min(wake));
                     clock::sleep_until(wake);
                 }
             }
@@ -558,7 +586,10 @@ impl Worker {
                         }
                     },
                 };
-                if s.verify.as_ref().is_some_and(|v| v.blocked(&io)) {
+                if s.verify.as_ref().is_some_and(|v| v.blocked(&io))
+                    || (s.serialize_overlap
+                        && overlaps_in_flight(&self.slots, si as u16, s.generator.file(), &io))
+                {
                     // Overlaps an I/O in flight: wait for it so the device's
                     // order of the two cannot matter.
                     s.pending = Some(io);
@@ -985,6 +1016,12 @@ impl Worker {
                 lat_ns: lat,
                 done_ns: t_seen,
             });
+            if s.max_lat.check(op, lat, slot.offset, slot.len) {
+                s.stop(); // fio's max_latency: the job ends with ETIMEDOUT
+                if s.rec.first_error == 0 {
+                    s.rec.first_error = libc::ETIMEDOUT;
+                }
+            }
             if s.lat_target.as_mut().is_some_and(|l| l.completed(lat)) {
                 s.stop(); // 100% target missed at depth 1: fio's ETIMEDOUT
                 s.rec.first_error = libc::ETIMEDOUT;

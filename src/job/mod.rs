@@ -28,6 +28,7 @@ pub mod plan;
 pub mod process;
 mod process_opts;
 pub(crate) mod random;
+pub mod report_opts;
 pub mod spec;
 pub mod steady;
 pub mod table;
@@ -35,6 +36,7 @@ pub mod target;
 mod target_opts;
 pub mod units;
 mod verify_opts;
+pub mod workload_opts;
 pub mod zones;
 mod zones_opts;
 

@@ -1013,6 +1013,12 @@ pub struct JobSpec {
     pub steady: super::steady::SteadySpec,
     /// latency_target, latency_window, latency_percentile, latency_run (`job::lat_target`).
     pub lat_target: super::lat_target::LatTargetSpec,
+    /// think-time family, rw_sequencer, serialize_overlap, random_generator,
+    /// allrandrepeat, verify_backlog_batch (`job::workload_opts`).
+    pub workload: super::workload_opts::WorkloadOpts,
+    /// unified_rw_reporting, stats, unit_base, bwavgtime, max_latency, log
+    /// compression, ... (`job::report_opts`).
+    pub reporting: super::report_opts::ReportOpts,
     /// zonemode, zonesize, zonerange, zoneskip, ... (`job::zones`).
     pub zones: super::zones::ZoneSpec,
     /// fio's per-job logs (`write_lat_log`, `write_bw_log`, ...).
@@ -1242,6 +1248,8 @@ impl Default for JobSpec {
             files: Default::default(),
             steady: Default::default(),
             lat_target: Default::default(),
+            workload: Default::default(),
+            reporting: Default::default(),
             zones: Default::default(),
             target: Default::default(),
             process: Default::default(),

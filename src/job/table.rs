@@ -686,17 +686,12 @@ Ok(())
     OptionDef::new(
         "random_generator",
         S::IoType,
-        "fio's generator of random offsets: tausworthe, lfsr or tausworthe64",
+        "tausworthe (default) or tausworthe64: with norandommap, offsets drawn with replacement; lfsr: every block of the region exactly once per pass, even with norandommap (the order is iolab's own, as for every random job, seeded by randseed)",
     )
-    .noted(
-        "iolab draws random offsets from its own generator (seeded by randseed; with one block size a \
-         shuffled map visits every block once per pass, as fio's random map does), so the sequence \
-         differs from fio's",
-    )
-    .expects("tausworthe, lfsr or tausworthe64")
-    .set(|_, c| match c.value {
-        "tausworthe" | "lfsr" | "tausworthe64" => Ok(()),
-        _ => Err(c.bad("tausworthe, lfsr or tausworthe64")),
+    .expects(super::workload_opts::GENERATOR_VALID)
+    .set(|d, c| {
+        d.spec.workload.random_generator = super::workload_opts::generator(c)?;
+        Ok(())
     }),
     OptionDef::new(
         "percentage_random",
@@ -1139,6 +1134,7 @@ Ok(())
         .expects("a count, 1 or more")
         .set(|d, c| {
 d.spec.thinktime_blocks = c.int(1, u64::from(u32::MAX))? as u32;
+d.spec.workload.thinktime_blocks_set = true;
 Ok(())
 }),
     OptionDef::new(
@@ -1671,7 +1667,6 @@ Ok(())
             };
 Ok(())
 }),
-    refused("unified_rw_reporting", S::Measurements, "reads and writes are always reported separately"),
     OptionDef::new("clat_percentiles", S::Measurements, "completion-latency percentiles in the reports, and clat_ns bins in json+ (default 1)")
         .flag()
         .noted(PCT_NOTE)
@@ -1814,8 +1809,165 @@ Ok(())
             d.spec.logs.epoch_clock_id = super::log_epoch::clock_id(c)?;
             Ok(())
         }),
-    refused("log_compression", S::Measurements, "iolab's logs are written as the run goes by a writer thread, never held in memory to compress; compress the files afterwards"),
-    refused("log_store_compressed", S::Measurements, "logs are written as plain text; compress the files afterwards"),
+    // Measurement, reporting and workload options of `job::report_opts` and
+    // `job::workload_opts` (kept together so they merge as one block).
+    OptionDef::new("log_compression", S::Measurements, "compress the job's logs in memory in chunks of this many bytes (0 = off); the files are written as plain text unless log_store_compressed=1")
+        .expects(SIZE)
+        .set(|d, c| {
+            d.spec.reporting.log_compression = c.size()?;
+            Ok(())
+        }),
+    OptionDef::new("log_store_compressed", S::Measurements, "with log_compression, store each log zlib-compressed as fio does (NAME.log.fz, read by fio --inflate-log)")
+        .flag()
+        .set(|d, c| {
+            d.spec.reporting.log_store_compressed = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("log_compression_cpus", S::Measurements, "CPUs fio's log compression threads may run on")
+        .noted("iolab compresses a log when it is written at the end of the job, on the job's own thread")
+        .expects("a CPU list such as 0-3,6")
+        .set(|_, c| {
+            parse::cpus_allowed(c)?;
+            Ok(())
+        }),
+    OptionDef::new("log_entries", S::Measurements, "fio's initial number of entries of a log's buffer")
+        .noted("iolab's logs are written as the run goes by a writer thread; there is no buffer to size")
+        .expects("a count, 1024 or more")
+        .set(|_, c| {
+            c.int(1024, u64::from(u32::MAX))?;
+            Ok(())
+        }),
+    OptionDef::new("unified_rw_reporting", S::Measurements, "none: reads, writes and trims apart; mixed: one 'mixed' direction summing them; both: apart, then the mixed sum (0/1/2 as fio); text, JSON and terse")
+        .expects(super::report_opts::UNIFIED_VALID)
+        .set(|d, c| {
+            d.spec.reporting.unified = super::report_opts::unified(c)?;
+            Ok(())
+        }),
+    OptionDef::new("stats", S::Measurements, "stats=0: the job runs, but has no results in the reports (default 1)")
+        .flag()
+        .set(|d, c| {
+            d.spec.reporting.stats = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("unit_base", S::Measurements, "bandwidth in the text output in bytes (0 or 8, the default) or bits (1) per second")
+        .expects(super::report_opts::UNIT_BASE_VALID)
+        .set(|d, c| {
+            d.spec.reporting.bits = super::report_opts::unit_base(c)?;
+            Ok(())
+        }),
+    OptionDef::new("significant_figures", S::Measurements, "significant figures of the text output's scaled numbers (IOPS=, BW=, io=), 1-10 (default 4)")
+        .expects("a count, 1-10")
+        .set(|d, c| {
+            d.spec.reporting.sig_figs = c.int(1, 10)? as u8;
+            Ok(())
+        }),
+    OptionDef::new("bwavgtime", S::Measurements, "window of each bandwidth sample of the 'bw (KiB/s): min=..., samples=N' line and JSON bw_min/bw_max/bw_mean/bw_dev/bw_samples, ms (default 500)")
+        .expects(super::report_opts::AVG_VALID)
+        .set(|d, c| {
+            d.spec.reporting.bw_avg_ms = c.int(1, LOG_MSEC_MAX)? as u32;
+            Ok(())
+        }),
+    OptionDef::new("iopsavgtime", S::Measurements, "window of each IOPS sample of the 'iops: min=..., samples=N' line and JSON iops_min/.../iops_samples, ms (default 500)")
+        .expects(super::report_opts::AVG_VALID)
+        .set(|d, c| {
+            d.spec.reporting.iops_avg_ms = c.int(1, LOG_MSEC_MAX)? as u32;
+            Ok(())
+        }),
+    OptionDef::new("disable_bw_measurement", S::Measurements, "no bandwidth samples: the 'bw (KiB/s): min=...' line is left out and the JSON bw_min/.../bw_samples are 0 (the BW= figure stays)")
+        .alias(&["disable_bw"])
+        .flag()
+        .set(|d, c| {
+            d.spec.reporting.disable_bw = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("disk_util", S::Measurements, "the 'Disk stats (read/write)' section (JSON disk_util) for the job's block devices, from /proc/diskstats (default 1)")
+        .flag()
+        .set(|d, c| {
+            d.spec.reporting.disk_util = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("clocksource", S::Measurements, "fio's timing source: gettimeofday, clock_gettime or cpu")
+        .noted("iolab times every job on one nanosecond clock per run, the CPU's TSC where the kernel trusts it and CLOCK_MONOTONIC otherwise (IOLAB_CLOCK=monotonic picks that one); the source changes the cost of a reading, not what is measured")
+        .expects("gettimeofday, clock_gettime or cpu")
+        .set(|_, c| match c.value {
+            "gettimeofday" | "clock_gettime" | "cpu" => Ok(()),
+            _ => Err(c.bad("gettimeofday, clock_gettime or cpu")),
+        }),
+    OptionDef::new("gtod_cpu", S::Measurements, "fio: a thread on this CPU keeps the time for all jobs")
+        .noted("iolab's workers read the clock themselves (vDSO or TSC, tens of ns); no time-keeping thread is started")
+        .expects("a CPU number")
+        .set(|_, c| {
+            c.int(0, 65535)?;
+            Ok(())
+        }),
+    OptionDef::new("max_latency", S::Latency, "a completion whose total latency (issue to completion) exceeds this ends the job with ETIMEDOUT, as fio; 'read,write,trim' values (microseconds by default)")
+        .expects("a time such as 10ms, or 'read,write,trim' times")
+        .set(|d, c| {
+            d.spec.reporting.max_latency = super::report_opts::max_latency(c)?;
+            Ok(())
+        }),
+    OptionDef::new("block_error_percentiles", S::Measurements, "fio: histogram of how many trims each block took to fail")
+        .flag()
+        .noted("iolab keeps no per-block trim and error history, so no block error histogram is printed (fio prints one only for trim jobs whose blocks failed)")
+        .set(|_, c| {
+            c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("thinktime_spin", S::Rate, "spin on the CPU for this long at the start of each think time, sleep the rest")
+        .expects(TIME_US)
+        .set(|d, c| {
+            d.spec.workload.thinktime_spin = c.time(TimeUnit::Micros, false)?;
+            Ok(())
+        }),
+    OptionDef::new("thinktime_blocks_type", S::Rate, "what thinktime_blocks counts: complete (I/Os completed, default) or issue (I/Os issued)")
+        .expects(super::workload_opts::THINK_COUNT_VALID)
+        .set(|d, c| {
+            d.spec.workload.think_count = super::workload_opts::think_count(c)?;
+            Ok(())
+        }),
+    OptionDef::new("thinktime_iotime", S::Rate, "think after every this much time of I/O (with thinktime_blocks too: whichever comes first)")
+        .expects(TIME_S)
+        .set(|d, c| {
+            d.spec.workload.thinktime_iotime = c.time(TimeUnit::Seconds, false)?;
+            Ok(())
+        }),
+    OptionDef::new("rate_ignore_thinktime", S::Rate, "the rate's schedule moves on during think time instead of catching up after it")
+        .flag()
+        .set(|d, c| {
+            d.spec.workload.rate_ignore_thinktime = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("rw_sequencer", S::IoType, "with rw=rand...:N: sequential (default: N consecutive blocks from each random offset) or identical (the same offset N times)")
+        .expects(super::workload_opts::SEQUENCER_VALID)
+        .set(|d, c| {
+            d.spec.workload.seq_identical = super::workload_opts::sequencer(c)?;
+            Ok(())
+        }),
+    OptionDef::new("serialize_overlap", S::IoType, "a request overlapping one of the job's requests in flight waits for it to complete")
+        .flag()
+        .set(|d, c| {
+            d.spec.workload.serialize_overlap = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("allrandrepeat", S::IoType, "every random generator repeatable (offsets, sizes, mix, buffers), whatever randrepeat says")
+        .flag()
+        .set(|d, c| {
+            d.spec.workload.allrandrepeat = c.boolean()?;
+            Ok(())
+        }),
+    OptionDef::new("verify_backlog_batch", S::Verify, "blocks read back at each verify_backlog check (default verify_backlog); the rest are read back later")
+        .expects("a count of blocks")
+        .set(|d, c| {
+            d.spec.workload.verify_backlog_batch = c.int(0, u64::from(u32::MAX))?;
+            Ok(())
+        }),
+    OptionDef::new("trim_backlog_batch", S::IoType, "fio: trims issued at each trim_backlog point")
+        .noted("it only paces trim_backlog, which iolab refuses (its verification trims nothing), so it changes nothing")
+        .expects("a count of blocks")
+        .set(|_, c| {
+            c.int(0, u64::from(u32::MAX))?;
+            Ok(())
+        }),
     // Error handling.
     OptionDef::new(
         "continue_on_error",

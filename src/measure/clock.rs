@@ -278,6 +278,14 @@ pub fn sleep_until(deadline_ns: u64) {
     unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, 0, &ts, std::ptr::null_mut()) };
 }
 
+/// Spin on the CPU until `deadline_ns` on the engine clock (fio's
+/// `thinktime_spin`: a pause that keeps the CPU busy).
+pub fn spin_until(deadline_ns: u64) {
+    while now_ns() < deadline_ns {
+        std::hint::spin_loop();
+    }
+}
+
 /// Make hrtimer sleeps of this thread expire on time: the default 50 us slack
 /// would swamp microsecond-scale device latencies.
 pub fn set_thread_timer_slack_ns(ns: u64) {

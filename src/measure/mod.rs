@@ -4,5 +4,6 @@ pub mod blktrace;
 pub mod clock;
 pub mod cpu;
 pub mod iolog;
+pub mod max_latency;
 pub mod recorder;
 pub mod tracefs;

@@ -65,6 +65,27 @@ pub struct RecorderConfig {
     pub classes: bool,
 }
 
+/// fio's sampling of the reports' bw/iops lines: each sample averages a
+/// window of `bwavgtime` / `iopsavgtime` (whole intervals of the log; 0 = one
+/// interval); `disable_bw_measurement` takes no bandwidth samples.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SampleWindows {
+    pub bw_ns: u64,
+    pub iops_ns: u64,
+    pub no_bw: bool,
+}
+
+impl SampleWindows {
+    /// From fio's options (ms).
+    pub fn fio(bw_ms: u32, iops_ms: u32, bw_samples: bool) -> SampleWindows {
+        SampleWindows {
+            bw_ns: u64::from(bw_ms.max(1)) * 1_000_000,
+            iops_ns: u64::from(iops_ms.max(1)) * 1_000_000,
+            no_bw: !bw_samples,
+        }
+    }
+}
+
 impl RecorderConfig {
     /// One-second intervals covering `planned_runtime_ns` plus 10 % and 10 s of
     /// slack (ramp, shutdown); one hour when the runtime is not known in advance.
@@ -78,6 +99,23 @@ impl RecorderConfig {
             intervals: with_slack.div_ceil(interval_ns) as usize,
             classes: true,
         }
+    }
+
+    /// fio's sampling windows ([`SampleWindows`]): the log's interval
+    /// becomes their greatest common divisor, so both are whole numbers of
+    /// intervals, over the same span as before.
+    pub fn with_windows(mut self, w: &SampleWindows) -> RecorderConfig {
+        let gcd = |mut a: u64, mut b: u64| {
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            a
+        };
+        let iv = gcd(w.bw_ns, w.iops_ns).max(1);
+        let span = self.intervals as u64 * self.interval_ns;
+        self.interval_ns = iv;
+        self.intervals = span.div_ceil(iv) as usize;
+        self
     }
 }
 
@@ -459,6 +497,8 @@ pub struct Recorder {
     /// First error seen (positive errno), 0 if none.
     pub first_error: i32,
     pub log: IntervalLog,
+    /// How the reports sample `log` (`bwavgtime`, `iopsavgtime`).
+    pub windows: SampleWindows,
     start_ns: u64,
 }
 
@@ -567,6 +607,7 @@ impl Recorder {
             complete: [0; DEPTH_BUCKETS],
             first_error: 0,
             log: IntervalLog::new(start_ns, cfg.interval_ns, cfg.intervals),
+            windows: SampleWindows::default(),
             start_ns,
         };
         r.reset(start_ns);
@@ -587,6 +628,22 @@ impl Recorder {
 
     pub fn config(&self) -> &RecorderConfig {
         &self.cfg
+    }
+
+    /// fio's `unified_rw_reporting` sum: a copy whose read direction holds
+    /// reads, writes and trims together (latencies, counts and the interval
+    /// log), for the report's `mixed` direction.
+    pub fn mixed(&self) -> Recorder {
+        let mut m = self.clone();
+        let (w, t) = (Op::Write.dir(), Op::Trim.dir());
+        let (ws, ts) = (m.dirs[w].clone(), m.dirs[t].clone());
+        m.dirs[0].merge(&ws);
+        m.dirs[0].merge(&ts);
+        for s in m.log.slots.iter_mut() {
+            s.ios[0] += s.ios[w] + s.ios[t];
+            s.bytes[0] += s.bytes[w] + s.bytes[t];
+        }
+        m
     }
     /// Start of measurement (after the last `reset`), engine clock.
     pub fn start_ns(&self) -> u64 {

@@ -83,6 +83,9 @@ pub fn group_results(specs: &[JobSpec], g: &GroupRun, fio_bins: bool) -> Vec<Job
             runtime = runtime.max(g.jobs[k].runtime_ns);
             runtime_sum += g.jobs[k].runtime_ns;
         }
+        if !spec.reporting.stats {
+            continue; // stats=0: the job ran, and reports nothing
+        }
         let first = &g.jobs[members[0]];
         let meta = JobMeta {
             name: spec.name.clone(),
@@ -105,6 +108,20 @@ pub fn group_results(specs: &[JobSpec], g: &GroupRun, fio_bins: bool) -> Vec<Job
             &spec.percentile_list,
             fio_bins,
         );
+        crate::report::unified::apply(
+            &mut jr,
+            spec.reporting.unified,
+            &rec,
+            &meta,
+            &cpu,
+            [p.slat, p.clat, p.lat],
+            &spec.percentile_list,
+            fio_bins,
+        );
+        jr.style = crate::report::model::TextStyle {
+            sig_figs: usize::from(spec.reporting.sig_figs),
+            bits: spec.reporting.bits,
+        };
         let runs: Vec<&JobRun> = members.iter().map(|&k| &g.jobs[k]).collect();
         let steady: Vec<_> = runs.iter().filter_map(|r| r.steady.as_ref()).collect();
         jr.steadystate = crate::report::steady::SteadyReport::merge(&steady);
@@ -205,7 +222,7 @@ pub fn job_engine(spec: &JobSpec, runs: &[&JobRun]) -> JobEngine {
 pub fn disk_names(jobs: &[JobSpec]) -> Vec<String> {
     let mut names: Vec<String> = jobs
         .iter()
-        .filter(|j| j.ioengine != Engine::Null)
+        .filter(|j| j.ioengine != Engine::Null && j.reporting.disk_util)
         .filter_map(|j| j.filename.as_ref())
         .filter_map(|f| disk_of_path(std::path::Path::new(f)))
         .collect();

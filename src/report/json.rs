@@ -54,18 +54,24 @@ fn pretty(run: &RunResult) -> String {
 /// `run` without json+'s bins (borrowed when it has none).
 fn without_bins(run: &RunResult) -> Cow<'_, RunResult> {
     let has = run.jobs.iter().any(|j| {
-        [&j.read, &j.write, &j.trim].iter().any(|d| {
-            [&d.slat_ns, &d.clat_ns, &d.lat_ns]
-                .iter()
-                .any(|s| s.bins.is_some())
-        })
+        [&j.read, &j.write, &j.trim]
+            .into_iter()
+            .chain(j.mixed.as_ref())
+            .any(|d| {
+                [&d.slat_ns, &d.clat_ns, &d.lat_ns]
+                    .iter()
+                    .any(|s| s.bins.is_some())
+            })
     });
     if !has {
         return Cow::Borrowed(run);
     }
     let mut r = run.clone();
     for j in &mut r.jobs {
-        for d in [&mut j.read, &mut j.write, &mut j.trim] {
+        for d in [&mut j.read, &mut j.write, &mut j.trim]
+            .into_iter()
+            .chain(j.mixed.as_mut())
+        {
             for s in [&mut d.slat_ns, &mut d.clat_ns, &mut d.lat_ns] {
                 s.bins = None;
             }

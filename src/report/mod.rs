@@ -20,3 +20,4 @@ pub mod svg;
 pub mod terse;
 pub mod text;
 pub mod trace;
+pub mod unified;

@@ -217,6 +217,17 @@ pub struct DirResult {
     pub iops_mean: f64,
     pub iops_stddev: f64,
     pub iops_samples: u64,
+    /// Left out of the reports: `unified_rw_reporting=mixed` reports only
+    /// the `mixed` sum (`report::unified`).
+    #[serde(skip)]
+    pub hidden: bool,
+}
+
+impl DirResult {
+    /// For serde: a hidden direction has no key in the JSON.
+    pub fn is_hidden(&self) -> bool {
+        self.hidden
+    }
 }
 
 /// fio's `sync` object: fsync latency.
@@ -224,6 +235,15 @@ pub struct DirResult {
 pub struct SyncResult {
     pub total_ios: u64,
     pub lat_ns: LatStats,
+    /// Left out, as fio leaves it out under `unified_rw_reporting=mixed`.
+    #[serde(skip)]
+    pub hidden: bool,
+}
+
+impl SyncResult {
+    pub fn is_hidden(&self) -> bool {
+        self.hidden
+    }
 }
 
 /// Latency per request class (study 003), fio's `prios[]` idea keyed by class.
@@ -384,12 +404,20 @@ pub struct JobResult {
     pub elapsed: u64,
     #[serde(rename = "job options")]
     pub job_options: OrderedMap,
+    #[serde(default, skip_serializing_if = "DirResult::is_hidden")]
     pub read: DirResult,
+    #[serde(default, skip_serializing_if = "DirResult::is_hidden")]
     pub write: DirResult,
     /// Trims (`rw=trim` and friends): discards on a block device, punched
     /// holes in a file.
+    #[serde(default, skip_serializing_if = "DirResult::is_hidden")]
     pub trim: DirResult,
+    #[serde(default, skip_serializing_if = "SyncResult::is_hidden")]
     pub sync: SyncResult,
+    /// fio's `mixed` direction: reads, writes and trims summed
+    /// (`unified_rw_reporting=mixed` or `both`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mixed: Option<DirResult>,
     /// Milliseconds.
     pub job_runtime: u64,
     pub usr_cpu: f64,
@@ -413,6 +441,26 @@ pub struct JobResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steadystate: Option<crate::report::steady::SteadyReport>,
     pub iolab: JobExtras,
+    /// How the text report prints this job's figures (`significant_figures`,
+    /// `unit_base`); not part of fio's JSON.
+    #[serde(skip)]
+    pub style: TextStyle,
+}
+
+/// fio's `significant_figures` and `unit_base=1` (bandwidth in bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TextStyle {
+    pub sig_figs: usize,
+    pub bits: bool,
+}
+
+impl Default for TextStyle {
+    fn default() -> Self {
+        TextStyle {
+            sig_figs: 4,
+            bits: false,
+        }
+    }
 }
 
 /// Who ran and what it measured, besides the recorder.
@@ -487,17 +535,33 @@ impl DirResult {
         }
         let runtime_ms = meta.runtime_ns.div_ceil(1_000_000).max(1);
         let bw_bytes = d.io_bytes * 1000 / runtime_ms;
-        // Full intervals only: the trailing partial one would understate the rate.
+        // fio's samples: one per bwavgtime (iopsavgtime) window, full
+        // windows only (the trailing partial one would understate the rate).
         let iv = rec.log.interval_ns();
-        let full = (meta.runtime_ns / iv) as usize;
         let slots = rec.log.slots();
-        let per_s = 1e9 / iv as f64;
-        let (mut bws, mut iops) = (Vec::with_capacity(full), Vec::with_capacity(full));
-        for i in 0..full {
-            let s = slots.get(i).copied().unwrap_or_default();
-            bws.push(s.bytes[dir] as f64 * per_s / 1024.0);
-            iops.push(s.ios[dir] as f64 * per_s);
-        }
+        let w = rec.windows;
+        let windows = |window_ns: u64, bytes: bool, scale: f64| -> Vec<f64> {
+            let per = (window_ns / iv).max(1) as usize;
+            let full = (meta.runtime_ns / (per as u64 * iv)) as usize;
+            let per_s = 1e9 / (per as u64 * iv) as f64;
+            (0..full)
+                .map(|w| {
+                    let n: u64 = (w * per..(w + 1) * per)
+                        .map(|i| {
+                            let s = slots.get(i).copied().unwrap_or_default();
+                            if bytes { s.bytes[dir] } else { s.ios[dir] }
+                        })
+                        .sum();
+                    n as f64 * per_s / scale
+                })
+                .collect()
+        };
+        let bws = if w.no_bw {
+            Vec::new()
+        } else {
+            windows(w.bw_ns, true, 1024.0)
+        };
+        let iops = windows(w.iops_ns, false, 1.0);
         let (bw_min, bw_max, bw_mean, bw_dev) = sample_stats(&bws);
         let (iops_min, iops_max, iops_mean, iops_stddev) = sample_stats(&iops);
         let bw_kib = bw_bytes as f64 / 1024.0;
@@ -529,6 +593,7 @@ impl DirResult {
             iops_mean,
             iops_stddev,
             iops_samples: iops.len() as u64,
+            hidden: false,
         }
     }
 }
@@ -568,7 +633,10 @@ impl JobResult {
             sync: SyncResult {
                 total_ios: sync.total_ios,
                 lat_ns: LatStats::with_percentiles(&sync.lat, pl),
+                hidden: false,
             },
+            mixed: None,
+            style: TextStyle::default(),
             job_runtime: meta.job_runtime_ns / 1_000_000,
             usr_cpu: 100.0 * cpu.user_ns as f64 / cpu_base,
             sys_cpu: 100.0 * cpu.sys_ns as f64 / cpu_base,

@@ -40,8 +40,18 @@ fn job_line(o: &mut String, run: &RunResult, j: &JobResult) {
         j.groupid,
         j.error
     );
-    dir_fields(o, &j.read);
-    dir_fields(o, &j.write);
+    // unified_rw_reporting (fio's terse): mixed alone takes the read
+    // fields' place; both appends it after the directions.
+    match (&j.mixed, j.read.hidden) {
+        (Some(m), true) => dir_fields(o, m),
+        (m, _) => {
+            dir_fields(o, &j.read);
+            dir_fields(o, &j.write);
+            if let Some(m) = m {
+                dir_fields(o, m);
+            }
+        }
+    }
     let _ = write!(
         o,
         ";{:.6}%;{:.6}%;{};{};{}",

@@ -12,7 +12,7 @@ use crate::job::spec::{BlockSizes, JobSpec};
 use crate::measure::blktrace::{self, StageStats};
 use crate::measure::cpu::SystemDelta;
 use crate::placement::corunner::Kernel;
-use crate::report::model::{DirResult, Dist, JobResult, LatStats, RunResult};
+use crate::report::model::{DirResult, Dist, JobResult, LatStats, RunResult, TextStyle};
 use crate::report::raw::PlacementReport;
 use crate::report::trace::JobTrace;
 
@@ -158,14 +158,30 @@ fn percentile_block(out: &mut String, name: &str, s: &LatStats, precision: usize
 }
 
 /// `post` ends the IOPS line (fio's "; N zone resets" on a write line).
-fn dir_block(out: &mut String, label: &str, d: &DirResult, precision: usize, post: &str) {
-    let bw_p = num2str(d.bw_bytes, SIG_FIGS, true, "B/s");
-    let bw_alt = num2str(d.bw_bytes, SIG_FIGS, false, "B/s");
-    let io_p = num2str(d.io_bytes, SIG_FIGS, true, "B");
+/// A rate as fio prints it: bytes per second, or bits with `unit_base=1`.
+fn rate(v: u64, st: TextStyle, pow2: bool) -> String {
+    if st.bits {
+        num2str(v.saturating_mul(8), st.sig_figs, pow2, "bit/s")
+    } else {
+        num2str(v, st.sig_figs, pow2, "B/s")
+    }
+}
+
+fn dir_block(
+    out: &mut String,
+    label: &str,
+    d: &DirResult,
+    precision: usize,
+    post: &str,
+    st: TextStyle,
+) {
+    let bw_p = rate(d.bw_bytes, st, true);
+    let bw_alt = rate(d.bw_bytes, st, false);
+    let io_p = num2str(d.io_bytes, st.sig_figs, true, "B");
     let _ = writeln!(
         out,
         "  {label}: IOPS={}, BW={bw_p} ({bw_alt})({io_p}/{}msec){post}",
-        num2str(d.iops as u64, SIG_FIGS, false, ""),
+        num2str(d.iops as u64, st.sig_figs, false, ""),
         d.runtime
     );
     lat_line(out, "slat", &d.slat_ns);
@@ -237,9 +253,13 @@ pub fn job_block(out: &mut String, j: &JobResult, time: &str, precision: usize) 
         j.jobname, j.groupid, j.iolab.workers, j.error, j.iolab.pid, time
     );
     for (name, d) in j.dirs() {
-        if d.total_ios > 0 || d.io_bytes > 0 {
-            dir_block(out, name, d, precision, &zone_resets(j, name));
+        if !d.hidden && (d.total_ios > 0 || d.io_bytes > 0) {
+            dir_block(out, name, d, precision, &zone_resets(j, name), j.style);
         }
+    }
+    if let Some(m) = &j.mixed {
+        // unified_rw_reporting: the directions summed.
+        dir_block(out, "mixed", m, precision, "", j.style);
     }
     lat_dist(out, "nsec", &j.latency_ns);
     lat_dist(out, "usec", &j.latency_us);
@@ -369,11 +389,27 @@ pub fn job_block(out: &mut String, j: &JobResult, time: &str, precision: usize) 
     }
 }
 
+/// The group's directions `pick` (3: unified_rw_reporting's `mixed`) that
+/// the reports show.
+fn group_dirs<'a>(jobs: &[&'a JobResult], pick: usize) -> Vec<&'a DirResult> {
+    jobs.iter()
+        .filter_map(|j| match pick {
+            3 => j.mixed.as_ref(),
+            _ => Some(j.dirs()[pick].1).filter(|d| !d.hidden),
+        })
+        .collect()
+}
+
 /// "Run status group N" lines for the jobs of one group.
 fn group_block(out: &mut String, gid: u32, jobs: &[&JobResult]) {
     let _ = writeln!(out, "\nRun status group {gid} (all jobs):");
-    for (label, pick) in [("   READ", 0usize), ("  WRITE", 1), ("   TRIM", 2)] {
-        let dirs: Vec<&DirResult> = jobs.iter().map(|j| j.dirs()[pick].1).collect();
+    for (label, pick) in [
+        ("   READ", 0usize),
+        ("  WRITE", 1),
+        ("   TRIM", 2),
+        ("  MIXED", 3),
+    ] {
+        let dirs = group_dirs(jobs, pick);
         let io: u64 = dirs.iter().map(|d| d.io_bytes).sum();
         if io == 0 {
             continue;
@@ -384,7 +420,8 @@ fn group_block(out: &mut String, gid: u32, jobs: &[&JobResult]) {
         let agg = io * 1000 / max_run.max(1);
         let min_bw = active.iter().map(|d| d.bw_bytes).min().unwrap_or(0);
         let max_bw = active.iter().map(|d| d.bw_bytes).max().unwrap_or(0);
-        let b = |v: u64, pow2: bool| num2str(v, SIG_FIGS, pow2, "B/s");
+        let st = jobs.first().map(|j| j.style).unwrap_or_default();
+        let b = |v: u64, pow2: bool| rate(v, st, pow2);
         let _ = writeln!(
             out,
             "{label}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={min_run}-{max_run}msec",
@@ -394,8 +431,8 @@ fn group_block(out: &mut String, gid: u32, jobs: &[&JobResult]) {
             b(max_bw, true),
             b(min_bw, false),
             b(max_bw, false),
-            num2str(io, SIG_FIGS, true, "B"),
-            num2str(io, SIG_FIGS, false, "B"),
+            num2str(io, st.sig_figs, true, "B"),
+            num2str(io, st.sig_figs, false, "B"),
         );
     }
 }

@@ -46,7 +46,7 @@ fn run_nonce() -> u64 {
 /// wherever it is computed.
 pub fn buffer_seed(jobs: &[JobSpec], j: usize, n: u32) -> u64 {
     let job = &jobs[j];
-    let base = if job.randrepeat {
+    let base = if job.randrepeat || job.workload.allrandrepeat {
         job.randseed
     } else {
         run_nonce()

@@ -8,6 +8,8 @@ pub mod buffers;
 pub mod dedupe;
 pub mod distribution;
 pub mod replay;
+pub mod lfsr;
+pub mod thinktime;
 pub mod verify;
 pub mod verify_block;
 pub mod verify_digest;
@@ -93,7 +95,7 @@ impl BsPicker {
 /// a bijective xorshift-multiply scramble on top hides the LCG's regular low
 /// bits; values `>= n` are skipped (fewer than half, since `m < 2n`).
 #[derive(Clone, Debug)]
-struct Coverage {
+pub(crate) struct Coverage {
     n: u64,
     mask: u64,
     shift: u32,
@@ -104,7 +106,7 @@ struct Coverage {
 }
 
 impl Coverage {
-    fn new(n: u64, rng: &mut fastrand::Rng) -> Coverage {
+    pub(crate) fn new(n: u64, rng: &mut fastrand::Rng) -> Coverage {
         let bits = 64 - n.max(2).saturating_sub(1).leading_zeros();
         let mask = if bits >= 64 {
             u64::MAX
@@ -124,7 +126,7 @@ impl Coverage {
     }
 
     #[inline(always)]
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         loop {
             self.x = self.a.wrapping_mul(self.x).wrapping_add(self.c) & self.mask;
             let mut y = self.x;
@@ -189,6 +191,8 @@ pub struct Generator {
     rand_run_left: u32,
     /// Where the current random run's next sequential I/O starts (relative).
     rand_run_pos: u64,
+    /// `rw_sequencer=identical`: a run repeats its random offset instead.
+    run_identical: bool,
     /// Random blocks still unvisited in this pass (fio's random map: the
     /// pass ends when it is full).
     bytes_left: u64,
@@ -208,6 +212,9 @@ pub struct Generator {
     undo: Option<Undo>,
     /// fio's `zonemode`: the strided walk or emulated zones (`zones`).
     zones: zones::Zones,
+    /// The random map of a strided job: each zone's blocks once per visit
+    /// (`lfsr::ZoneMap`).
+    zone_map: Option<lfsr::ZoneMap>,
 }
 
 /// fio's pass accounting (`Generator::pass`), in bytes issued.
@@ -270,7 +277,10 @@ impl Generator {
             && job.zones.mode != crate::job::zones::ZoneMode::Strided;
         let coverage = match (job.rw.pattern, fixed) {
             (Pattern::Rand, Some(bs))
-                if region_len >= bs && !job.norandommap && uniform && job.blockalign == [0, 0] =>
+                if region_len >= bs
+                    && (!job.norandommap || lfsr::visits_every_block(job))
+                    && uniform
+                    && job.blockalign == [0, 0] =>
             {
                 Some(Coverage::new(region_len / bs, &mut rng))
             }
@@ -334,6 +344,7 @@ impl Generator {
             },
             rand_run_left: 0,
             rand_run_pos: 0,
+            run_identical: job.workload.seq_identical,
             new_pass: false,
             new_loop: false,
             bytes_left: region_len,
@@ -350,6 +361,7 @@ impl Generator {
                 && job.rw.dir == Direction::Read,
             undo: None,
             zones: zones::Zones::new(job, region_len),
+            zone_map: lfsr::ZoneMap::for_job(job, fixed),
         }
     }
 
@@ -524,14 +536,19 @@ impl Generator {
                 }
                 (Pattern::Rand, zones::Zones::Strided(z)) => {
                     let rng = &mut self.rng;
-                    z.rand(len, self.align[d], |n| rng.u64(0..n))
+                    match self.zone_map.as_mut() {
+                        Some(m) => z.rand(len, self.align[d], |n, at| m.draw(at, n, rng)),
+                        None => z.rand(len, self.align[d], |n, _| rng.u64(0..n)),
+                    }
                 }
                 (Pattern::Rand, _)
                     if self.rand_run_left > 0 && self.rand_run_pos + len <= self.len =>
                 {
                     self.rand_run_left -= 1;
                     let o = self.rand_run_pos;
-                    self.rand_run_pos += len;
+                    if !self.run_identical {
+                        self.rand_run_pos += len;
+                    }
                     o
                 }
                 (Pattern::Rand, _)
@@ -560,7 +577,7 @@ impl Generator {
                         }
                     };
                     self.rand_run_left = self.rand_every - 1;
-                    self.rand_run_pos = o + len;
+                    self.rand_run_pos = if self.run_identical { o } else { o + len };
                     o
                 }
             }
@@ -759,11 +776,12 @@ pub struct Pacer {
     /// `rate_process=poisson`: gaps drawn from an exponential distribution with
     /// the paced mean, from this generator (seeded: reproducible).
     poisson: Option<fastrand::Rng>,
-    think_ns: u64,
-    think_blocks: u32,
-    since_think: u32,
-    /// Earliest time the next request may go after think time.
-    think_until: u64,
+    /// `thinktime` and its family (`thinktime::Think`).
+    think: thinktime::Think,
+    /// `rate_ignore_thinktime`; otherwise the rate catches up on the think
+    /// time (`think_credit` ns it may fall behind by, beyond one gap).
+    think_ignored: bool,
+    think_credit: u64,
     /// `rate_min` (bytes/s) and `rate_iops_min` per direction, 0 = none,
     /// checked over windows of `cycle_ns` from `check_from` on, for the
     /// directions the job issues.
@@ -821,10 +839,9 @@ impl Pacer {
             next_ns: [start_ns; PACED],
             poisson: (job.rate_poisson && paced)
                 .then(|| fastrand::Rng::with_seed(job.randseed ^ 0x9e37_79b9_7f4a_7c15)),
-            think_ns: dur_ns(job.thinktime),
-            think_blocks: job.thinktime_blocks.max(1),
-            since_think: 0,
-            think_until: 0,
+            think: thinktime::Think::new(job, start_ns),
+            think_ignored: job.workload.rate_ignore_thinktime,
+            think_credit: 0,
             min_bps: with_trim(job.rate_min),
             min_iops: with_trim(job.rate_iops_min),
             dirs,
@@ -843,8 +860,8 @@ impl Pacer {
     /// Start pacing afresh at `start_ns` (when the worker's clock starts).
     pub fn restart(&mut self, start_ns: u64) {
         self.next_ns = [start_ns; PACED];
-        self.since_think = 0;
-        self.think_until = 0;
+        self.think.restart(start_ns);
+        self.think_credit = 0;
         self.check_from = [start_ns + self.ramp_ns; PACED];
         self.cycle_bytes = [0; PACED];
         self.cycle_ios = [0; PACED];
@@ -854,7 +871,7 @@ impl Pacer {
 
     /// Is pacing in effect at all? (Lets the engine skip the clock checks.)
     pub fn active(&self) -> bool {
-        self.interval_ns != [0; PACED] || self.bps != [0; PACED] || self.think_ns != 0
+        self.interval_ns != [0; PACED] || self.bps != [0; PACED] || self.think.active()
     }
 
     /// Does the job have a minimum rate (`rate_min`, `rate_iops_min`) that
@@ -867,7 +884,29 @@ impl Pacer {
     #[inline]
     pub fn due_at(&self, d: usize) -> u64 {
         let rate = if d < PACED { self.next_ns[d] } else { 0 };
-        rate.max(self.think_until)
+        rate.max(self.think.until)
+    }
+
+    /// Until when the worker should spin rather than sleep (`thinktime_spin`).
+    #[inline]
+    pub fn spin_until(&self) -> u64 {
+        self.think.spin_until()
+    }
+
+    /// A pause of `ns` started: with `rate_ignore_thinktime` the rate's
+    /// schedule moves past it (fio counts the bytes it would have done);
+    /// otherwise the rate may catch up on it afterwards.
+    #[inline]
+    fn thought(&mut self, d: usize, ns: u64) {
+        if ns == 0 || d >= PACED {
+            return;
+        }
+        if self.think_ignored {
+            let until = self.think.until;
+            self.next_ns[d] = self.next_ns[d].max(until);
+        } else {
+            self.think_credit += ns;
+        }
     }
 
     /// Record that a request of `len` bytes in direction `d` was issued at `now`.
@@ -876,6 +915,8 @@ impl Pacer {
         if d >= PACED {
             return;
         }
+        let ns = self.think.count(true, now);
+        self.thought(d, ns);
         self.release_at = 0;
         let mean = (u64::from(len) * 1_000_000_000)
             .checked_div(self.bps[d])
@@ -893,11 +934,11 @@ impl Pacer {
         // catches up on its absolute schedule in a burst: that is how it keeps
         // its rate on a device slower than the gap, so it keeps all its credit.
         let next = self.next_ns[d] + gap;
-        self.next_ns[d] = if self.quiesce {
-            next
-        } else {
-            next.max(now.saturating_sub(mean))
-        };
+        let floor = now.saturating_sub(mean + self.think_credit);
+        if next >= now.saturating_sub(mean) {
+            self.think_credit = 0; // caught up on the think time
+        }
+        self.next_ns[d] = if self.quiesce { next } else { next.max(floor) };
     }
 
     /// When a request of direction `d`, due at `due` by [`Pacer::due_at`], may go
@@ -943,13 +984,8 @@ impl Pacer {
     /// `rate_min`/`rate_iops_min` window ends short (the job must end).
     #[inline]
     pub fn completed(&mut self, now: u64, d: usize, bytes: u64) -> bool {
-        if self.think_ns != 0 {
-            self.since_think += 1;
-            if self.since_think >= self.think_blocks {
-                self.since_think = 0;
-                self.think_until = now + self.think_ns;
-            }
-        }
+        let ns = self.think.count(false, now);
+        self.thought(d, ns);
         if self.min_bps == [0; PACED] && self.min_iops == [0; PACED] {
             return false;
         }

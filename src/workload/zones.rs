@@ -103,9 +103,10 @@ impl Strided {
     }
 
     /// The next random offset: uniform over the zone's range (what of it
-    /// lies in the region), in `align` steps; `draw(n)` picks one of `n`.
+    /// lies in the region), in `align` steps; `draw(n, zone_start)` picks
+    /// one of `n` in the zone starting there.
     #[inline]
-    pub(crate) fn rand(&mut self, len: u64, align: u64, draw: impl FnOnce(u64) -> u64) -> u64 {
+    pub(crate) fn rand(&mut self, len: u64, align: u64, draw: impl FnOnce(u64, u64) -> u64) -> u64 {
         self.advance(0);
         if self.zone_start.saturating_add(len) > self.end {
             self.restart();
@@ -113,7 +114,7 @@ impl Strided {
         let avail = self.range.min(self.end - self.zone_start);
         let slots = avail.saturating_sub(len) / align + 1;
         self.zone_bytes += len;
-        self.zone_start + draw(slots) * align
+        self.zone_start + draw(slots, self.zone_start) * align
     }
 }
 

@@ -832,11 +832,11 @@ fn accepted_fio_options_and_their_one_note() {
         "thread needs no note: {:?}",
         p.warnings
     );
-    let p = parse("[j]\nrandom_generator=lfsr\n").unwrap();
+    let p = parse("[j]\nclocksource=cpu\n").unwrap();
     assert!(
         p.warnings
             .iter()
-            .any(|w| w.contains("random_generator is accepted, but ")),
+            .any(|w| w.contains("clocksource is accepted, but ")),
         "{:?}",
         p.warnings
     );

@@ -103,4 +103,5 @@ mod verify_digests;
 mod verify_more;
 mod verify_run;
 mod wait_for;
+mod workload_opts;
 mod zones;

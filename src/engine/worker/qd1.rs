@@ -68,6 +68,7 @@ impl Worker {
             && !s.flow.active()
             && s.verify.is_none()
             && s.lat_target.is_none()
+            && !s.max_lat.active()
             && s.steady.is_none()
             && s.invalidate.is_none()
             // write_iolog logs at dispatch, read_iolog times its requests.

@@ -18,6 +18,7 @@
 //! written fails the run before it starts; a run that never starts removes
 //! the files it created.
 
+pub mod compress;
 pub mod epoch;
 pub mod format;
 pub mod record;
@@ -77,6 +78,9 @@ pub struct StreamLogs {
     /// Timestamps on this clock's epoch (a clock_gettime id; see [`epoch`]),
     /// or None: from the stream's start.
     pub epoch_clock: Option<i32>,
+    /// `log_store_compressed`: each file kept as `NAME.fz`, zlib streams of
+    /// this many bytes of text each (`compress`; 0: one stream); None: text.
+    pub store_fz: Option<u64>,
 }
 
 /// Directions a log row can have: fio's ddir column, 0 read, 1 write, 2 trim.
@@ -174,6 +178,7 @@ impl Logger {
             return Ok(None);
         }
         let mut files: Vec<(PathBuf, BufWriter<File>)> = Vec::new();
+        let mut fz: Vec<Option<u64>> = Vec::new();
         let mut created = Vec::new();
         let mut outs = Vec::new();
         let cleanup = |created: &[PathBuf]| {
@@ -219,6 +224,7 @@ impl Logger {
                 }
                 idx[ty as usize] = Some(files.len());
                 files.push((path.clone(), BufWriter::with_capacity(64 * 1024, f)));
+                fz.push(s.store_fz);
             }
             outs.push(Some(writer::StreamOut {
                 files: idx,
@@ -230,7 +236,8 @@ impl Logger {
         let producer = Producer::new(ring.clone());
         let names: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
         let epochs: Arc<[AtomicU64]> = streams.iter().map(|_| AtomicU64::new(0)).collect();
-        let pending = writer::Writer::new(ring, files, outs, epochs.clone());
+        let mut pending = writer::Writer::new(ring, files, outs, epochs.clone());
+        pending.store_compressed(fz);
         let states = streams
             .into_iter()
             .map(|s| {
@@ -555,6 +562,7 @@ mod tests {
             slat: true,
             dirs: [true, false, false],
             epoch_clock: None,
+            store_fz: None,
         }
     }
 

@@ -37,6 +37,8 @@ pub(super) struct Writer {
     error: Option<IologError>,
     /// Per stream: ns added to row times (log_unix_epoch and friends).
     epochs: Arc<[AtomicU64]>,
+    /// Per file: compress it when done (`log_store_compressed`, chunk bytes).
+    fz: Vec<Option<u64>>,
 }
 
 impl Writer {
@@ -54,7 +56,13 @@ impl Writer {
             bins: vec![0; PLAT_NR],
             error: None,
             epochs,
+            fz: Vec::new(),
         }
+    }
+
+    /// Per file (in `files` order): keep it compressed (`super::compress`).
+    pub fn store_compressed(&mut self, fz: Vec<Option<u64>>) {
+        self.fz = fz;
     }
 
     /// Write no slat rows (the backend has no submission latency; the file
@@ -89,6 +97,20 @@ impl Writer {
                     path: path.clone(),
                     err: e,
                 });
+            }
+        }
+        if self.error.is_none() {
+            for (i, (path, _)) in self.files.iter().enumerate() {
+                let Some(Some(chunk)) = self.fz.get(i) else {
+                    continue;
+                };
+                if let Err(err) = super::compress::store(path, *chunk) {
+                    self.error = Some(IologError::Write {
+                        path: super::compress::fz_path(path),
+                        err,
+                    });
+                    break;
+                }
             }
         }
         match self.error {

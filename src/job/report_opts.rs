@@ -1,0 +1,112 @@
+//! fio's options about measurement and reporting: how the results are
+//! summed (`unified_rw_reporting`), printed (`unit_base`,
+//! `significant_figures`), sampled (`bwavgtime`, `iopsavgtime`,
+//! `disable_bw_measurement`), whether a job reports at all (`stats`), the
+//! disk statistics (`disk_util`), `max_latency`, and how logs are stored
+//! (`log_compression`, `log_store_compressed`). Values land in
+//! [`ReportOpts`]; `report::` and `measure::` act on them.
+
+use std::time::Duration;
+
+use super::draft::Ctx;
+use super::error::JobError;
+use super::units::{self, TimeUnit};
+
+/// fio's `unified_rw_reporting`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Unified {
+    /// Reads, writes and trims apart (fio's `none`, `0`).
+    #[default]
+    None,
+    /// Summed into one `mixed` direction only (`mixed`, `1`).
+    Mixed,
+    /// Apart, followed by the `mixed` sum (`both`, `2`).
+    Both,
+}
+
+/// What the options of this file set (see the module doc).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ReportOpts {
+    pub unified: Unified,
+    /// `stats=0`: the job runs but is left out of every report.
+    pub stats: bool,
+    /// `unit_base=1`: bandwidth in bits per second (fio's N2S_BITPERSEC).
+    pub bits: bool,
+    /// `significant_figures`: digits of the text output's scaled numbers.
+    pub sig_figs: u8,
+    /// `bwavgtime` and `iopsavgtime`: the windows the bw/iops samples
+    /// ("samples=N" lines) average over, ms.
+    pub bw_avg_ms: u32,
+    pub iops_avg_ms: u32,
+    /// `disable_bw_measurement`: no bandwidth samples (nor their line).
+    pub disable_bw: bool,
+    /// `disk_util=0`: no disk statistics for this job's devices.
+    pub disk_util: bool,
+    /// `max_latency` per direction [read, write, trim]; zero = none.
+    pub max_latency: [Duration; 3],
+    /// `log_compression`: chunk size of compressed logs, bytes (0 = off).
+    pub log_compression: u64,
+    /// `log_store_compressed`: keep the logs compressed on disk (`.fz`).
+    pub log_store_compressed: bool,
+}
+
+impl Default for ReportOpts {
+    fn default() -> Self {
+        ReportOpts {
+            unified: Unified::None,
+            stats: true,
+            bits: false,
+            sig_figs: 4,
+            bw_avg_ms: 500,
+            iops_avg_ms: 500,
+            disable_bw: false,
+            disk_util: true,
+            max_latency: [Duration::ZERO; 3],
+            log_compression: 0,
+            log_store_compressed: false,
+        }
+    }
+}
+
+pub(crate) const UNIFIED_VALID: &str = "none, mixed or both (0, 1 or 2)";
+pub(crate) const UNIT_BASE_VALID: &str = "0 (bytes), 8 (bytes) or 1 (bits)";
+pub(crate) const AVG_VALID: &str = "milliseconds, 1 or more (default 500)";
+
+pub(crate) fn unified(c: &Ctx) -> Result<Unified, JobError> {
+    match c.value {
+        "none" | "0" => Ok(Unified::None),
+        "mixed" | "1" => Ok(Unified::Mixed),
+        "both" | "2" => Ok(Unified::Both),
+        _ => Err(c.bad(UNIFIED_VALID)),
+    }
+}
+
+pub(crate) fn unit_base(c: &Ctx) -> Result<bool, JobError> {
+    match c.value {
+        "0" | "8" => Ok(false),
+        "1" => Ok(true),
+        _ => Err(c.bad(UNIT_BASE_VALID)),
+    }
+}
+
+/// `max_latency=R[,W[,T]]`: microseconds by default, per direction as fio's
+/// other `read,write,trim` options (one value for all; an empty field keeps
+/// the default of none).
+pub(crate) fn max_latency(c: &Ctx) -> Result<[Duration; 3], JobError> {
+    let parts: Vec<&str> = c.value.split(',').collect();
+    if parts.is_empty() || parts.len() > 3 || c.value.is_empty() {
+        return Err(c.bad("a time such as 10ms, or 'read,write,trim' times"));
+    }
+    let mut out = [Duration::ZERO; 3];
+    for (i, p) in parts.iter().enumerate() {
+        if !p.is_empty() {
+            out[i] = units::parse_time(p, TimeUnit::Micros, true).map_err(|e| c.bad(e))?;
+        }
+    }
+    match parts.len() {
+        1 => out = [out[0]; 3],
+        2 => out[2] = out[1],
+        _ => {}
+    }
+    Ok(out)
+}
