@@ -45,6 +45,11 @@ pub struct RunArgs {
 
 pub fn main(mut a: RunArgs) -> Result<u8> {
     take_own_flags(&mut a)?;
+    if a.args.iter().any(|s| s == "--version") {
+        // fio prints its version and exits, whatever else was given.
+        println!("{}", crate::report::model::FIO_VERSION_STRING);
+        return Ok(0);
+    }
     if let Some(help) = crate::job::plan::cmdhelp(&a.args)? {
         print!("{help}");
         return Ok(0);
@@ -61,7 +66,10 @@ pub fn main(mut a: RunArgs) -> Result<u8> {
     for w in &plan.warnings {
         eprintln!("iolab: warning: {w}");
     }
-    if plan.parse_only {
+    for line in plan.debug.iter().chain(&plan.showcmd) {
+        println!("{line}");
+    }
+    if plan.parse_only || plan.flags.showcmd {
         return Ok(0);
     }
     crate::sys::cleanup::install_signal_handlers()?;
@@ -81,9 +89,14 @@ pub fn main(mut a: RunArgs) -> Result<u8> {
         .map(|j| j.runtime.unwrap_or_default() + j.ramp_time)
         .max()
         .filter(|d| !d.is_zero());
-    let status = crate::engine::progress::StatusLine::start(
+    let status = crate::engine::progress::StatusLine::start_with(
         format!("Jobs: {}", plan.jobs.iter().map(|j| j.numjobs).sum::<u32>()),
         planned,
+        crate::engine::progress::EtaOptions {
+            when: plan.flags.eta,
+            every: plan.flags.eta_interval,
+            newline: plan.flags.eta_newline,
+        },
     );
     let f = plan.output_format;
     let printer = plan
@@ -192,6 +205,10 @@ pub fn execute(plan: &RunPlan, opts: &EngineOptions) -> Result<(RunResult, bool)
     let before = SystemSnapshot::take();
     let groups = run_jobs(&plan.jobs, opts)?;
     let after = SystemSnapshot::take();
+    if plan.flags.bandwidth_log {
+        crate::engine::agglog::write(&groups, std::path::Path::new("."))
+            .context("--bandwidth-log: cannot write agg-*_bw.log in the current directory")?;
+    }
     let mut failed = false;
     for e in groups
         .iter()

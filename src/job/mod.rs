@@ -15,6 +15,7 @@ pub mod errno;
 pub mod error;
 pub mod files;
 pub mod files_opts;
+pub mod flags;
 pub mod ini;
 pub mod lat_target;
 pub mod log_epoch;

@@ -557,8 +557,8 @@ fn malformed_command_lines() {
             "command line: option 'output-format': bad value 'json,': expected normal, json, json+ or terse, or a comma list of them (e.g. normal,json); the list has an empty entry",
         ),
         (
-            &["--name=j", "--output-format=minimal"],
-            "command line: option 'output-format': bad value 'minimal': expected normal, json, json+ or terse, or a comma list of them (e.g. normal,json); fio's semicolon format is called terse",
+            &["--name=j", "--output-format=mininal"],
+            "command line: option 'output-format': bad value 'mininal': expected normal, json, json+ or terse, or a comma list of them (e.g. normal,json)",
         ),
         (
             &["--name=j", "--status-interval=0"],
