@@ -13,6 +13,7 @@ mod control_opts;
 mod draft;
 pub mod errno;
 pub mod error;
+pub mod expr;
 pub mod files;
 pub mod files_opts;
 pub mod flags;
