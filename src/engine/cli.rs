@@ -72,6 +72,17 @@ pub fn main(mut a: RunArgs) -> Result<u8> {
     if plan.parse_only || plan.flags.showcmd {
         return Ok(0);
     }
+    // fio's start-up lines (normal output only): on stdout before the run, or
+    // at the head of the --output file.
+    let startup = if plan.output_format.normal {
+        crate::report::text::startup_lines(&plan.jobs)
+    } else {
+        String::new()
+    };
+    if plan.output.is_none() {
+        print!("{startup}");
+        std::io::stdout().flush()?;
+    }
     crate::sys::cleanup::install_signal_handlers()?;
     let opts = EngineOptions {
         allow_destructive: a.allow_destructive,
@@ -119,9 +130,8 @@ pub fn main(mut a: RunArgs) -> Result<u8> {
     let (run, failed) = result?;
     let text = render(&plan, &run);
     match &plan.output {
-        Some(path) => {
-            std::fs::write(path, text).with_context(|| format!("--output={}", path.display()))?
-        }
+        Some(path) => std::fs::write(path, startup + &text)
+            .with_context(|| format!("--output={}", path.display()))?,
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(text.as_bytes())?;

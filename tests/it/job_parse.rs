@@ -362,7 +362,7 @@ fn malformed_job_files() {
         ),
         (
             "[j]\nbs=4k,8k,16k\n",
-            "t.fio:2: option 'bs': bad value '4k,8k,16k': expected one value for all directions, or 'read,write' (trims take the write value, so no third value: a separate trim value is not supported by iolab)",
+            "t.fio:2: option 'bs': bad value '4k,8k,16k': expected 'read,write,trim' with the trim value equal to the write value: iolab's trims take the write value, so a trim value of 16k beside a write value of 8k cannot be honoured (give both 16k with 'read,16k')",
         ),
         (
             "[j]\nbssplit=4k/60:8k/60\n",
