@@ -3,8 +3,9 @@
 //!
 //! Workers register their [`LiveCounters`] when a group starts (not on the hot
 //! path); the hot path only does single-writer stores into its own counters.
-//! The status thread sums what is registered, twice a second, on stderr, and
-//! only when stderr is a terminal.
+//! The status thread sums what is registered and redraws the line on stderr
+//! every `--eta-interval` (twice a second for `iolab lab`): on a terminal only
+//! unless `--eta=always` (then a line per update on a pipe) or `--eta=never`.
 //!
 //! `--status-interval=T` ([`StatusPrinter`]) reads the same counters every T
 //! and prints the cumulative totals since the start, with the rate over the
