@@ -10,7 +10,6 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 use crate::sys::safety::{self, SafetyError};
 
@@ -459,8 +458,8 @@ fn lay_out(spec: &TargetSpec, from: u64, to: u64) -> Result<u64, TargetErrorKind
     const CHUNK: usize = 1 << 20;
     let mut buf = vec![0u8; CHUNK];
     let mut x = 0x2545_F491_4F6C_DD1Du64 ^ from;
-    let start = Instant::now();
-    let mut announced = false;
+    // No progress lines here: fio prints none on stderr while laying out (a
+    // long layout shows on the status line, which counts no I/O yet).
     let mut off = from;
     while off < to {
         let n = ((to - off) as usize).min(CHUNK);
@@ -476,29 +475,11 @@ fn lay_out(spec: &TargetSpec, from: u64, to: u64) -> Result<u64, TargetErrorKind
         f.write_all_at(&buf[..n], off)
             .map_err(|e| io(&format!("laying out at byte {off}"), e, ""))?;
         off += n as u64;
-        if !announced && start.elapsed() > Duration::from_secs(1) {
-            eprintln!(
-                "iolab: job {}: laying out {} ({} to write, {} done)...",
-                spec.job,
-                spec.path.display(),
-                human(to - from),
-                human(off - from)
-            );
-            announced = true;
-        }
     }
     f.sync_data()
         .map_err(|e| io("flushing the laid-out file", e, ""))?;
     // SAFETY: advisory call on our own descriptor.
     unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    if announced {
-        eprintln!(
-            "iolab: job {}: laid out {} in {:.1} s",
-            spec.job,
-            human(to - from),
-            start.elapsed().as_secs_f64()
-        );
-    }
     Ok(to - from)
 }
 

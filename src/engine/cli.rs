@@ -192,6 +192,11 @@ pub fn main(a: RunArgs) -> Result<u8> {
             .with_context(|| format!("--inflate-log={path}: not a log fio or iolab compressed"))?;
         return Ok(0);
     }
+    if a.args.iter().any(|s| s == "--version") {
+        // fio prints its version and exits, whatever else was given.
+        println!("{}", crate::report::model::FIO_VERSION_STRING);
+        return Ok(0);
+    }
     if let Some(which) = &a.cmdhelp {
         print!("{}", crate::job::table::cmdhelp(Some(which))?);
         return Ok(0);
@@ -200,8 +205,22 @@ pub fn main(a: RunArgs) -> Result<u8> {
     for w in &plan.warnings {
         eprintln!("iolab: warning: {w}");
     }
-    if plan.parse_only {
+    for line in plan.debug.iter().chain(&plan.showcmd) {
+        println!("{line}");
+    }
+    if plan.parse_only || plan.flags.showcmd {
         return Ok(0);
+    }
+    // fio's start-up lines (normal output only): on stdout before the run, or
+    // at the head of the --output file.
+    let startup = if plan.output_format.normal {
+        crate::report::text::startup_lines(&plan.jobs)
+    } else {
+        String::new()
+    };
+    if plan.output.is_none() {
+        print!("{startup}");
+        std::io::stdout().flush()?;
     }
     crate::sys::cleanup::install_signal_handlers()?;
     let opts = EngineOptions {
@@ -220,9 +239,14 @@ pub fn main(a: RunArgs) -> Result<u8> {
         .map(|j| j.runtime.unwrap_or_default() + j.ramp_time)
         .max()
         .filter(|d| !d.is_zero());
-    let status = crate::engine::progress::StatusLine::start(
+    let status = crate::engine::progress::StatusLine::start_with(
         format!("Jobs: {}", plan.jobs.iter().map(|j| j.numjobs).sum::<u32>()),
         planned,
+        crate::engine::progress::EtaOptions {
+            when: plan.flags.eta,
+            every: plan.flags.eta_interval,
+            newline: plan.flags.eta_newline,
+        },
     );
     let f = plan.output_format;
     let printer = plan
@@ -245,9 +269,8 @@ pub fn main(a: RunArgs) -> Result<u8> {
     let (run, failed) = result?;
     let text = render(&plan, &run);
     match &plan.output {
-        Some(path) => {
-            std::fs::write(path, text).with_context(|| format!("--output={}", path.display()))?
-        }
+        Some(path) => std::fs::write(path, startup + &text)
+            .with_context(|| format!("--output={}", path.display()))?,
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(text.as_bytes())?;
@@ -298,6 +321,10 @@ pub fn execute(plan: &RunPlan, opts: &EngineOptions) -> Result<(RunResult, bool)
     let before = SystemSnapshot::take();
     let groups = run_jobs(&plan.jobs, opts)?;
     let after = SystemSnapshot::take();
+    if plan.flags.bandwidth_log {
+        crate::engine::agglog::write(&groups, std::path::Path::new("."))
+            .context("--bandwidth-log: cannot write agg-*_bw.log in the current directory")?;
+    }
     let mut failed = false;
     for e in groups
         .iter()

@@ -5,6 +5,7 @@
 //! (so a bad job fails the run before I/O begins), starts them together behind a
 //! barrier, and collects per-job results.
 
+pub mod agglog;
 pub mod cli;
 pub mod cmdprio;
 pub mod control;

@@ -3,8 +3,9 @@
 //!
 //! Workers register their [`LiveCounters`] when a group starts (not on the hot
 //! path); the hot path only does single-writer stores into its own counters.
-//! The status thread sums what is registered, twice a second, on stderr, and
-//! only when stderr is a terminal.
+//! The status thread sums what is registered and redraws the line on stderr
+//! every `--eta-interval` (twice a second for `iolab lab`): on a terminal only
+//! unless `--eta=always` (then a line per update on a pipe) or `--eta=never`.
 //!
 //! `--status-interval=T` ([`StatusPrinter`]) reads the same counters every T
 //! and prints the cumulative totals since the start, with the rate over the
@@ -18,6 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::engine::worker::LiveCounters;
+use crate::job::flags::Eta;
 
 /// Every worker's counters since the process started. Held, not weakly
 /// referenced: a worker that has finished still counts, so the totals never go
@@ -49,11 +51,46 @@ pub struct StatusLine {
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
+/// When and how the status line is drawn (fio's `--eta`, `--eta-interval`,
+/// `--eta-newline`).
+#[derive(Clone, Copy, Debug)]
+pub struct EtaOptions {
+    pub when: Eta,
+    /// Time between redraws.
+    pub every: Duration,
+    /// Keep the current line and start a new one every so often.
+    pub newline: Option<Duration>,
+}
+
+impl Default for EtaOptions {
+    fn default() -> Self {
+        EtaOptions {
+            when: Eta::Auto,
+            every: Duration::from_millis(500),
+            newline: None,
+        }
+    }
+}
+
 impl StatusLine {
     /// `None` when stderr is not a terminal: then nothing is printed at all.
     pub fn start(label: String, expected: Option<Duration>) -> Option<StatusLine> {
-        if !std::io::stderr().is_terminal() {
-            return None;
+        Self::start_with(label, expected, EtaOptions::default())
+    }
+
+    /// As [`StatusLine::start`], drawn when `eta.when` says: on a terminal
+    /// (auto), always (on a pipe or file each update is a line of its own),
+    /// or never.
+    pub fn start_with(
+        label: String,
+        expected: Option<Duration>,
+        eta: EtaOptions,
+    ) -> Option<StatusLine> {
+        let terminal = std::io::stderr().is_terminal();
+        match eta.when {
+            Eta::Never => return None,
+            Eta::Auto if !terminal => return None,
+            Eta::Auto | Eta::Always => {}
         }
         let stop = Arc::new(AtomicBool::new(false));
         let s = stop.clone();
@@ -62,30 +99,49 @@ impl StatusLine {
             .spawn(move || {
                 let t0 = Instant::now();
                 let (mut last_ios, mut last_t) = (totals().0, Instant::now());
+                let mut last_newline = t0;
                 while !s.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(500));
+                    // Short naps so the end of a run is not held up by a redraw period.
+                    let wake = Instant::now() + eta.every;
+                    while Instant::now() < wake && !s.load(Ordering::Relaxed) {
+                        let left = wake.saturating_duration_since(Instant::now());
+                        std::thread::sleep(left.min(Duration::from_millis(50)));
+                    }
+                    if s.load(Ordering::Relaxed) {
+                        break;
+                    }
                     let (ios, _) = totals();
                     let now = Instant::now();
                     let dt = now.duration_since(last_t).as_secs_f64().max(1e-3);
                     let iops = ios.saturating_sub(last_ios) as f64 / dt;
                     (last_ios, last_t) = (ios, now);
                     let el = t0.elapsed().as_secs_f64();
-                    let eta = match expected {
+                    let eta_text = match expected {
                         Some(e) if e.as_secs_f64() > el => {
                             format!("eta {:.0}s", e.as_secs_f64() - el)
                         }
                         Some(_) => "eta soon".into(),
                         None => "eta ?".into(),
                     };
+                    let text = format!("{label}: {el:.1}s elapsed, {eta_text}, {} IOPS", si(iops));
                     let mut err = std::io::stderr().lock();
-                    let _ = write!(
-                        err,
-                        "\r\x1b[2K{label}: {el:.1}s elapsed, {eta}, {} IOPS",
-                        si(iops)
-                    );
+                    if terminal {
+                        let _ = write!(err, "\r\x1b[2K{text}");
+                        if eta
+                            .newline
+                            .is_some_and(|n| now.duration_since(last_newline) >= n)
+                        {
+                            let _ = writeln!(err);
+                            last_newline = now;
+                        }
+                    } else {
+                        let _ = writeln!(err, "{text}");
+                    }
                     let _ = err.flush();
                 }
-                let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+                if terminal {
+                    let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+                }
             })
             .ok()?;
         Some(StatusLine {

@@ -58,6 +58,9 @@ pub enum JobError {
         path: PathBuf,
         reason: String,
     },
+    /// `--warnings-fatal`: the first warning, as an error.
+    #[error("{warning} (--warnings-fatal makes every parser warning an error)")]
+    Fatal { at: String, warning: String },
     #[error(
         "{at}: no jobs defined: add a [jobname] section to a job file or --name=NAME on the command line"
     )]

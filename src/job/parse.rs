@@ -236,8 +236,10 @@ pub(crate) fn rw(c: &Ctx) -> Result<(RwMode, RwSuffix), JobError> {
 }
 
 /// fio's `read,write[,trim]` form: one value sets both directions, an empty
-/// part keeps that direction's current value, a trim part is refused: trims
-/// take the write value, as fio gives them when no third value is set.
+/// part keeps that direction's current value. Trims take the write value, as
+/// fio gives them when no third value is set; a third value is accepted when
+/// it is the write value (e.g. fio's own tests' `bs=8k,8k,8k`), refused when
+/// it differs.
 pub(crate) fn split_dirs<'a>(c: &Ctx, v: &'a str) -> Result<[Option<&'a str>; 2], JobError> {
     // fio drops one trailing comma.
     let v = v.strip_suffix(',').unwrap_or(v);
@@ -247,6 +249,12 @@ pub(crate) fn split_dirs<'a>(c: &Ctx, v: &'a str) -> Result<[Option<&'a str>; 2]
         [one] => Ok([opt(one), opt(one)]),
         [r, w] => Ok([opt(r), opt(w)]),
         [r, w, ""] => Ok([opt(r), opt(w)]),
+        [r, w, t] if t.eq_ignore_ascii_case(w) => Ok([opt(r), opt(w)]),
+        [_, w, t] => Err(c.bad(format!(
+            "'read,write,trim' with the trim value equal to the write value: iolab's \
+             trims take the write value, so a trim value of {t} beside a write value of \
+             {w} cannot be honoured (give both {t} with 'read,{t}')"
+        ))),
         _ => Err(c.bad(
             "one value for all directions, or 'read,write' (trims take the write value, so no \
              third value: a separate trim value is not supported by iolab)",

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::draft::Draft;
 use super::error::{COMMAND_LINE, JobError};
+use super::flags::{Effect, RunFlags};
 use super::ini::{IniReader, Keywords, ParseCtx, Section, split_option};
 use super::options::{RawOpt, takes_value};
 use super::spec::{JobSpec, Origin};
@@ -78,6 +79,12 @@ pub struct RunPlan {
     /// `--max-runtime`, `--max-size`, `--scratch-dir` as given (already applied
     /// to `jobs`).
     pub caps: RunCaps,
+    /// fio's run-wide flags (`--eta`, `--readonly`, `--showcmd`, ...).
+    pub flags: RunFlags,
+    /// `--showcmd`: each job file as one fio command line.
+    pub showcmd: Vec<String>,
+    /// `--debug=parse,job`: fio-style debug lines, printed before the run.
+    pub debug: Vec<String>,
 }
 
 /// iolab's run-wide overrides for running someone else's job files safely and
@@ -176,9 +183,11 @@ pub fn parse_run_args(
 pub fn parse_run_args_with(args: &[String], ctx: &ParseCtx) -> Result<RunPlan, JobError> {
     let cl = CommandLine::parse(args)?;
     let mut b = Builder::new(cl.sections_filter.clone());
+    b.debug_parse = cl.flags.debug.parse;
     for s in &cl.sections {
         b.apply(s, false)?;
     }
+    let mut showcmd = Vec::new();
     for (i, file) in cl.job_files.iter().enumerate() {
         let text = (ctx.read_file)(file).map_err(|e| JobError::Read {
             at: COMMAND_LINE.to_string(),
@@ -188,6 +197,9 @@ pub fn parse_run_args_with(args: &[String], ctx: &ParseCtx) -> Result<RunPlan, J
         let mut r = IniReader::new(ctx);
         r.read(&text, &file.display().to_string(), Some(file))?;
         b.warnings.append(&mut r.warnings);
+        if cl.flags.showcmd {
+            showcmd.push(super::flags::command_line(&r.sections));
+        }
         b.apply_file(&r.sections, i > 0)?;
     }
     b.check_filter()?;
@@ -199,7 +211,34 @@ pub fn parse_run_args_with(args: &[String], ctx: &ParseCtx) -> Result<RunPlan, J
     for job in &mut b.jobs {
         cl.caps.apply(job);
     }
+    if cl.flags.readonly {
+        super::flags::check_readonly(&mut b.jobs)?;
+    }
+    if let Some(v) = &cl.debug_raw {
+        for c in super::flags::debug_silent(v) {
+            b.warnings.push(format!(
+                "{COMMAND_LINE}: --debug={c} is accepted, but iolab prints debug output \
+                 only for {}",
+                super::flags::DEBUG_IMPLEMENTED.join(" and ")
+            ));
+        }
+    }
+    if cl.flags.debug.job {
+        for j in &b.jobs {
+            b.debug
+                .push(super::flags::debug_line("job", &super::flags::job_debug(j)));
+        }
+    }
+    if cl.flags.warnings_fatal && !b.warnings.is_empty() {
+        return Err(JobError::Fatal {
+            at: COMMAND_LINE.to_string(),
+            warning: b.warnings.remove(0),
+        });
+    }
     Ok(RunPlan {
+        flags: cl.flags.clone(),
+        showcmd,
+        debug: b.debug,
         caps: cl.caps.clone(),
         jobs: b.jobs,
         output_format: cl.output_format,
@@ -238,6 +277,9 @@ pub fn parse_job_file_str(
         warnings: b.warnings,
         global_options: b.global_raw,
         caps: RunCaps::default(),
+        flags: RunFlags::default(),
+        showcmd: Vec::new(),
+        debug: Vec::new(),
     })
 }
 
@@ -253,6 +295,9 @@ struct Builder {
     /// `--section=`: only these job sections run (fio keeps every [global]).
     filter: Vec<String>,
     filter_hits: Vec<bool>,
+    /// `--debug=parse`: log each option as it is applied.
+    debug_parse: bool,
+    debug: Vec<String>,
 }
 
 impl Builder {
@@ -266,6 +311,8 @@ impl Builder {
             noted: Vec::new(),
             filter,
             filter_hits: hits,
+            debug_parse: false,
+            debug: Vec::new(),
         }
     }
 
@@ -315,6 +362,20 @@ impl Builder {
         // fio applies kb_base before a section's other options, wherever it stands.
         let (kb, rest): (Vec<&RawOpt>, Vec<&RawOpt>) =
             s.opts.iter().partition(|o| o.key == "kb_base");
+        if self.debug_parse {
+            for o in kb.iter().chain(&rest) {
+                self.debug.push(super::flags::debug_line(
+                    "parse",
+                    &format!(
+                        "handle_option={}, ptr={} (section {}, {})",
+                        o.key.trim(),
+                        o.value.as_deref().unwrap_or("").trim(),
+                        s.name,
+                        o.at
+                    ),
+                ));
+            }
+        }
         if s.is_global() {
             for o in kb.into_iter().chain(rest) {
                 self.global.apply(o)?;
@@ -388,6 +449,9 @@ struct CommandLine {
     parse_only: bool,
     sections_filter: Vec<String>,
     caps: RunCaps,
+    flags: RunFlags,
+    /// `--debug=`'s value as written.
+    debug_raw: Option<String>,
 }
 
 impl CommandLine {
@@ -406,6 +470,8 @@ impl CommandLine {
             parse_only: false,
             sections_filter: Vec::new(),
             caps: RunCaps::default(),
+            flags: RunFlags::default(),
+            debug_raw: None,
         };
         let mut it = args.iter().peekable();
         while let Some(arg) = it.next() {
@@ -435,8 +501,23 @@ impl CommandLine {
                 "output-format" | "status-interval" | "output" | "section" | "name"
                 | "max-runtime" | "max-size" | "scratch-dir" => true,
                 "parse-only" => false,
-                k => takes_value(k),
+                k => super::flags::takes_value(k).unwrap_or_else(|| takes_value(k)),
             };
+            if key == "debug" {
+                cl.debug_raw = value.clone();
+            }
+            match super::flags::take(&key, value.as_deref(), &mut cl.flags)? {
+                Some(Effect::TerseOnly) => {
+                    cl.output_format = OutputFormats::only(OutputFormat::Terse);
+                    continue;
+                }
+                Some(Effect::AddTerse) => {
+                    cl.output_format.terse = true;
+                    continue;
+                }
+                Some(Effect::Flags) => continue,
+                None => {}
+            }
             if value.is_none()
                 && needs_value
                 && let Some(next) = it.next_if(|n| !n.starts_with("--"))
@@ -549,12 +630,11 @@ fn parse_output_format(value: Option<&str>) -> Result<OutputFormats, JobError> {
             "normal" => OutputFormat::Normal,
             "json" => OutputFormat::Json,
             "json+" => OutputFormat::JsonPlus,
-            "terse" => OutputFormat::Terse,
+            // fio's other names for its semicolon format.
+            "terse" | "minimal" | "csv" => OutputFormat::Terse,
             other => {
                 let why = if other.is_empty() {
                     format!("{EXPECTED}; the list has an empty entry")
-                } else if other == "minimal" || other == "csv" {
-                    format!("{EXPECTED}; fio's semicolon format is called terse")
                 } else {
                     EXPECTED.to_string()
                 };

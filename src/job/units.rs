@@ -107,6 +107,9 @@ pub enum UnitError {
         "a ':'-separated list of up to {MAX_PERCENTILES} percentiles in [0, 100], e.g. 50:99:99.9"
     )]
     Percentiles,
+    /// A value in parentheses that is not an expression fio reads the same way.
+    #[error("{expected}: {0}", expected = super::expr::EXPR_EXPECTED)]
+    Expr(#[from] super::expr::ExprError),
 }
 
 /// What was wrong with a size beyond "not a size".
@@ -114,8 +117,6 @@ pub enum UnitError {
 pub enum SizeProblem {
     #[error(" (hex values take no suffix)")]
     HexSuffix,
-    #[error(" (arithmetic expressions are not supported)")]
-    Arithmetic,
     #[error(
         " (fractions are not supported: fio would silently truncate them; \
          use a smaller unit, e.g. 1536 instead of 1.5k)"
@@ -169,7 +170,8 @@ pub fn parse_size(s: &str, kb_base: u32, allow_percent: bool) -> Result<SizeVal,
             .map_err(|_| bad(Some(SizeProblem::HexSuffix)));
     }
     if s.starts_with('(') {
-        return Err(bad(Some(SizeProblem::Arithmetic)));
+        // fio: a value that starts with '(' is an arithmetic expression.
+        return Ok(SizeVal::Bytes(super::expr::eval_size(s)?));
     }
     let (digits, suffix) = split_digits(s);
     if digits.is_empty() {
@@ -231,6 +233,10 @@ pub fn parse_time(s: &str, default_unit: TimeUnit, allow_ns: bool) -> Result<Dur
         ns: allow_ns,
         problem,
     };
+    if s.starts_with('(') {
+        let us = super::expr::eval_time_us(s, default_unit == TimeUnit::Seconds)?;
+        return Ok(Duration::from_micros(us));
+    }
     let (digits, suffix) = split_digits(s);
     if digits.is_empty() {
         return Err(bad(None));
@@ -274,7 +280,10 @@ pub fn parse_bool(s: &str) -> Result<bool, UnitError> {
 /// (`number_ios=1k` is 1024 with kb_base=1024).
 pub fn parse_int(s: &str, kb_base: u32, min: u64, max: u64) -> Result<u64, UnitError> {
     let bad = |got| UnitError::Int { min, max, got };
-    let v = parse_bytes(s, kb_base).map_err(|_| bad(None))?;
+    let v = match parse_bytes(s, kb_base) {
+        Err(UnitError::Expr(e)) => return Err(UnitError::Expr(e)),
+        r => r.map_err(|_| bad(None))?,
+    };
     if v < min || v > max {
         return Err(bad(Some(v)));
     }
@@ -284,7 +293,11 @@ pub fn parse_int(s: &str, kb_base: u32, min: u64, max: u64) -> Result<u64, UnitE
 /// A real number in `[min, max]`.
 pub fn parse_f64(s: &str, min: f64, max: f64) -> Result<f64, UnitError> {
     let bad = || UnitError::Real { min, max };
-    let v: f64 = s.trim().parse().map_err(|_| bad())?;
+    let v: f64 = if s.trim().starts_with('(') {
+        super::expr::eval_real(s.trim())?
+    } else {
+        s.trim().parse().map_err(|_| bad())?
+    };
     if !v.is_finite() || v < min || v > max {
         return Err(bad());
     }
@@ -406,12 +419,15 @@ mod tests {
                 .to_string()
                 .contains("too large")
         );
-        assert!(
-            parse_bytes("(4k*2)", 1024)
-                .unwrap_err()
-                .to_string()
-                .contains("arithmetic")
+        // fio's arithmetic: an expression in parentheses.
+        assert_eq!(parse_bytes("(4k*2)", 1024), Ok(8192));
+        assert_eq!(parse_int("(2*8)", 1024, 1, 64), Ok(16));
+        assert_eq!(
+            parse_time("(2*3)", TimeUnit::Seconds, false),
+            Ok(Duration::from_secs(6))
         );
+        let e = parse_bytes("(4k*)", 1024).unwrap_err().to_string();
+        assert!(e.contains("arithmetic expression in parentheses"), "{e}");
     }
 
     #[test]

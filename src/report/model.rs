@@ -694,6 +694,13 @@ impl JobResult {
         ] {
             d.clat_ns.bins = FioBins::of(&rec.dirs[dir].clat);
         }
+        self.add_sync_bins(rec);
+    }
+
+    /// fio's json+ writes the bins of the sync latencies too (`sync.lat_ns.bins`)
+    /// whenever the job synced.
+    fn add_sync_bins(&mut self, rec: &Recorder) {
+        self.sync.lat_ns.bins = FioBins::of(&rec.dirs[Op::Fsync.dir()].lat);
     }
 
     /// fio's `slat_percentiles`, `clat_percentiles`, `lat_percentiles` (`on`, in
@@ -725,6 +732,9 @@ impl JobResult {
                     s.bins = None;
                 }
             }
+        }
+        if bins {
+            self.add_sync_bins(rec);
         }
     }
 

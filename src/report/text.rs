@@ -12,7 +12,9 @@ use crate::job::spec::{BlockSizes, JobSpec};
 use crate::measure::blktrace::{self, StageStats};
 use crate::measure::cpu::SystemDelta;
 use crate::placement::corunner::Kernel;
-use crate::report::model::{DirResult, Dist, JobResult, LatStats, RunResult, TextStyle};
+use crate::report::model::{
+    DirResult, Dist, FIO_VERSION_STRING, JobResult, LatStats, RunResult, TextStyle,
+};
 use crate::report::raw::PlacementReport;
 use crate::report::trace::JobTrace;
 
@@ -74,8 +76,11 @@ pub fn percentile_precision(list: &[f64]) -> usize {
 
 /// The line fio prints for a job before it starts:
 /// `name: (g=0): rw=randread, bs=(R) 4096B-4096B, (W) ..., ioengine=psync, iodepth=1`.
+/// Trims take the write block sizes in iolab, so `(T)` repeats `(W)`, as fio's
+/// does when `bs=` names two values.
 pub fn job_start_line(spec: &JobSpec, groupid: u32) -> String {
-    let range = |b: &BlockSizes| format!("{}B-{}B", b.min(), b.max());
+    let size = |b: u32| num2str(u64::from(b), SIG_FIGS, spec.kb_base == 1024, "B");
+    let range = |b: &BlockSizes| format!("{}-{}", size(b.min()), size(b.max()));
     format!(
         "{}: (g={}): rw={}, bs=(R) {}, (W) {}, (T) {}, ioengine={}, iodepth={}",
         spec.name,
@@ -83,10 +88,32 @@ pub fn job_start_line(spec: &JobSpec, groupid: u32) -> String {
         spec.rw.fio_name(),
         range(&spec.bs[0]),
         range(&spec.bs[1]),
-        range(&spec.bs[0]),
+        range(&spec.bs[1]),
         spec.ioengine.fio_name(),
         spec.iodepth
     )
+}
+
+/// What fio prints in normal output before the run: each job's start line
+/// (`...` under it when it has clones), the version line, and `Starting N
+/// threads`. iolab's workers are always threads (fio's `thread=1`), so it
+/// says threads where fio without `thread` says processes.
+pub fn startup_lines(jobs: &[JobSpec]) -> String {
+    let mut out = String::new();
+    let mut groupid = 0;
+    for (i, j) in jobs.iter().enumerate() {
+        if i > 0 && j.stonewall {
+            groupid += 1;
+        }
+        let _ = writeln!(out, "{}", job_start_line(j, groupid));
+        if j.numjobs > 1 {
+            out += "...\n";
+        }
+    }
+    let n: u32 = jobs.iter().map(|j| j.numjobs).sum();
+    let _ = writeln!(out, "{FIO_VERSION_STRING}");
+    let _ = writeln!(out, "Starting {n} thread{}", if n == 1 { "" } else { "s" });
+    out
 }
 
 /// fio's choice of unit for a latency line: msec if every figure exceeds 1 ms,
@@ -712,6 +739,44 @@ pub fn trace_text(job: &str, t: &JobTrace) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn startup_lines_as_fio_prints_them() {
+        let args: Vec<String> = [
+            "--name=a",
+            "--ioengine=null",
+            "--size=1m",
+            "--rw=randread",
+            "--numjobs=3",
+            "--name=b",
+            "--rw=write",
+            "--ioengine=null",
+            "--size=1m",
+            "--bs=128k,1m",
+            "--iodepth=4",
+            "--stonewall",
+            "--name=c",
+            "--ioengine=null",
+            "--size=1m",
+            "--bs=64k",
+            "--rw=randrw",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let plan = crate::job::parse_run_args(&args, &|_| None).unwrap();
+        // fio 3.33's lines for the same jobs (its `Starting 5 processes` says
+        // threads here: iolab's workers are threads).
+        let want = format!(
+            "a: (g=0): rw=randread, bs=(R) 4096B-4096B, (W) 4096B-4096B, (T) 4096B-4096B, ioengine=null, iodepth=1\n\
+             ...\n\
+             b: (g=1): rw=write, bs=(R) 128KiB-128KiB, (W) 1024KiB-1024KiB, (T) 1024KiB-1024KiB, ioengine=null, iodepth=4\n\
+             c: (g=1): rw=randrw, bs=(R) 64.0KiB-64.0KiB, (W) 64.0KiB-64.0KiB, (T) 64.0KiB-64.0KiB, ioengine=null, iodepth=1\n\
+             {FIO_VERSION_STRING}\n\
+             Starting 5 threads\n"
+        );
+        assert_eq!(startup_lines(&plan.jobs), want);
+    }
 
     #[test]
     fn num2str_matches_fio_outputs_seen() {

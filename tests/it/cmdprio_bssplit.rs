@@ -133,7 +133,7 @@ fn bad_splits_are_one_line_errors() {
         ("cmdprio_bssplit=64k", "'64k' has 1 fields"),
         ("cmdprio_bssplit=zz/10", "bs/percentage"),
         ("cmdprio_bssplit=64k/60:64k/50/1/1", "add up to 110%"),
-        ("cmdprio_bssplit=4k/10,4k/10,4k/10", "no third value"),
+        ("cmdprio_bssplit=4k/10,4k/10,8k/10", "trim value"),
     ];
     for (line, want) in cases {
         let f = dir.path().join("bad.fio");

@@ -362,7 +362,7 @@ fn malformed_job_files() {
         ),
         (
             "[j]\nbs=4k,8k,16k\n",
-            "t.fio:2: option 'bs': bad value '4k,8k,16k': expected one value for all directions, or 'read,write' (trims take the write value, so no third value: a separate trim value is not supported by iolab)",
+            "t.fio:2: option 'bs': bad value '4k,8k,16k': expected 'read,write,trim' with the trim value equal to the write value: iolab's trims take the write value, so a trim value of 16k beside a write value of 8k cannot be honoured (give both 16k with 'read,16k')",
         ),
         (
             "[j]\nbssplit=4k/60:8k/60\n",
@@ -553,8 +553,8 @@ fn malformed_command_lines() {
             "command line: option 'output-format': bad value 'json,': expected normal, json, json+ or terse, or a comma list of them (e.g. normal,json); the list has an empty entry",
         ),
         (
-            &["--name=j", "--output-format=minimal"],
-            "command line: option 'output-format': bad value 'minimal': expected normal, json, json+ or terse, or a comma list of them (e.g. normal,json); fio's semicolon format is called terse",
+            &["--name=j", "--output-format=mininal"],
+            "command line: option 'output-format': bad value 'mininal': expected normal, json, json+ or terse, or a comma list of them (e.g. normal,json)",
         ),
         (
             &["--name=j", "--status-interval=0"],

@@ -46,6 +46,8 @@ mod deploy_manifests;
 mod faults_conservation;
 mod fio_counts;
 mod fio_examples;
+mod fio_option_names;
+mod fio_suite;
 mod fleet_ansible;
 mod flow;
 mod fuzz_corpus_replay;
