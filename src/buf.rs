@@ -107,8 +107,22 @@ enum Backing {
 const HUGE_REMEDY: &str = "; huge pages must be reserved first (echo N > \
      /proc/sys/vm/nr_hugepages, or hugepages= on the kernel command line), or use mem=mmap";
 
-/// Memory of `total` bytes (`total` a multiple of the page size) from `mem`.
-fn map_mem(mem: &Mem, total: usize) -> Result<(*mut u8, Backing), BufError> {
+/// The system's default huge page size (`Hugepagesize` in /proc/meminfo),
+/// or 2 MiB where it cannot be read.
+pub fn system_huge_page() -> usize {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("Hugepagesize:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
+        })
+        .map_or(2 << 20, |kb| kb * 1024)
+}
+
+/// Memory of `total` bytes (`total` a multiple of the page size) from `mem`;
+/// huge pages come in units of `huge_page` bytes (0: the system's).
+fn map_mem(mem: &Mem, total: usize, huge_page: usize) -> Result<(*mut u8, Backing), BufError> {
     let fail = |what, err, remedy| BufError::Map {
         kind: mem.name(),
         what,
@@ -117,9 +131,15 @@ fn map_mem(mem: &Mem, total: usize) -> Result<(*mut u8, Backing), BufError> {
         remedy,
     };
     let remedy = if mem.huge() { HUGE_REMEDY } else { "" };
-    // Huge pages come in 2 MiB units: round the length up so the call can succeed.
+    // Huge pages come in whole units (fio's hugepage-size): round the length
+    // up so the call can succeed.
     let len = if mem.huge() {
-        total.next_multiple_of(2 << 20)
+        let unit = if huge_page == 0 {
+            system_huge_page()
+        } else {
+            huge_page
+        };
+        total.next_multiple_of(unit.max(PAGE_ALIGN))
     } else {
         total
     };
@@ -202,16 +222,19 @@ unsafe impl Send for Buffers {}
 
 impl Buffers {
     pub fn new(count: usize, size: usize, align: usize) -> Result<Buffers, BufError> {
-        Self::with_mem(count, size, align, &Mem::Malloc)
+        Self::with_mem(count, size, align, &Mem::Malloc, 0)
     }
 
     /// As [`new`](Self::new), the memory from `mem` (mappings and segments
-    /// are page-aligned, so `align` up to a page holds for them too).
+    /// are page-aligned, so `align` up to a page holds for them too); huge
+    /// page memory is rounded to whole pages of `huge_page` bytes (0: the
+    /// system's size).
     pub fn with_mem(
         count: usize,
         size: usize,
         align: usize,
         mem: &Mem,
+        huge_page: usize,
     ) -> Result<Buffers, BufError> {
         let size = size.max(1).next_multiple_of(align);
         let total = size
@@ -231,7 +254,7 @@ impl Buffers {
             (base, Backing::Heap(layout))
         } else {
             // Mappings start zeroed, as alloc_zeroed's memory does.
-            map_mem(mem, total.next_multiple_of(PAGE_ALIGN))?
+            map_mem(mem, total.next_multiple_of(PAGE_ALIGN), huge_page)?
         };
         Ok(Buffers {
             base,
@@ -320,7 +343,7 @@ mod tests {
     #[test]
     fn every_memory_kind_gives_aligned_zeroed_buffers() {
         for mem in [Mem::Malloc, Mem::Mmap(None), Mem::MmapShared, Mem::Shm] {
-            let mut b = Buffers::with_mem(3, 4096, 4096, &mem).unwrap();
+            let mut b = Buffers::with_mem(3, 4096, 4096, &mem, 0).unwrap();
             assert!(b.as_mut_slice().iter().all(|&x| x == 0), "{mem:?}");
             for i in 0..3 {
                 assert_eq!(b.ptr(i) as usize % 4096, 0, "{mem:?}");

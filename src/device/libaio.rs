@@ -288,7 +288,9 @@ impl Libaio {
             // SAFETY: the context is ours and not used again.
             unsafe { libc::syscall(libc::SYS_io_destroy, ctx) };
             return Err(DeviceError::Unsupported(
-                "libaio: userspace_reap=1, but this kernel's AIO completion ring is not the                  layout iolab reads (magic or header differ); drop userspace_reap to reap                  with io_getevents"
+                "libaio: userspace_reap=1, but this kernel's AIO completion ring is not the \
+                 layout iolab reads (magic or header differ); drop userspace_reap to reap \
+                 with io_getevents"
                     .into(),
             ));
         }

@@ -236,13 +236,17 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
 
     // numa_mem_policy: the buffers are first touched under the job's policy.
     let policy = crate::engine::numa::buffer_policy(first)?;
-    let mut bufs =
-        Buffers::with_mem(nslots as usize, max_bs, 4096, &first.process.mem).map_err(|err| {
-            EngineError::Buffers {
-                job: label(first),
-                err,
-            }
-        })?;
+    let mut bufs = Buffers::with_mem(
+        nslots as usize,
+        max_bs,
+        4096,
+        &first.process.mem,
+        first.process.hugepage_size as usize,
+    )
+    .map_err(|err| EngineError::Buffers {
+        job: label(first),
+        err,
+    })?;
     // What writes carry: fio's buffer options (random data by default).
     BufferFill::new(&first.buffers, first.randseed).prepare(&mut bufs);
     drop(policy);

@@ -23,6 +23,9 @@ pub struct ProcessSpec {
     pub ioscheduler: Option<String>,
     /// `lockmem`: bytes mlock()ed for the job's duration (0 = none).
     pub lockmem: u64,
+    /// fio's `hugepage-size`: the unit huge page memory (`mem=mmaphuge`,
+    /// `shmhuge`) is rounded to; 0 = the system's (`/proc/meminfo`).
+    pub hugepage_size: u64,
     /// `mem`/`iomem`: where the I/O buffers come from.
     pub mem: Mem,
 }

@@ -559,6 +559,16 @@ Ok(())
         .alias(&["iomem"])
         .expects(crate::buf::Mem::VALID)
         .set(super::process_opts::set_mem),
+    OptionDef::new("hugepage-size", S::Buffers, "the size huge page memory comes in (mem=mmaphuge, shmhuge): buffers are rounded up to whole pages of it; default the system's (Hugepagesize in /proc/meminfo)")
+        .expects("a size such as 2m or 1g: the system's huge page size or a multiple of it")
+        .set(|d, c| {
+            let b = c.size()?;
+            if b == 0 || b % 4096 != 0 {
+                return Err(c.bad("a size such as 2m or 1g: a multiple of the 4 KiB page"));
+            }
+            d.spec.process.hugepage_size = b;
+            Ok(())
+        }),
     OptionDef::new("lockmem", S::Buffers, "mlock this many bytes for the job's duration (memory taken from the page cache and other jobs)")
         .expects(SIZE)
         .set(super::process_opts::set_lockmem),

@@ -7,8 +7,8 @@
 pub mod buffers;
 pub mod dedupe;
 pub mod distribution;
-pub mod replay;
 pub mod lfsr;
+pub mod replay;
 pub mod thinktime;
 pub mod verify;
 pub mod verify_block;
