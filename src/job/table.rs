@@ -700,7 +700,7 @@ Ok(())
     )
     .expects(super::workload_opts::GENERATOR_VALID)
     .set(|d, c| {
-        d.spec.workload.random_generator = super::workload_opts::generator(c)?;
+        d.spec.workload.random_generator = super::workload_set::generator(c)?;
         Ok(())
     }),
     OptionDef::new(
@@ -1049,7 +1049,7 @@ Ok(())
     OptionDef::new("stat_type", S::Engine, "filestat: the call timed per file: stat, lstat or statx")
         .expects(super::engine_opts::StatType::VALID)
         .set(|d, c| {
-            d.spec.engine.stat_type = super::engine_opts::stat_type(c)?;
+            d.spec.engine.stat_type = super::engine_set::stat_type(c)?;
             Ok(())
         }),
     OptionDef::new("cpuload", S::Engine, "cpuio: percent of a CPU to burn (1-100; above 100 means 100, as fio)")
@@ -1067,7 +1067,7 @@ Ok(())
     OptionDef::new("cpumode", S::Engine, "cpuio: noop spins, qsort sorts fio's 256 Ki numbers round after round for each cycle")
         .expects(super::engine_opts::CpuMode::VALID)
         .set(|d, c| {
-            d.spec.engine.cpumode = super::engine_opts::cpumode(c)?;
+            d.spec.engine.cpumode = super::engine_set::cpumode(c)?;
             Ok(())
         }),
     OptionDef::new("exit_on_io_done", S::Engine, "cpuio: end when the group's I/O jobs have ended (runtime= still caps it)")
@@ -1850,7 +1850,7 @@ Ok(())
     OptionDef::new("unified_rw_reporting", S::Measurements, "none: reads, writes and trims apart; mixed: one 'mixed' direction summing them; both: apart, then the mixed sum (0/1/2 as fio); text, JSON and terse")
         .expects(super::report_opts::UNIFIED_VALID)
         .set(|d, c| {
-            d.spec.reporting.unified = super::report_opts::unified(c)?;
+            d.spec.reporting.unified = super::report_set::unified(c)?;
             Ok(())
         }),
     OptionDef::new("stats", S::Measurements, "stats=0: the job runs, but has no results in the reports (default 1)")
@@ -1862,7 +1862,7 @@ Ok(())
     OptionDef::new("unit_base", S::Measurements, "bandwidth in the text output in bytes (0 or 8, the default) or bits (1) per second")
         .expects(super::report_opts::UNIT_BASE_VALID)
         .set(|d, c| {
-            d.spec.reporting.bits = super::report_opts::unit_base(c)?;
+            d.spec.reporting.bits = super::report_set::unit_base(c)?;
             Ok(())
         }),
     OptionDef::new("significant_figures", S::Measurements, "significant figures of the text output's scaled numbers (IOPS=, BW=, io=), 1-10 (default 4)")
@@ -1913,7 +1913,7 @@ Ok(())
     OptionDef::new("max_latency", S::Latency, "a completion whose total latency (issue to completion) exceeds this ends the job with ETIMEDOUT, as fio; 'read,write,trim' values (microseconds by default)")
         .expects("a time such as 10ms, or 'read,write,trim' times")
         .set(|d, c| {
-            d.spec.reporting.max_latency = super::report_opts::max_latency(c)?;
+            d.spec.reporting.max_latency = super::report_set::max_latency(c)?;
             Ok(())
         }),
     OptionDef::new("block_error_percentiles", S::Measurements, "fio: histogram of how many trims each block took to fail")
@@ -1932,7 +1932,7 @@ Ok(())
     OptionDef::new("thinktime_blocks_type", S::Rate, "what thinktime_blocks counts: complete (I/Os completed, default) or issue (I/Os issued)")
         .expects(super::workload_opts::THINK_COUNT_VALID)
         .set(|d, c| {
-            d.spec.workload.think_count = super::workload_opts::think_count(c)?;
+            d.spec.workload.think_count = super::workload_set::think_count(c)?;
             Ok(())
         }),
     OptionDef::new("thinktime_iotime", S::Rate, "think after every this much time of I/O (with thinktime_blocks too: whichever comes first)")
@@ -1950,7 +1950,7 @@ Ok(())
     OptionDef::new("rw_sequencer", S::IoType, "with rw=rand...:N: sequential (default: N consecutive blocks from each random offset) or identical (the same offset N times)")
         .expects(super::workload_opts::SEQUENCER_VALID)
         .set(|d, c| {
-            d.spec.workload.seq_identical = super::workload_opts::sequencer(c)?;
+            d.spec.workload.seq_identical = super::workload_set::sequencer(c)?;
             Ok(())
         }),
     OptionDef::new("serialize_overlap", S::IoType, "a request overlapping one of the job's requests in flight waits for it to complete")

@@ -4,9 +4,6 @@
 //! backlog's batch. Their values land in [`WorkloadOpts`]; `workload::`
 //! (`thinktime`, the generator, the verifier) and the engine act on them.
 
-use super::draft::Ctx;
-use super::error::JobError;
-
 /// fio's `random_generator`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub enum RandomGenerator {
@@ -63,28 +60,3 @@ pub struct WorkloadOpts {
 pub(crate) const SEQUENCER_VALID: &str = "sequential or identical";
 pub(crate) const GENERATOR_VALID: &str = "tausworthe, lfsr or tausworthe64";
 pub(crate) const THINK_COUNT_VALID: &str = "complete or issue";
-
-pub(crate) fn sequencer(c: &Ctx) -> Result<bool, JobError> {
-    match c.value {
-        "sequential" => Ok(false),
-        "identical" => Ok(true),
-        _ => Err(c.bad(SEQUENCER_VALID)),
-    }
-}
-
-pub(crate) fn generator(c: &Ctx) -> Result<RandomGenerator, JobError> {
-    match c.value {
-        "tausworthe" => Ok(RandomGenerator::Tausworthe),
-        "tausworthe64" => Ok(RandomGenerator::Tausworthe64),
-        "lfsr" => Ok(RandomGenerator::Lfsr),
-        _ => Err(c.bad(GENERATOR_VALID)),
-    }
-}
-
-pub(crate) fn think_count(c: &Ctx) -> Result<ThinkCount, JobError> {
-    match c.value {
-        "complete" => Ok(ThinkCount::Complete),
-        "issue" => Ok(ThinkCount::Issue),
-        _ => Err(c.bad(THINK_COUNT_VALID)),
-    }
-}

@@ -168,7 +168,6 @@ fn bad_file_options_say_what_is_valid() {
     let d = tempfile::tempdir().unwrap();
     let cases = [
         ("nrfiles=0", "option 'nrfiles'"),
-        ("file_service_type=zipf:1.2", "zipf distribution"),
         ("file_service_type=roundrobin:0", "roundrobin:4"),
         (
             "filename_format=$jobname.$fileno",

@@ -598,7 +598,7 @@ fn malformed_command_lines() {
         ),
         (
             &["--name=j", "--profile=act"],
-            "command line: fio option 'profile' is not supported by iolab: fio's built-in profiles (tiobench, act) are job generators with options of their own; write the jobs they stand for into a job file instead",
+            "command line: fio option '--profile' is not supported by iolab: fio's built-in profiles (tiobench, act) are not in iolab; write the profile's jobs as a job file",
         ),
         (
             &["-"],

@@ -120,7 +120,15 @@ fn json_plus_is_read_by_fios_clat2csv() {
 #[test]
 fn normal_and_json_together_in_fios_order() {
     let out = run_ok(&["--output-format=normal,json"]);
-    assert!(out.starts_with('{'), "json first, as fio: {out}");
+    // fio's start-up lines come first (normal output), then the JSON
+    // document, then the normal report.
+    let start = out.find("\n{\n").expect("a JSON document") + 1;
+    assert!(
+        out[..start].starts_with("spread: (g=0): rw=randread")
+            && out[..start].contains("Starting 1 thread"),
+        "start-up lines first, as fio: {out}"
+    );
+    let out = &out[start..];
     let end = out.find("\n}\n").expect("end of the JSON document") + 3;
     let doc: Value = serde_json::from_str(&out[..end]).unwrap();
     assert_eq!(doc["jobs"][0]["read"]["total_ios"], 4000);
