@@ -34,7 +34,7 @@ pub const STUDIES: [(&str, &str, &str); 5] = [
 pub struct LabArgs {
     /// Studies to run (default: all): poll, placement, breakdown, laq, observe.
     pub studies: Vec<String>,
-    /// Short runs (CI): the whole lab in about a minute.
+    /// Short runs (CI): the whole lab in about two minutes.
     #[arg(long)]
     pub quick: bool,
     /// Where to write index.html and results.json.
