@@ -59,14 +59,18 @@ pub struct ObserveArgs {
 }
 
 /// The report goes where strace's goes: stderr, or `-o FILE`. Each report is
-/// flushed whole, so a reader of the file sees complete lines.
+/// rendered first and written with one `write_all`, which holds stderr's lock
+/// for the whole report: the signal watcher's "SIGINT received" line, printed
+/// from another thread, lands before or after a JSON line, never inside it.
 fn emit(out: &mut dyn Write, r: &ObserveReport, json: bool) -> Result<()> {
-    if json {
-        serde_json::to_writer(&mut *out, r)?;
-        out.write_all(b"\n")?;
+    let text = if json {
+        let mut line = serde_json::to_string(r)?;
+        line.push('\n');
+        line
     } else {
-        out.write_all(render_text(r).as_bytes())?;
-    }
+        render_text(r)
+    };
+    out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(())
 }
