@@ -4,8 +4,8 @@
 //! Each point is measured in interleaved rounds (every policy once per round,
 //! the order rotated each round) and the rounds are pooled: one 500 ms run
 //! per policy let a burst of host noise land on one policy alone and move it
-//! on or off the frontier from one lab run to the next (BENCHMARKS.md, the
-//! whole (vi) grid), while interleaving spreads such bursts over all of them.
+//! on or off the frontier from one lab run to the next (BENCHMARKS.md,
+//! "Hybrid polling policies"), while interleaving spreads such bursts over all of them.
 
 use std::time::{Duration, Instant};
 
