@@ -93,20 +93,6 @@ pub fn main(args: CompareArgs) -> Result<u8> {
     }
 }
 
-/// The options in which the two variants differ, as `key -> value` pairs.
-fn variant_diffs(a: &[String], b: &[String]) -> Vec<crate::compare::model::OptionDiff> {
-    let kv = |v: &[String]| -> std::collections::BTreeMap<String, String> {
-        v.iter()
-            .map(|o| {
-                let o = o.trim_start_matches('-');
-                let (k, v) = o.split_once('=').unwrap_or((o, ""));
-                (k.to_string(), v.to_string())
-            })
-            .collect()
-    };
-    crate::compare::analyze::option_diffs(&kv(a), &kv(b))
-}
-
 fn percent(name: &str, v: &str, lo: f64, hi: f64) -> Result<f64> {
     let x: f64 =
         v.trim().trim_end_matches('%').parse().map_err(|_| {
@@ -163,16 +149,12 @@ fn compare_main(a: CompareArgs) -> Result<u8> {
         run_ab(&exe, &plan, |m| eprintln!("iolab compare: {m}"))?;
         let (sa, sb) = (load_side(&a.out.join("a"))?, load_side(&a.out.join("b"))?);
         let title = format!("a: {oa}  against  b: {ob}");
-        let mut c = compare(&title, ("a", &sa), ("b", &sb), &set);
-        // `iolab run` records job-file options, not command-line ones: name
-        // the variants' options on every job so the page says what changed.
-        let diffs = variant_diffs(&plan.a, &plan.b);
-        for j in &mut c.jobs {
-            if j.options_differ.is_empty() {
-                j.options_differ = diffs.clone();
-            }
-        }
-        (vec![c], Vec::new())
+        // The variants' options are in each round's `global options`, so
+        // each job lists what changed.
+        (
+            vec![compare(&title, ("a", &sa), ("b", &sb), &set)],
+            Vec::new(),
+        )
     } else {
         if a.a.is_some() || a.b.is_some() {
             bail!("--a and --b go with --run JOBFILE...");
@@ -180,6 +162,8 @@ fn compare_main(a: CompareArgs) -> Result<u8> {
         match a.sides.as_slice() {
             [f] if fleet::is_fleet(f) => fleet::host_vs_host(f, a.base_host.as_deref(), &set)?,
             [d] if d.join("a").is_dir() && d.join("b").is_dir() => {
+                set.allow_diff
+                    .extend(crate::compare::run::varied_options(d)?);
                 let (sa, sb) = (load_side(&d.join("a"))?, load_side(&d.join("b"))?);
                 (
                     vec![compare("a against b", ("a", &sa), ("b", &sb), &set)],

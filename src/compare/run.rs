@@ -25,6 +25,8 @@ pub enum RunError {
     },
     #[error("cannot write {}: {err}", path.display())]
     Write { path: PathBuf, err: std::io::Error },
+    #[error("cannot read {}: {why}", path.display())]
+    Read { path: PathBuf, why: String },
     #[error("cannot start {}: {err}", exe.display())]
     Spawn { exe: PathBuf, err: std::io::Error },
     #[error("variant {variant}, round {round}: `iolab run {args}` failed ({status}):\n{stderr}")]
@@ -76,6 +78,31 @@ pub fn option_names(opts: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// The file in an A/B run's directory that names each variant's options.
+pub const VARIANTS: &str = "variants.json";
+
+/// The option names an A/B run's directory varied on purpose (from its
+/// [`VARIANTS`] file; none when the directory has no such file).
+pub fn varied_options(dir: &Path) -> Result<Vec<String>, RunError> {
+    let path = dir.join(VARIANTS);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(err) => {
+            return Err(RunError::Read {
+                path,
+                why: err.to_string(),
+            });
+        }
+    };
+    let v: std::collections::BTreeMap<String, Vec<String>> =
+        serde_json::from_str(&text).map_err(|e| RunError::Read {
+            path: path.clone(),
+            why: format!("{e} (want {{\"a\": [\"--key=value\", ...], \"b\": [...]}})"),
+        })?;
+    Ok(v.values().flat_map(|o| option_names(o)).collect())
+}
+
 /// Run the rounds, writing OUT/a/roundN.json and OUT/b/roundN.json (N from 1).
 pub fn run_ab(exe: &Path, plan: &AbPlan, mut progress: impl FnMut(&str)) -> Result<(), RunError> {
     for v in ["a", "b"] {
@@ -104,6 +131,14 @@ pub fn run_ab(exe: &Path, plan: &AbPlan, mut progress: impl FnMut(&str)) -> Resu
             }
         }
     }
+    // The variants' options, so that comparing OUT again later allows the
+    // differences the run made on purpose, as this run does.
+    let variants = plan.out.join(VARIANTS);
+    let names = serde_json::json!({ "a": &plan.a, "b": &plan.b });
+    std::fs::write(&variants, format!("{names:#}\n")).map_err(|err| RunError::Write {
+        path: variants,
+        err,
+    })?;
     for round in 1..=plan.rounds {
         let order: [(&'static str, &[String]); 2] = if round % 2 == 1 {
             [("a", &plan.a), ("b", &plan.b)]

@@ -379,10 +379,9 @@ impl Builder {
         if s.is_global() {
             for o in kb.into_iter().chain(rest) {
                 self.global.apply(o)?;
-                // fio lists global options only for a job file's [global].
-                if s.at != COMMAND_LINE {
-                    set_raw(&mut self.global_raw, o);
-                }
+                // fio lists a job file's [global] and the command line's
+                // options before the first --name alike.
+                set_raw(&mut self.global_raw, o);
             }
             return Ok(false);
         }

@@ -305,3 +305,56 @@ fn json_and_text_structure_match_fio() {
         "text line labels differ\n--- fio ---\n{fio_text}\n--- iolab ---\n{our_text}"
     );
 }
+
+/// fio's `global options` and `job options`: options before the first
+/// `--name` on the command line are global, listed beside a job file's
+/// [global], and a command-line job lists its name among its options.
+#[test]
+fn global_and_job_options_are_listed_as_fio_lists_them() {
+    if !ready(&[Need::Fio]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("g.fio");
+    std::fs::write(&file, "[global]\nioengine=null\nsize=1m\n[a]\nrw=read\n").unwrap();
+    let file = file.to_str().unwrap();
+    let cases: [&[&str]; 4] = [
+        &["--ioengine=null", "--size=1m", "--name=a", "--rw=read"],
+        &[file, "--bs=8k"],
+        &["--name=a", "--ioengine=null", "--size=1m", "--rw=read"],
+        &[
+            "--ioengine=null",
+            "--size=1m",
+            "--name=a",
+            "--rw=read",
+            "--name=b",
+            "--rw=write",
+        ],
+    ];
+    let options = |prog: &str, args: &[&str]| {
+        let out = Command::new(prog)
+            .args(
+                ["run", "--output-format=json"]
+                    .iter()
+                    .skip(usize::from(prog == "fio")),
+            )
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{prog} {args:?}: {out:?}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let jobs: Vec<Value> = v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j["job options"].clone())
+            .collect();
+        (v.get("global options").cloned(), jobs)
+    };
+    for args in cases {
+        let fio = options("fio", args);
+        let ours = options(env!("CARGO_BIN_EXE_iolab"), args);
+        assert_eq!(ours, fio, "{args:?}");
+    }
+}
