@@ -17,10 +17,9 @@ pub mod target;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::completion::adaptive;
 use crate::engine::summary::measure;
 use crate::job::{BlockSizes, CompletionModel, Direction, Engine, JobSpec, Pattern, RwMode};
-use crate::measure::clock;
+use crate::measure::{calibration, clock};
 use caps::{Outcome, TargetCaps, probe_target};
 pub use cli::ProbeArgs;
 
@@ -206,7 +205,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport> {
         .fold(4096u32, u32::max);
     let clk = clock::self_check();
     let machine = MachineCosts {
-        wakeup_ns: adaptive::wakeup_cost_ns(),
+        wakeup_ns: calibration::wakeup_cost_ns(),
         clock_cost_ns: clk.cost_ns,
         clock_resolution_ns: clk.resolution_ns,
         clock_source: clk.source,
@@ -399,13 +398,7 @@ fn measure_model(plan: &Plan, op: OpKind, key: ModelKey) -> Result<Row> {
 }
 
 /// User + system CPU of the whole process (all threads, io-wq workers included:
-/// they are threads of the process that submitted).
+/// they are threads of the process that submitted); 0 if it cannot be read.
 fn process_cpu_ns() -> u64 {
-    // SAFETY: zeroed rusage is a valid out-parameter for getrusage.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
-        return 0;
-    }
-    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    crate::measure::cpu::process_cpu_ns().unwrap_or(0)
 }
