@@ -10,6 +10,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 
 use crate::buf::Buffers;
+use crate::device::uring::HybridIopollUnsupported;
 use crate::device::{DevResult, DeviceError};
 use crate::sys::blockdev::{BlockQueue, Elevator, block_queue_of_fd, fstat};
 
@@ -221,7 +222,7 @@ fn probe_uring_punt(fd: RawFd, len: u32) -> Outcome {
 pub fn hybrid_iopoll_outcome(
     block_device: &Result<BlockQueue, NoBlockDevice>,
     io_poll: Option<bool>,
-    kernel: Result<(), String>,
+    kernel: Result<(), HybridIopollUnsupported>,
 ) -> Outcome {
     let queue = match (block_device, io_poll) {
         (Err(why), _) => Err(format!("no block device under the target ({why})")),
@@ -239,7 +240,7 @@ pub fn hybrid_iopoll_outcome(
     match (queue, kernel) {
         (Ok(()), Ok(())) => Outcome::Yes,
         (Err(q), Ok(())) => Outcome::No(q),
-        (Ok(()), Err(k)) => Outcome::No(k),
+        (Ok(()), Err(k)) => Outcome::No(k.to_string()),
         (Err(q), Err(k)) => Outcome::No(format!("{q}; and {k}")),
     }
 }

@@ -155,7 +155,7 @@ pub struct MachineCosts {
 #[derive(Debug, serde::Serialize)]
 pub struct ProbeReport {
     pub given: PathBuf,
-    pub origin: target::Origin,
+    pub origin: target::TargetOrigin,
     pub fs_type: Option<String>,
     pub caps: TargetCaps,
     pub notes: Vec<String>,
@@ -249,20 +249,31 @@ struct Plan {
     punts_countable: bool,
     iopoll: Result<(), IopollUnavailable>,
     /// The CPU the pinned interrupt row runs on, or why it is not measured.
-    pin_cpu: Result<u32, String>,
+    pin_cpu: Result<u32, NoPinnedRow>,
+}
+
+/// Why the pinned interrupt row is not measured.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+enum NoPinnedRow {
+    #[error("io_uring does not punt to io-wq here: no worker to place")]
+    NoPunts,
+    #[error("this process's CPUs cannot be read")]
+    CpusUnknown,
+    #[error("this process may use one CPU only: every row is pinned")]
+    OneCpu,
 }
 
 /// The pinned row is measured where io_uring punts (there is an io-wq worker
 /// to place) and the process may use more than one CPU (otherwise every row
 /// is pinned already): on the first CPU the process may use.
-fn pin_cpu(caps: &TargetCaps) -> Result<u32, String> {
+fn pin_cpu(caps: &TargetCaps) -> Result<u32, NoPinnedRow> {
     if !matches!(caps.nowait.uring_punted, Outcome::Yes) {
-        return Err("io_uring does not punt to io-wq here: no worker to place".into());
+        return Err(NoPinnedRow::NoPunts);
     }
     let cpus = crate::placement::affinity::get_affinity(0).unwrap_or_default();
     match cpus.as_slice() {
-        [] => Err("this process's CPUs cannot be read".into()),
-        [_] => Err("this process may use one CPU only: every row is pinned".into()),
+        [] => Err(NoPinnedRow::CpusUnknown),
+        [_] => Err(NoPinnedRow::OneCpu),
         [first, ..] => Ok(*first),
     }
 }
@@ -302,7 +313,7 @@ fn measure_op(plan: &Plan, op: OpKind, machine: &MachineCosts) -> Result<OpResul
     for key in ModelKey::ALL {
         let unavailable = match key {
             ModelKey::Iopoll => plan.iopoll.as_ref().err().map(|e| e.to_string()),
-            ModelKey::InterruptPinned => plan.pin_cpu.as_ref().err().cloned(),
+            ModelKey::InterruptPinned => plan.pin_cpu.as_ref().err().map(|e| e.to_string()),
             _ => None,
         };
         if let Some(reason) = unavailable {
