@@ -115,6 +115,8 @@ fn statx_dio(fd: RawFd) -> Option<(u32, u32)> {
     // SAFETY: zeroed statx is a valid out-parameter; empty path + AT_EMPTY_PATH
     // makes statx describe `fd` itself.
     let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: `stx` is ours and writable for the call; the path is a static
+    // NUL-terminated empty string, and AT_EMPTY_PATH makes it `fd`.
     let rc = unsafe {
         libc::statx(
             fd,

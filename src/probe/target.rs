@@ -327,6 +327,8 @@ pub fn fs_type_of(path: &Path) -> Option<String> {
     let c = CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
     // SAFETY: zeroed statfs is a valid out-parameter; c is NUL-terminated.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` outlives the call and is NUL-terminated; `st` is ours and
+    // writable.
     if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
         return None;
     }
