@@ -19,7 +19,7 @@
 //!   back to other tasks.
 //!
 //! One more measurement overrides the rule for every class: CPU contention
-//! ([`super::contention`]), judged per window of requests from the thread's
+//! ([`contention`]), judged per window of requests from the thread's
 //! schedstat. When the thread waits for a CPU and spins far longer per I/O than
 //! the device takes, its spinning holds the CPU the completions need (more
 //! polling threads than CPUs, or a co-runner): a poll class then sleeps on its

@@ -107,10 +107,12 @@ impl ClassStats {
         }
     }
 
+    /// Decide the class's model and nap from its queued latencies.
+    ///
     /// `crowded`: this process's adaptive threads outnumber their CPUs (see
-    /// [`Contention::crowded`](super::contention::Contention::crowded)). There a wide spread is mostly the run queue's:
-    /// a poller preempted by a sibling sees the device's time plus its wait
-    /// for a CPU. Waiting for the interrupt does not narrow it (the woken
+    /// [`Contention::crowded`](super::contention::Contention::crowded)).
+    /// There a wide spread is mostly the run queue's: a poller preempted by a
+    /// sibling sees the device's time plus its wait for a CPU. Waiting for the interrupt does not narrow it (the woken
     /// thread queues for a CPU just the same), and it added a wakeup to every
     /// request of the threads that chose it: 20 us device, 4 threads on 2
     /// CPUs, 5-round runs in which some threads went to interrupt had p99
