@@ -54,12 +54,25 @@ pub enum Mem {
     ShmHuge,
 }
 
+/// Why a `mem=` value names no memory iolab can allocate; the message is
+/// what is valid.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MemNameError {
+    #[error(
+        "{} (cudamalloc is GPU memory through CUDA, which iolab does not link)",
+        Mem::VALID
+    )]
+    Cuda,
+    #[error("{}", Mem::VALID)]
+    Unknown,
+}
+
 impl Mem {
     pub const VALID: &'static str = "malloc, mmap, mmap:FILE, mmapshared, mmaphuge, \
          mmaphuge:FILE (on hugetlbfs), shm or shmhuge";
 
     /// fio's `mem=` values; `cudamalloc` needs CUDA, which iolab does not link.
-    pub fn parse(v: &str) -> Result<Mem, String> {
+    pub fn parse(v: &str) -> Result<Mem, MemNameError> {
         let (kind, file) = match v.split_once(':') {
             Some((k, f)) if !f.is_empty() => (k, Some(PathBuf::from(f))),
             _ => (v, None),
@@ -71,13 +84,8 @@ impl Mem {
             ("mmaphuge", f) => Mem::MmapHuge(f),
             ("shm", None) => Mem::Shm,
             ("shmhuge", None) => Mem::ShmHuge,
-            ("cudamalloc", _) => {
-                return Err(format!(
-                    "{} (cudamalloc is GPU memory through CUDA, which iolab does not link)",
-                    Self::VALID
-                ));
-            }
-            _ => return Err(Self::VALID.to_string()),
+            ("cudamalloc", _) => return Err(MemNameError::Cuda),
+            _ => return Err(MemNameError::Unknown),
         })
     }
 
@@ -350,7 +358,12 @@ mod tests {
             }
             b.fill_random(2);
         }
-        assert!(Mem::parse("cudamalloc").unwrap_err().contains("CUDA"));
+        assert!(
+            Mem::parse("cudamalloc")
+                .unwrap_err()
+                .to_string()
+                .contains("CUDA")
+        );
         assert_eq!(
             Mem::parse("mmaphuge:/mnt/huge/f").unwrap(),
             Mem::MmapHuge(Some("/mnt/huge/f".into()))

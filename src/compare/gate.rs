@@ -55,14 +55,27 @@ fn number_and_unit(s: &str) -> Option<(f64, &str)> {
     Some((v, s[end..].trim()))
 }
 
-fn unit_factor(unit: Unit, u: &str) -> Result<f64, String> {
+/// Why a threshold's unit does not fit its metric.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum UnitError {
+    #[error("a time needs its unit: ns, us, ms or s (or % for relative)")]
+    TimeWithoutUnit,
+    #[error("unit '{0}' is not a bandwidth: use B/s, KiB/s, MiB/s, GiB/s, kB/s, MB/s, GB/s (or %)")]
+    NotBandwidth(String),
+    #[error("unit '{0}' is not a time: use ns, us, ms or s (or %)")]
+    NotTime(String),
+    #[error("unit '{0}' is not an I/O rate: give a number of IOPS, optionally with k or m (or %)")]
+    NotRate(String),
+}
+
+fn unit_factor(unit: Unit, u: &str) -> Result<f64, UnitError> {
     let f = match (unit, u) {
         (Unit::Nanoseconds, "ns") => 1.0,
         (Unit::Nanoseconds, "us" | "µs" | "usec") => 1e3,
         (Unit::Nanoseconds, "ms" | "msec") => 1e6,
         (Unit::Nanoseconds, "s" | "sec") => 1e9,
         (Unit::Nanoseconds, "") => {
-            return Err("a time needs its unit: ns, us, ms or s (or % for relative)".into());
+            return Err(UnitError::TimeWithoutUnit);
         }
         (Unit::PerSecond, "" | "iops" | "/s") => 1.0,
         (Unit::PerSecond, "k") => 1e3,
@@ -75,19 +88,13 @@ fn unit_factor(unit: Unit, u: &str) -> Result<f64, String> {
         (Unit::BytesPerSecond, "MB/s") => 1e6,
         (Unit::BytesPerSecond, "GB/s") => 1e9,
         (Unit::BytesPerSecond, _) => {
-            return Err(format!(
-                "unit '{u}' is not a bandwidth: use B/s, KiB/s, MiB/s, GiB/s, kB/s, MB/s, GB/s (or %)"
-            ));
+            return Err(UnitError::NotBandwidth(u.to_string()));
         }
         (Unit::Nanoseconds, _) => {
-            return Err(format!(
-                "unit '{u}' is not a time: use ns, us, ms or s (or %)"
-            ));
+            return Err(UnitError::NotTime(u.to_string()));
         }
         (Unit::PerSecond, _) => {
-            return Err(format!(
-                "unit '{u}' is not an I/O rate: give a number of IOPS, optionally with k or m (or %)"
-            ));
+            return Err(UnitError::NotRate(u.to_string()));
         }
     };
     Ok(f)
@@ -122,7 +129,9 @@ pub fn parse_rule(text: &str) -> Result<Rule, RuleError> {
     let threshold = if unit == "%" {
         Threshold::Relative(sign * v / 100.0)
     } else {
-        Threshold::Absolute(sign * v * unit_factor(metric.unit(), unit).map_err(|w| bad(&w))?)
+        Threshold::Absolute(
+            sign * v * unit_factor(metric.unit(), unit).map_err(|w| bad(&w.to_string()))?,
+        )
     };
     Ok(Rule {
         text: text.to_string(),

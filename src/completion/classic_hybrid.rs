@@ -21,6 +21,10 @@
 //! waits for whichever completes first, so it sleeps until the earliest
 //! "submit + half its bucket's mean" among them ([`ClassicHybrid::wake_ns`]).
 
+use super::{CompletionStats, InFlight, Model, Needs, wait};
+use crate::device::{DevResult, Queue};
+use crate::request::Completion;
+
 /// Buckets, as in the kernel (`BLK_MQ_POLL_STATS_BKTS`).
 pub const BUCKETS: usize = 16;
 
@@ -99,6 +103,54 @@ impl ClassicHybrid {
         let b = bucket(len, write)?;
         let m = self.buckets[b];
         (m.samples > 0).then_some(m.mean_ns as u64)
+    }
+}
+
+impl Model for ClassicHybrid {
+    const NEEDS: Needs = Needs::SleepAndPeek;
+
+    fn start() -> ClassicHybrid {
+        ClassicHybrid::default()
+    }
+
+    /// Nap until half the bucket's mean after the request's submit, then poll.
+    #[inline]
+    fn wait(
+        &mut self,
+        s: &mut CompletionStats,
+        q: &mut dyn Queue,
+        out: &mut [Completion],
+        _min: u32,
+        req: InFlight,
+        deadline_ns: u64,
+    ) -> DevResult<usize> {
+        // The I/O may have completed inside the submit call (io-wq, inline
+        // completion): never nap for something already done.
+        let n = wait::peek(s, q, out)?;
+        if n > 0 {
+            return Ok(n);
+        }
+        let nap = self.nap_ns(req.len, req.write);
+        wait::nap_from_submit(s, req.submit_ns, nap, 0, deadline_ns);
+        wait::poll(s, q, out, deadline_ns)
+    }
+
+    /// Learns from submit-to-completion, the device time the kernel's rule
+    /// averages, since its nap is timed from the submit (time a scheduler
+    /// held the request must not lengthen the nap).
+    #[inline]
+    fn observe(&mut self, req: InFlight, _lat_ns: u64, clat_ns: u64, _inline: bool) {
+        ClassicHybrid::observe(self, req.len, req.write, clat_ns);
+    }
+
+    /// Each size naps its own bucket's time: the earliest wake goes first.
+    #[inline]
+    fn wait_key(&self, req: InFlight) -> u64 {
+        self.wake_ns(req.submit_ns, req.len, req.write)
+    }
+
+    fn warnings(s: &CompletionStats, line: &mut String) {
+        wait::warn_if_never_polled(s, line);
     }
 }
 

@@ -40,6 +40,14 @@
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
+use super::nap;
+use super::pas::Pas;
+use super::{CompletionStats, InFlight, Model, Needs, wait};
+use crate::device::{DevResult, Queue};
+use crate::job::CompletionModel;
+use crate::measure::clock;
+use crate::request::Completion;
+
 /// A DPAS mode.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -431,6 +439,238 @@ impl Dpas {
     /// Current mode of `cpu` (for tests and reports).
     pub fn mode(&self, cpu: usize) -> Mode {
         Mode::from_u8(self.switches.cpu(cpu).mode.load(Ordering::Relaxed))
+    }
+}
+
+/// What DPAS did, counted for the report (JSON keys as named).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Counters {
+    /// Requests served in each mode (interrupt, classic poll, PAS, overloaded).
+    #[serde(rename = "dpas_int")]
+    pub int: u64,
+    #[serde(rename = "dpas_cp")]
+    pub cp: u64,
+    #[serde(rename = "dpas_pas")]
+    pub pas: u64,
+    #[serde(rename = "dpas_ol")]
+    pub ol: u64,
+    /// Mode switches this run made.
+    pub mode_switches: u64,
+    /// The last few mode switches, oldest first.
+    #[serde(
+        serialize_with = "serialize_switches",
+        deserialize_with = "deserialize_switches"
+    )]
+    pub recent_switches: [ModeSwitch; RECENT_SWITCHES],
+}
+
+impl Counters {
+    pub fn merge(&mut self, o: &Counters) {
+        self.int += o.int;
+        self.cp += o.cp;
+        self.pas += o.pas;
+        self.ol += o.ol;
+        self.mode_switches += o.mode_switches;
+        // The newest switches of both, by time.
+        let mut all = [ModeSwitch::default(); 2 * RECENT_SWITCHES];
+        all[..RECENT_SWITCHES].copy_from_slice(&self.recent_switches);
+        all[RECENT_SWITCHES..].copy_from_slice(&o.recent_switches);
+        all.sort_by_key(|m| (!m.to.is_empty(), m.at_us));
+        self.recent_switches = [ModeSwitch::default(); RECENT_SWITCHES];
+        let used = all.iter().filter(|m| !m.to.is_empty()).count();
+        for m in all[2 * RECENT_SWITCHES - used..]
+            .iter()
+            .skip(used.saturating_sub(RECENT_SWITCHES))
+        {
+            push_switch(&mut self.recent_switches, *m);
+        }
+    }
+}
+
+/// A name from one of DPAS's fixed sets. Spelt as an alias because serde's
+/// derive takes a literal `&'static str` field for a borrow of the input (and
+/// would then only read from `'static` input); each such field reads back
+/// through its set with `deserialize_with` instead.
+type StaticName = &'static str;
+
+/// How many mode switches a run keeps for its report.
+pub const RECENT_SWITCHES: usize = 4;
+
+/// One DPAS mode switch: when, from and to which mode, and why. The names are
+/// DPAS's own (static: the hot path records a switch without allocating), so a
+/// saved switch reads back through them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ModeSwitch {
+    /// Microseconds since the worker started waiting for completions.
+    pub at_us: u64,
+    #[serde(deserialize_with = "mode_named")]
+    pub from: StaticName,
+    #[serde(deserialize_with = "mode_named")]
+    pub to: StaticName,
+    /// The rule that fired.
+    #[serde(deserialize_with = "rule_named")]
+    pub rule: StaticName,
+    /// What `measured` is.
+    #[serde(deserialize_with = "measure_named")]
+    pub measure: StaticName,
+    pub measured: u64,
+}
+
+fn serialize_switches<S: serde::Serializer>(
+    v: &[ModeSwitch; RECENT_SWITCHES],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let used = v.iter().filter(|m| !m.to.is_empty());
+    let mut seq = s.serialize_seq(Some(used.clone().count()))?;
+    for m in used {
+        seq.serialize_element(m)?;
+    }
+    seq.end()
+}
+
+/// The reverse of [`serialize_switches`]: the used switches, then unused slots.
+fn deserialize_switches<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<[ModeSwitch; RECENT_SWITCHES], D::Error> {
+    let used = <Vec<ModeSwitch> as serde::Deserialize>::deserialize(d)?;
+    if used.len() > RECENT_SWITCHES {
+        return Err(serde::de::Error::invalid_length(
+            used.len(),
+            &format!("at most {RECENT_SWITCHES} recent mode switches").as_str(),
+        ));
+    }
+    let mut out = [ModeSwitch::default(); RECENT_SWITCHES];
+    out[..used.len()].copy_from_slice(&used);
+    Ok(out)
+}
+
+/// Keep `m` as the newest of the recent switches (fixed array: no allocation).
+pub(super) fn push_switch(recent: &mut [ModeSwitch; RECENT_SWITCHES], m: ModeSwitch) {
+    if let Some(free) = recent.iter_mut().find(|s| s.to.is_empty()) {
+        *free = m;
+    } else {
+        recent.rotate_left(1);
+        recent[RECENT_SWITCHES - 1] = m;
+    }
+}
+
+/// DPAS's state in a worker: PAS's table with adaptive steps, and a handle
+/// on the per-CPU switches shared with the other DPAS workers.
+#[derive(Debug)]
+pub struct DpasModel {
+    pas: Pas,
+    switches: Dpas,
+    /// When this worker's DPAS started (mode switches are timed from it).
+    t0_ns: u64,
+}
+
+impl Model for DpasModel {
+    const NEEDS: Needs = Needs::SleepAndPeek;
+
+    fn start() -> DpasModel {
+        DpasModel {
+            pas: Pas::new(true),
+            switches: Dpas::new(Switches::shared()),
+            t0_ns: clock::now_ns(),
+        }
+    }
+
+    /// The CPU's mode decides how this request is waited for.
+    #[inline]
+    fn wait(
+        &mut self,
+        s: &mut CompletionStats,
+        q: &mut dyn Queue,
+        out: &mut [Completion],
+        _min: u32,
+        req: InFlight,
+        deadline_ns: u64,
+    ) -> DevResult<usize> {
+        let len = req.len;
+        let d = &self.switches;
+        let cpu = current_cpu();
+        let e = d.enter(cpu);
+        if let Some((from, v)) = e.switched {
+            s.dpas.mode_switches += 1;
+            push_switch(
+                &mut s.dpas.recent_switches,
+                ModeSwitch {
+                    at_us: clock::now_ns().saturating_sub(self.t0_ns) / 1000,
+                    from: from.name(),
+                    to: v.next.name(),
+                    rule: v.rule,
+                    measure: v.measure,
+                    measured: v.measured,
+                },
+            );
+            if from == Mode::Cp {
+                // Back from classic polling: PAS recomputes its duration.
+                self.pas.request_update(len);
+            }
+        }
+        match e.mode {
+            Mode::Cp => {
+                s.dpas.cp += 1;
+                d.leave(&e);
+                wait::poll(s, q, out, deadline_ns)
+            }
+            Mode::Int => {
+                s.dpas.int += 1;
+                // The mode may have changed under a request that counted as a
+                // waiter: give the count back before sleeping.
+                d.leave(&e);
+                wait::sleep(s, q, out, 1, deadline_ns)
+            }
+            m => {
+                if m == Mode::Pas {
+                    s.dpas.pas += 1;
+                } else {
+                    s.dpas.ol += 1;
+                }
+                // PAS's sleep; the request's waiter count is given back when
+                // the sleep ends.
+                let p = self.pas.nap(len);
+                if p.floor_hit {
+                    d.timer_failure(cpu);
+                }
+                let napped = nap::nap(s, q, out, p.dur_ns, deadline_ns)?;
+                d.leave(&e);
+                self.pas.after_nap(s, q, out, len, p, napped, deadline_ns)
+            }
+        }
+    }
+
+    /// PAS's line, then the requests by mode and the last switches.
+    fn policy_line(s: &CompletionStats) -> Option<String> {
+        use std::fmt::Write as _;
+        let c = &s.dpas;
+        let mut line = nap::policy_line(CompletionModel::Dpas.name(), s);
+        let _ = write!(
+            line,
+            "; requests by mode: interrupt {}, classic poll {}, pas {}, overloaded {}; {} mode switches",
+            c.int, c.cp, c.pas, c.ol, c.mode_switches
+        );
+        let recent: Vec<String> = c
+            .recent_switches
+            .iter()
+            .filter(|m| !m.to.is_empty())
+            .map(|m| {
+                format!(
+                    "at {:.1} ms {}->{}: {} ({} = {})",
+                    m.at_us as f64 / 1e3,
+                    m.from,
+                    m.to,
+                    m.rule,
+                    m.measure,
+                    m.measured
+                )
+            })
+            .collect();
+        if !recent.is_empty() {
+            let _ = write!(line, ", last: {}", recent.join("; "));
+        }
+        Some(line)
     }
 }
 

@@ -21,6 +21,13 @@
 //! minimum is kept as published, so a device that slows down is napped for far
 //! too short a time — that is part of what the study shows.
 
+use super::nap::{self, Nap};
+use super::{CompletionStats, InFlight, Model, Needs, wait};
+use crate::device::{DevResult, Queue};
+use crate::job::CompletionModel;
+use crate::measure::clock;
+use crate::request::Completion;
+
 /// io_uring's hybrid IOPOLL state: one number per ring (per worker here).
 #[derive(Clone, Copy, Debug)]
 pub struct HybridUring {
@@ -60,6 +67,50 @@ impl HybridUring {
     /// The stored running time (ns), `None` before the first observation.
     pub fn min_runtime_ns(&self) -> Option<u64> {
         (self.min_runtime_ns != u64::MAX).then_some(self.min_runtime_ns)
+    }
+}
+
+impl Model for HybridUring {
+    const NEEDS: Needs = Needs::SleepAndPeek;
+
+    fn start() -> HybridUring {
+        HybridUring::default()
+    }
+
+    /// Sleep half the smallest running time from now, poll, and learn the
+    /// request's running time.
+    #[inline]
+    fn wait(
+        &mut self,
+        s: &mut CompletionStats,
+        q: &mut dyn Queue,
+        out: &mut [Completion],
+        _min: u32,
+        req: InFlight,
+        deadline_ns: u64,
+    ) -> DevResult<usize> {
+        let (n, slept) = match nap::nap(s, q, out, self.nap_ns(), deadline_ns)? {
+            Nap::Ready(n) => (n, 0),
+            Nap::Slept(slept) => (
+                nap::poll_after_nap(s, q, out, slept, deadline_ns)?.0,
+                // The kernel subtracts the sleep it asked for, not the one it
+                // got: a late wakeup counts as running time.
+                if slept > 0 { self.nap_ns() } else { 0 },
+            ),
+        };
+        if n > 0 && req.submit_ns != 0 {
+            let elapsed = clock::now_ns().saturating_sub(req.submit_ns);
+            HybridUring::observe(self, elapsed, slept);
+        }
+        Ok(n)
+    }
+
+    fn warnings(s: &CompletionStats, line: &mut String) {
+        wait::warn_if_never_polled(s, line);
+    }
+
+    fn policy_line(s: &CompletionStats) -> Option<String> {
+        Some(nap::policy_line(CompletionModel::HybridUring.name(), s))
     }
 }
 

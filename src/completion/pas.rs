@@ -35,6 +35,12 @@
 //! does not see the direction). Arithmetic is in `f64` rather than the
 //! artifact's fixed point (1e6 = 1.0).
 
+use super::nap::{self, Nap};
+use super::{CompletionStats, InFlight, Model, Needs, wait};
+use crate::device::{DevResult, Queue};
+use crate::job::CompletionModel;
+use crate::request::Completion;
+
 /// Size classes: log2(len) from 2^9 (512 B) to 2^24 (16 MiB), as `adaptive`.
 const MIN_SHIFT: u32 = 9;
 const CLASSES: usize = 16;
@@ -191,6 +197,72 @@ impl Pas {
     pub fn steps(&self, len: u32) -> (f64, f64) {
         let c = &self.classes[class_of(len)];
         (c.up, c.dn)
+    }
+}
+
+impl Pas {
+    /// The rest of a wait after PAS's sleep `p` came to `napped`: poll if it
+    /// slept, and feed the outcome back.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn after_nap(
+        &mut self,
+        s: &mut CompletionStats,
+        q: &mut dyn Queue,
+        out: &mut [Completion],
+        len: u32,
+        p: PasNap,
+        napped: Nap,
+        deadline_ns: u64,
+    ) -> DevResult<usize> {
+        match napped {
+            // Done before the sleep began: as the artifact, a sleep this long
+            // would have overslept.
+            Nap::Ready(n) => {
+                self.feedback(len, p.version, true);
+                Ok(n)
+            }
+            Nap::Slept(slept) => {
+                let (n, overslept) = nap::poll_after_nap(s, q, out, slept, deadline_ns)?;
+                if n > 0 && slept > 0 {
+                    self.feedback(len, p.version, overslept);
+                }
+                Ok(n)
+            }
+        }
+    }
+}
+
+impl Model for Pas {
+    const NEEDS: Needs = Needs::SleepAndPeek;
+
+    /// Plain PAS: fixed steps.
+    fn start() -> Pas {
+        Pas::new(false)
+    }
+
+    /// PAS's sleep for the request's size class, then poll.
+    #[inline]
+    fn wait(
+        &mut self,
+        s: &mut CompletionStats,
+        q: &mut dyn Queue,
+        out: &mut [Completion],
+        _min: u32,
+        req: InFlight,
+        deadline_ns: u64,
+    ) -> DevResult<usize> {
+        let p = self.nap(req.len);
+        let napped = nap::nap(s, q, out, p.dur_ns, deadline_ns)?;
+        self.after_nap(s, q, out, req.len, p, napped, deadline_ns)
+    }
+
+    fn warnings(s: &CompletionStats, line: &mut String) {
+        wait::warn_if_never_polled(s, line);
+    }
+
+    fn policy_line(s: &CompletionStats) -> Option<String> {
+        Some(nap::policy_line(CompletionModel::Pas.name(), s))
     }
 }
 

@@ -86,16 +86,19 @@ impl FileOps {
         Ok(FileOps {
             op,
             paths,
-            // SAFETY (both): all-zero stat buffers are valid out-parameters.
+            // SAFETY: stat is plain integers: all zeroes is a valid value,
+            // and the buffer is only ever an out-parameter.
             st: unsafe { std::mem::zeroed() },
+            // SAFETY: as `st`, for statx.
             stx: unsafe { std::mem::zeroed() },
             stats: BackendStats::default(),
         })
     }
 
     fn call(&mut self, path: *const libc::c_char) -> isize {
-        // SAFETY (all arms): `path` is a NUL-terminated name we own; the stat
-        // buffers are ours.
+        // SAFETY: in every arm `path` is a NUL-terminated name the caller
+        // owns for the call, the stat buffers are ours and writable, and a
+        // descriptor opened here is closed here, once.
         unsafe {
             match self.op {
                 FileOp::Create => {

@@ -108,8 +108,9 @@ impl Mapping {
         } else {
             libc::MADV_SEQUENTIAL
         };
-        // SAFETY (both): advice on the mapping just made; advisory, and a
-        // failure changes nothing fio would not also ignore.
+        // SAFETY: both calls advise on the mapping just made, `len` bytes at
+        // `ptr`; advice does not change the memory's contents or validity, and
+        // a failure changes nothing fio would not also ignore.
         unsafe {
             if opts.thp {
                 libc::madvise(ptr, len, libc::MADV_HUGEPAGE);

@@ -157,16 +157,20 @@ impl SyncCall {
         let fd = self.fd;
         let off = cmd.offset as libc::off_t;
         let len = cmd.len as usize;
-        // SAFETY (all arms): the engine guarantees `cmd.buf` points to at least
+        // In every arm the engine guarantees `cmd.buf` points to at least
         // `cmd.len` bytes that stay valid and unaliased for the call.
         match (cmd.op, self.vectored) {
+            // SAFETY: `cmd.buf` holds `len` writable bytes for the call (above).
             (Op::Read, false) => unsafe { libc::pread(fd, cmd.buf.cast(), len, off) },
+            // SAFETY: `cmd.buf` holds `len` readable bytes for the call (above).
             (Op::Write, false) => unsafe { libc::pwrite(fd, cmd.buf.cast(), len, off) },
             (Op::Read, true) => {
                 let iov = libc::iovec {
                     iov_base: cmd.buf.cast(),
                     iov_len: len,
                 };
+                // SAFETY: one iovec, on the stack for the call, over `cmd.buf`'s
+                // `len` writable bytes (above).
                 unsafe { libc::preadv2(fd, &iov, 1, off, self.rwf) }
             }
             (Op::Write, true) => {
@@ -174,6 +178,8 @@ impl SyncCall {
                     iov_base: cmd.buf.cast(),
                     iov_len: len,
                 };
+                // SAFETY: one iovec, on the stack for the call, over `cmd.buf`'s
+                // `len` readable bytes (above).
                 unsafe { libc::pwritev2(fd, &iov, 1, off, self.rwf_write) }
             }
             (Op::Trim, _) => trim::perform(fd, self.trim, cmd.offset, cmd.len),
@@ -221,10 +227,12 @@ impl SyncCall {
 
 /// fsync, or fdatasync when `datasync`; returns 0 or -1 like the calls.
 pub(crate) fn flush(fd: RawFd, datasync: bool) -> isize {
-    // SAFETY: plain calls on a descriptor; a closed one gives EBADF.
     let rc = if datasync {
+        // SAFETY: takes only a descriptor number and touches no memory of
+        // ours; a closed one gives EBADF.
         unsafe { libc::fdatasync(fd) }
     } else {
+        // SAFETY: as fdatasync.
         unsafe { libc::fsync(fd) }
     };
     rc as isize

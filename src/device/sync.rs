@@ -123,10 +123,12 @@ impl SyncIo {
         }
         if self.kind == SyncKind::Vectored {
             let off = cmd.offset as libc::off_t;
-            // SAFETY (both): the engine guarantees `cmd.buf` points to at least
-            // `cmd.len` bytes that stay valid and unaliased for the call.
+            // The engine guarantees `cmd.buf` points to at least `cmd.len`
+            // bytes that stay valid and unaliased for the call; `iov` covers them.
             return match cmd.op {
+                // SAFETY: one live iovec over `cmd.buf`'s writable bytes (above).
                 Op::Read => retry_eintr(calls, || unsafe { libc::preadv(fd, &iov, 1, off) }),
+                // SAFETY: one live iovec over `cmd.buf`'s readable bytes (above).
                 _ => retry_eintr(calls, || unsafe { libc::pwritev(fd, &iov, 1, off) }),
             };
         }
@@ -143,13 +145,18 @@ impl SyncIo {
             }
         }
         let vectored = self.kind == SyncKind::LseekVectored;
-        // SAFETY (all arms): as above, `cmd.buf` holds `cmd.len` bytes for the call.
+        // As above, `cmd.buf` holds `cmd.len` bytes for the call, and `iov`
+        // covers them.
         let r = match (cmd.op, vectored) {
             (Op::Read, false) => {
+                // SAFETY: `cmd.buf` holds `len` writable bytes (above).
                 retry_eintr(calls, || unsafe { libc::read(fd, cmd.buf.cast(), len) })
             }
+            // SAFETY: one live iovec over `cmd.buf`'s writable bytes (above).
             (Op::Read, true) => retry_eintr(calls, || unsafe { libc::readv(fd, &iov, 1) }),
+            // SAFETY: `cmd.buf` holds `len` readable bytes (above).
             (_, false) => retry_eintr(calls, || unsafe { libc::write(fd, cmd.buf.cast(), len) }),
+            // SAFETY: one live iovec over `cmd.buf`'s readable bytes (above).
             (_, true) => retry_eintr(calls, || unsafe { libc::writev(fd, &iov, 1) }),
         };
         // The kernel advanced the position by what moved; after an error it is

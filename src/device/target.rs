@@ -488,14 +488,19 @@ fn preallocate(f: &File, mode: crate::job::files::Fallocate, from: u64, to: u64)
     use crate::job::files::Fallocate;
     let fd = f.as_raw_fd();
     let (off, len) = (from as libc::off_t, (to - from) as libc::off_t);
-    // SAFETY (all): plain calls on our own open descriptor.
+    // Every call below takes our own open descriptor and numbers, and touches
+    // no memory of ours.
     let rc = match mode {
         Fallocate::None => return Ok(()),
+        // SAFETY: descriptor and numbers only (above).
         Fallocate::Native => unsafe { libc::fallocate(fd, 0, off, len) },
+        // SAFETY: descriptor and numbers only (above).
         Fallocate::Keep => unsafe { libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, off, len) },
+        // SAFETY: descriptor and a length only (above).
         Fallocate::Truncate => unsafe { libc::ftruncate(fd, to as libc::off_t) },
         Fallocate::Posix => {
             // posix_fallocate returns the error instead of setting errno.
+            // SAFETY: descriptor and numbers only (above).
             let e = unsafe { libc::posix_fallocate(fd, off, len) };
             return if e == 0 {
                 Ok(())
@@ -518,6 +523,8 @@ fn dio_alignment(f: &File) -> Result<(u32, u32), TargetErrorKind> {
     // SAFETY: zeroed statx is a valid out-buffer; the empty path with AT_EMPTY_PATH
     // makes statx describe the descriptor itself.
     let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: `stx` is ours and writable for the call; the path is a static
+    // NUL-terminated empty string, and AT_EMPTY_PATH makes it the descriptor.
     let r = unsafe {
         libc::statx(
             f.as_raw_fd(),

@@ -264,7 +264,7 @@ fn run_group(
         let injected = worker.queue.injected_faults();
         let device_in_flight = worker.queue.commands_in_flight();
         let slots_free = worker.slots_free();
-        let decisions = worker.completer.adaptive().decisions();
+        let decisions = worker.completer.decisions();
         let sched = worker.sched.stats(crate::measure::clock::now_ns());
         let nstreams = worker.streams.len();
         if let Some(w) = worker.trace.close_logs()? {

@@ -9,7 +9,7 @@ use std::os::fd::AsRawFd;
 use crate::engine::error::{EngineError, Result};
 
 use crate::buf::Buffers;
-use crate::completion::{self, Completer, adaptive};
+use crate::completion::{self, Completer};
 use crate::device::cpuio::CpuBurn;
 use crate::device::fileops::{FileOp, FileOps};
 use crate::device::libaio::{Libaio, LibaioOpts};
@@ -545,12 +545,8 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         // microsecond device latencies. Set again on the worker thread itself.
         clock::set_thread_timer_slack_ns(1);
     }
-    let adaptive = adaptive::Adaptive::new(if model == CompletionModel::Adaptive {
-        adaptive::wakeup_cost_ns()
-    } else {
-        0
-    });
-    let mut completer = Completer::new(model, adaptive);
+    // Adaptive measures this machine's wakeup cost here (once per process).
+    let mut completer = Completer::new(model);
     // Inline submission runs one request at a time: only where that is the
     // worker's whole depth, or it would serialise a deeper queue.
     if model == CompletionModel::Adaptive && caps.inline && nslots == 1 {

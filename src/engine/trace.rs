@@ -55,7 +55,7 @@ struct Traced {
 
 /// Block tracing of the devices under a group's jobs, from before the workers
 /// start until after they end.
-pub struct Tracer {
+pub struct GroupTracer {
     devices: Vec<Traced>,
     /// Job index -> (device index, mapping, direct I/O).
     by_job: HashMap<usize, (usize, Mapping, bool)>,
@@ -69,7 +69,7 @@ pub fn arm(
     opts: &EngineOptions,
     jobs: &[JobSpec],
     prepared: &mut [Prepared],
-) -> Result<Option<Tracer>> {
+) -> Result<Option<GroupTracer>> {
     if opts.alloc_per_request > 0 {
         for p in prepared.iter_mut() {
             let slots = p.worker.slots_free().1;
@@ -79,7 +79,7 @@ pub fn arm(
     if !opts.trace {
         return Ok(None);
     }
-    let mut t = Tracer {
+    let mut t = GroupTracer {
         devices: Vec::new(),
         by_job: HashMap::new(),
     };
@@ -186,7 +186,7 @@ pub fn arm(
     Ok(Some(t))
 }
 
-impl Tracer {
+impl GroupTracer {
     /// Stop tracing, join each job's user timestamps with its device's requests,
     /// and put the result on the job's runs (`JobRun::trace`). A trace that lost
     /// events fails the jobs on that device: a breakdown with holes would mislead.

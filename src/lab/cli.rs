@@ -239,7 +239,7 @@ pub fn machine() -> Machine {
         memory_gib: mem_kib / (1024.0 * 1024.0),
         root: crate::sys::is_root(),
         clock_cost_ns: crate::measure::clock::self_check().cost_ns,
-        wakeup_cost_ns: crate::completion::adaptive::wakeup_cost_ns(),
+        wakeup_cost_ns: crate::measure::calibration::wakeup_cost_ns(),
         date,
     }
 }

@@ -108,17 +108,50 @@ pub struct ThreadUsage {
     pub majflt: u64,
 }
 
+/// Whose usage [`rusage`] reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UsageOf {
+    /// The calling thread (`RUSAGE_THREAD`, Linux 2.6.26 and later).
+    Thread,
+    /// The whole process, every thread of it (`RUSAGE_SELF`).
+    Process,
+}
+
+/// getrusage(2): the one call of it in iolab, so every reader converts and
+/// fails alike. `None` when it fails, which with these arguments it cannot
+/// (only EFAULT and EINVAL are possible).
+pub fn rusage(of: UsageOf) -> Option<libc::rusage> {
+    let who = match of {
+        UsageOf::Thread => libc::RUSAGE_THREAD,
+        UsageOf::Process => libc::RUSAGE_SELF,
+    };
+    // SAFETY: rusage is plain integers and timevals: all zeroes is a valid value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a live, writable rusage that getrusage fills and keeps
+    // no pointer to.
+    let rc = unsafe { libc::getrusage(who, &mut ru) };
+    (rc == 0).then_some(ru)
+}
+
+/// User plus system CPU time of the whole process (all threads, io-wq
+/// workers included: they are threads of the process that submitted), ns.
+pub fn process_cpu_ns() -> Option<u64> {
+    rusage(UsageOf::Process).map(|ru| ThreadUsage::from_rusage(&ru).cpu_ns())
+}
+
 impl ThreadUsage {
-    /// The calling thread's usage so far. Call at worker start and end.
+    /// The calling thread's usage so far (all zeroes if getrusage failed).
+    /// Call at worker start and end.
     pub fn now() -> ThreadUsage {
-        // SAFETY: rusage is plain data; getrusage fills it.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: valid pointer; RUSAGE_THREAD is supported since Linux 2.6.26.
-        let rc = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
-        if rc != 0 {
-            // Only EFAULT/EINVAL are possible, neither with these arguments.
-            return ThreadUsage::default();
-        }
+        ThreadUsage::try_now().unwrap_or_default()
+    }
+
+    /// The calling thread's usage so far, `None` if getrusage failed.
+    pub fn try_now() -> Option<ThreadUsage> {
+        rusage(UsageOf::Thread).map(|ru| ThreadUsage::from_rusage(&ru))
+    }
+
+    fn from_rusage(ru: &libc::rusage) -> ThreadUsage {
         let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
         ThreadUsage {
             user_ns: tv(ru.ru_utime),
@@ -128,6 +161,11 @@ impl ThreadUsage {
             minflt: ru.ru_minflt as u64,
             majflt: ru.ru_majflt as u64,
         }
+    }
+
+    /// User plus system CPU time, ns.
+    pub fn cpu_ns(&self) -> u64 {
+        self.user_ns + self.sys_ns
     }
 
     pub fn delta(before: &ThreadUsage, after: &ThreadUsage) -> ThreadUsage {

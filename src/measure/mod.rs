@@ -1,6 +1,8 @@
-//! Measurement: clocks, histograms, CPU and /proc accounting, tracing.
+//! Measurement: clocks, the machine's cost of sleeping, histograms, CPU and
+//! /proc accounting, tracing.
 
 pub mod blktrace;
+pub mod calibration;
 pub mod clock;
 pub mod cpu;
 pub mod iolog;

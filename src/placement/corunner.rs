@@ -71,16 +71,8 @@ pub fn thread_cpu_ns() -> u64 {
 
 /// CPU time (ns), voluntary and involuntary context switches of the calling thread.
 pub fn thread_usage() -> (u64, u64, u64) {
-    // SAFETY: zeroed rusage is valid; RUSAGE_THREAD fills it for this thread.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: valid pointer.
-    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
-    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
-    (
-        tv(ru.ru_utime) + tv(ru.ru_stime),
-        ru.ru_nvcsw as u64,
-        ru.ru_nivcsw as u64,
-    )
+    let u = crate::measure::cpu::ThreadUsage::now();
+    (u.cpu_ns(), u.nvcsw, u.nivcsw)
 }
 
 const INT_N: usize = 256;

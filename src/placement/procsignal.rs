@@ -265,6 +265,7 @@ mod tests {
     #[test]
     fn samples_this_thread() {
         let pid = std::process::id();
+        // SAFETY: gettid takes nothing and cannot fail.
         let tid = unsafe { libc::gettid() } as u32;
         assert!(threads_of(pid).unwrap().contains(&tid));
         // This thread's own CPU clock: on a loaded machine the thread may get a

@@ -677,7 +677,8 @@ mod tests {
         let why = no(hybrid_iopoll_outcome(&vda, Some(false), Ok(())));
         assert!(why.contains("vda has no poll queues (io_poll=0)"), "{why}");
         assert!(why.contains("nvme.poll_queues=N"), "{why}");
-        let old = Err("kernel 6.6 is older than 6.13".to_string());
+        let old =
+            Err(crate::device::uring::HybridIopollUnsupported::KernelTooOld { major: 6, minor: 6 });
         let why = no(hybrid_iopoll_outcome(&vda, Some(true), old.clone()));
         assert!(why.starts_with("kernel 6.6"), "{why}");
         let why = no(hybrid_iopoll_outcome(&vda, Some(false), old));

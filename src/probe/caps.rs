@@ -10,6 +10,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 
 use crate::buf::Buffers;
+use crate::device::uring::HybridIopollUnsupported;
 use crate::device::{DevResult, DeviceError};
 use crate::sys::blockdev::{BlockQueue, Elevator, block_queue_of_fd, fstat};
 
@@ -114,6 +115,8 @@ fn statx_dio(fd: RawFd) -> Option<(u32, u32)> {
     // SAFETY: zeroed statx is a valid out-parameter; empty path + AT_EMPTY_PATH
     // makes statx describe `fd` itself.
     let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: `stx` is ours and writable for the call; the path is a static
+    // NUL-terminated empty string, and AT_EMPTY_PATH makes it `fd`.
     let rc = unsafe {
         libc::statx(
             fd,
@@ -221,7 +224,7 @@ fn probe_uring_punt(fd: RawFd, len: u32) -> Outcome {
 pub fn hybrid_iopoll_outcome(
     block_device: &Result<BlockQueue, NoBlockDevice>,
     io_poll: Option<bool>,
-    kernel: Result<(), String>,
+    kernel: Result<(), HybridIopollUnsupported>,
 ) -> Outcome {
     let queue = match (block_device, io_poll) {
         (Err(why), _) => Err(format!("no block device under the target ({why})")),
@@ -239,7 +242,7 @@ pub fn hybrid_iopoll_outcome(
     match (queue, kernel) {
         (Ok(()), Ok(())) => Outcome::Yes,
         (Err(q), Ok(())) => Outcome::No(q),
-        (Ok(()), Err(k)) => Outcome::No(k),
+        (Ok(()), Err(k)) => Outcome::No(k.to_string()),
         (Err(q), Err(k)) => Outcome::No(format!("{q}; and {k}")),
     }
 }

@@ -17,10 +17,9 @@ pub mod target;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::completion::adaptive;
 use crate::engine::summary::measure;
 use crate::job::{BlockSizes, CompletionModel, Direction, Engine, JobSpec, Pattern, RwMode};
-use crate::measure::clock;
+use crate::measure::{calibration, clock};
 use caps::{Outcome, TargetCaps, probe_target};
 pub use cli::ProbeArgs;
 
@@ -156,7 +155,7 @@ pub struct MachineCosts {
 #[derive(Debug, serde::Serialize)]
 pub struct ProbeReport {
     pub given: PathBuf,
-    pub origin: target::Origin,
+    pub origin: target::TargetOrigin,
     pub fs_type: Option<String>,
     pub caps: TargetCaps,
     pub notes: Vec<String>,
@@ -206,7 +205,7 @@ pub fn run(args: &ProbeArgs) -> Result<ProbeReport> {
         .fold(4096u32, u32::max);
     let clk = clock::self_check();
     let machine = MachineCosts {
-        wakeup_ns: adaptive::wakeup_cost_ns(),
+        wakeup_ns: calibration::wakeup_cost_ns(),
         clock_cost_ns: clk.cost_ns,
         clock_resolution_ns: clk.resolution_ns,
         clock_source: clk.source,
@@ -250,20 +249,31 @@ struct Plan {
     punts_countable: bool,
     iopoll: Result<(), IopollUnavailable>,
     /// The CPU the pinned interrupt row runs on, or why it is not measured.
-    pin_cpu: Result<u32, String>,
+    pin_cpu: Result<u32, NoPinnedRow>,
+}
+
+/// Why the pinned interrupt row is not measured.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+enum NoPinnedRow {
+    #[error("io_uring does not punt to io-wq here: no worker to place")]
+    NoPunts,
+    #[error("this process's CPUs cannot be read")]
+    CpusUnknown,
+    #[error("this process may use one CPU only: every row is pinned")]
+    OneCpu,
 }
 
 /// The pinned row is measured where io_uring punts (there is an io-wq worker
 /// to place) and the process may use more than one CPU (otherwise every row
 /// is pinned already): on the first CPU the process may use.
-fn pin_cpu(caps: &TargetCaps) -> Result<u32, String> {
+fn pin_cpu(caps: &TargetCaps) -> Result<u32, NoPinnedRow> {
     if !matches!(caps.nowait.uring_punted, Outcome::Yes) {
-        return Err("io_uring does not punt to io-wq here: no worker to place".into());
+        return Err(NoPinnedRow::NoPunts);
     }
     let cpus = crate::placement::affinity::get_affinity(0).unwrap_or_default();
     match cpus.as_slice() {
-        [] => Err("this process's CPUs cannot be read".into()),
-        [_] => Err("this process may use one CPU only: every row is pinned".into()),
+        [] => Err(NoPinnedRow::CpusUnknown),
+        [_] => Err(NoPinnedRow::OneCpu),
         [first, ..] => Ok(*first),
     }
 }
@@ -303,7 +313,7 @@ fn measure_op(plan: &Plan, op: OpKind, machine: &MachineCosts) -> Result<OpResul
     for key in ModelKey::ALL {
         let unavailable = match key {
             ModelKey::Iopoll => plan.iopoll.as_ref().err().map(|e| e.to_string()),
-            ModelKey::InterruptPinned => plan.pin_cpu.as_ref().err().cloned(),
+            ModelKey::InterruptPinned => plan.pin_cpu.as_ref().err().map(|e| e.to_string()),
             _ => None,
         };
         if let Some(reason) = unavailable {
@@ -399,13 +409,7 @@ fn measure_model(plan: &Plan, op: OpKind, key: ModelKey) -> Result<Row> {
 }
 
 /// User + system CPU of the whole process (all threads, io-wq workers included:
-/// they are threads of the process that submitted).
+/// they are threads of the process that submitted); 0 if it cannot be read.
 fn process_cpu_ns() -> u64 {
-    // SAFETY: zeroed rusage is a valid out-parameter for getrusage.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
-        return 0;
-    }
-    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    crate::measure::cpu::process_cpu_ns().unwrap_or(0)
 }

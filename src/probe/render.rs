@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::caps::{NodeKind, Outcome};
-use super::{OpKind, OpResult, ProbeReport, target::Origin};
+use super::{OpKind, OpResult, ProbeReport, target::TargetOrigin};
 use crate::device::target::human;
 
 pub fn json(r: &ProbeReport) -> serde_json::Result<String> {
@@ -26,7 +26,7 @@ pub fn text(r: &ProbeReport) -> String {
     let mut s = String::new();
     let c = &r.caps;
     let kind = match (c.kind, r.origin) {
-        (_, Origin::TempFileInDirectory) => "regular file (temp file in the directory)",
+        (_, TargetOrigin::TempFileInDirectory) => "regular file (temp file in the directory)",
         (NodeKind::RegularFile, _) => "regular file",
         (NodeKind::BlockDevice, _) => "block device",
         (NodeKind::CharDevice, _) => "character device",

@@ -19,7 +19,7 @@ pub const TEMP_FILE_BYTES: u64 = 64 << 20;
 /// Where the measured path came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Origin {
+pub enum TargetOrigin {
     /// An existing regular file, used as it is.
     File,
     BlockDevice,
@@ -34,7 +34,7 @@ pub struct ProbeTarget {
     pub given: PathBuf,
     /// What is opened and measured.
     pub path: PathBuf,
-    pub origin: Origin,
+    pub origin: TargetOrigin,
     /// File system type of a file target (statfs), e.g. "ext4", "tmpfs".
     pub fs_type: Option<String>,
     /// Facts about the target worth telling before the numbers (mounted, ...).
@@ -142,7 +142,7 @@ pub fn resolve(given: &Path, write: bool) -> Result<ProbeTarget, ProbeTargetErro
         return Ok(ProbeTarget {
             given: given.to_path_buf(),
             path: given.to_path_buf(),
-            origin: Origin::File,
+            origin: TargetOrigin::File,
             fs_type: fs_type_of(given),
             notes,
             _temp: None,
@@ -202,7 +202,7 @@ fn temp_file_in(dir: &Path) -> Result<ProbeTarget, ProbeTargetError> {
             path.display()
         )],
         path,
-        origin: Origin::TempFileInDirectory,
+        origin: TargetOrigin::TempFileInDirectory,
         _temp: Some(temp),
     })
 }
@@ -250,7 +250,7 @@ fn block_device(path: &Path, write: bool) -> Result<ProbeTarget, ProbeTargetErro
             return Ok(ProbeTarget {
                 given: path.to_path_buf(),
                 path: path.to_path_buf(),
-                origin: Origin::BlockDevice,
+                origin: TargetOrigin::BlockDevice,
                 fs_type: None,
                 notes: vec![format!(
                     "could not check what {shown} holds ({e}); probe only reads"
@@ -290,7 +290,7 @@ fn block_device(path: &Path, write: bool) -> Result<ProbeTarget, ProbeTargetErro
     Ok(ProbeTarget {
         given: path.to_path_buf(),
         path: path.to_path_buf(),
-        origin: Origin::BlockDevice,
+        origin: TargetOrigin::BlockDevice,
         fs_type: None,
         notes,
         _temp: None,
@@ -327,6 +327,8 @@ pub fn fs_type_of(path: &Path) -> Option<String> {
     let c = CString::new(path.as_os_str().as_encoded_bytes()).ok()?;
     // SAFETY: zeroed statfs is a valid out-parameter; c is NUL-terminated.
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` outlives the call and is NUL-terminated; `st` is ours and
+    // writable.
     if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
         return None;
     }

@@ -533,6 +533,7 @@ pub fn block_queue_of_dev(major: u32, minor: u32) -> Result<BlockQueue, NoBlockQ
 pub fn fstat(fd: RawFd) -> std::io::Result<libc::stat> {
     // SAFETY: zeroed stat is a valid out-parameter; fd is only read.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is ours and writable for the call; fstat only reads `fd`.
     if unsafe { libc::fstat(fd, &mut st) } != 0 {
         return Err(std::io::Error::last_os_error());
     }

@@ -21,7 +21,7 @@
 use crate::job::{Direction, JobSpec, VerifyKind, VerifySpec};
 use crate::request::{Class, Op};
 use crate::workload::NextIo;
-use crate::workload::verify_block::{Layout, Origin, Write, failure};
+use crate::workload::verify_block::{Layout, Write, WriterId, failure};
 use crate::workload::verify_dump::Dumper;
 
 pub use crate::workload::verify_block::{Field, HEADER_LEN, MAGIC, VerifyFailure};
@@ -219,7 +219,7 @@ pub struct Verifier {
     /// `verify_offset` (0 = the header stays at the start).
     swap_at: u32,
     /// Who writes, recorded in every header.
-    origin: Origin,
+    origin: WriterId,
     /// `verify_dump`: where mismatches are written.
     dump: Option<Dumper>,
     pub fatal: bool,
@@ -308,7 +308,7 @@ impl Verifier {
             pattern: job.verify.pattern.clone().into_boxed_slice(),
             interval: job.verify.interval,
             swap_at: job.verify.offset,
-            origin: Origin::default(),
+            origin: WriterId::default(),
             dump: None,
             fatal: job.verify.fatal,
             do_verify: job.verify.do_verify,
@@ -348,7 +348,7 @@ impl Verifier {
     /// The writing job's index in its job file and its clone number, for the
     /// headers (set once at setup).
     pub fn set_origin(&mut self, job: u32, clone: u32) {
-        self.origin = Origin { job, clone };
+        self.origin = WriterId { job, clone };
     }
 
     /// `verify_dump`: write mismatches with `dumper` (set once at setup).

@@ -125,7 +125,7 @@ impl fmt::Display for VerifyFailure {
 
 /// Who writes: recorded in every header (fio's meta thread number).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Origin {
+pub struct WriterId {
     pub job: u32,
     pub clone: u32,
 }
@@ -138,7 +138,7 @@ pub struct Write {
     /// Seed of the block; interval k's data comes from [`interval_seed`].
     pub seed: u64,
     pub time_ns: u64,
-    pub origin: Origin,
+    pub origin: WriterId,
 }
 
 /// The seed of interval `k` of a block whose seed is `seed`.
@@ -365,7 +365,7 @@ impl Layout<'_> {
             seq: le64(received, AT_SEQ),
             seed: le64(received, AT_SEED),
             time_ns: le64(received, AT_TIME),
-            origin: Origin {
+            origin: WriterId {
                 job: le32(received, AT_JOB),
                 clone: le32(received, AT_CLONE),
             },
@@ -484,7 +484,7 @@ mod tests {
             seq: 3,
             seed: 99,
             time_ns: 1,
-            origin: Origin { job: 1, clone: 2 },
+            origin: WriterId { job: 1, clone: 2 },
         }
     }
 

@@ -122,6 +122,11 @@ fn ident(s: &str) -> &str {
 /// `crate::{a::x, b}` gives one path per member (one level of nesting is enough
 /// for what the code base writes).
 fn crate_paths(code: &str) -> Vec<Vec<String>> {
+    crate_paths_at(code).into_iter().map(|(_, p)| p).collect()
+}
+
+/// [`crate_paths`] with the byte offset of each path's `crate::`.
+fn crate_paths_at(code: &str) -> Vec<(usize, Vec<String>)> {
     let mut out = Vec::new();
     for (i, _) in code.match_indices("crate::") {
         if i > 0 {
@@ -134,13 +139,13 @@ fn crate_paths(code: &str) -> Vec<Vec<String>> {
         if let Some(group) = rest.strip_prefix('{') {
             let end = group.find('}').unwrap_or(group.len());
             for member in group[..end].split(',') {
-                out.push(segments(member.trim()));
+                out.push((i, segments(member.trim())));
             }
         } else {
-            out.push(segments(rest));
+            out.push((i, segments(rest)));
         }
     }
-    out.retain(|p| !p.is_empty());
+    out.retain(|(_, p)| !p.is_empty());
     out
 }
 
@@ -378,4 +383,103 @@ fn the_reader_sees_paths_and_groups() {
     e.entry("y".into()).or_default().insert("x".into());
     e.entry("z".into()).or_default().insert("x".into());
     assert_eq!(cycles(&e), vec![vec!["x".to_string(), "y".to_string()]]);
+}
+
+/// The "Layers" table of ARCHITECTURE.md: each top-level module's row,
+/// bottom (0) first. Read from the document itself so the check and the
+/// document cannot drift apart.
+fn layers() -> BTreeMap<String, (usize, String)> {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("ARCHITECTURE.md"))
+            .expect("read ARCHITECTURE.md");
+    let section = doc
+        .split("\n## Layers")
+        .nth(1)
+        .expect("ARCHITECTURE.md has a \"Layers\" section");
+    let section = section.split("\n## ").next().unwrap_or(section);
+    let mut out = BTreeMap::new();
+    let rows = section
+        .lines()
+        .filter(|l| l.starts_with('|'))
+        .skip(2) // the header and its rule
+        .enumerate();
+    for (row, line) in rows {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let (name, modules) = (cells[1], cells[2]);
+        for m in modules.split(',') {
+            let m = m.trim().trim_matches('`').trim_end_matches('/');
+            assert!(
+                !m.is_empty(),
+                "ARCHITECTURE.md, Layers: an empty module in {line:?}"
+            );
+            let before = out.insert(m.to_string(), (row, name.to_string()));
+            assert!(
+                before.is_none(),
+                "ARCHITECTURE.md, Layers: `{m}` is on two rows"
+            );
+        }
+    }
+    out
+}
+
+#[test]
+fn imports_follow_the_layers_of_architecture_md() {
+    let layers = layers();
+    assert!(
+        layers.len() >= 10,
+        "the Layers table of ARCHITECTURE.md read as {layers:?}: the reader is broken"
+    );
+    let srcs = sources();
+    let top = |s: &Source| match s.folder.components().next() {
+        Some(c) => c.as_os_str().to_string_lossy().into_owned(),
+        None => s.module.clone(),
+    };
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for s in &srcs {
+        let from = top(s);
+        if from == "lib" || from == "main" {
+            continue;
+        }
+        let Some((from_row, from_layer)) = layers.get(&from) else {
+            problems.push(format!(
+                "src/{}: module `{from}` has no row in ARCHITECTURE.md's Layers table",
+                s.folder.join(format!("{}.rs", s.module)).display()
+            ));
+            continue;
+        };
+        for (i, p) in crate_paths_at(&s.code) {
+            let line = s.code[..i].matches('\n').count() + 1;
+            let to = &p[0];
+            let Some((to_row, to_layer)) = layers.get(to) else {
+                continue; // not a top-level module: an item of lib.rs
+            };
+            checked += 1;
+            if to_row > from_row {
+                problems.push(format!(
+                    "src/{}:{line}: `{from}` ({from_layer}) uses `crate::{}`, a higher layer ({to_layer})",
+                    s.folder.join(format!("{}.rs", s.module)).display(),
+                    p.join("::")
+                ));
+            }
+        }
+    }
+    assert!(
+        checked >= 50,
+        "the layer check found almost no imports: it is broken"
+    );
+    assert!(
+        problems.is_empty(),
+        "imports against the layer order of ARCHITECTURE.md (a module may use its own row or below):\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_layers_table_is_read_from_architecture_md() {
+    let l = layers();
+    assert_eq!(l["request"].0, 0);
+    assert!(l["measure"].0 < l["completion"].0);
+    assert!(l["completion"].0 < l["engine"].0);
+    assert_eq!(l["lab"].0, l["probe"].0);
 }

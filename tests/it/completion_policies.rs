@@ -74,37 +74,38 @@ fn policies_never_complete_before_the_device_and_count_their_sleeps() {
                 min_lat_ns(j)
             );
             // Every sleep that ended in a completion was judged once.
-            assert!(c.oversleeps + c.undersleeps <= c.sleeps, "{what}");
+            assert!(c.nap.oversleeps + c.nap.undersleeps <= c.sleeps, "{what}");
             assert!(c.sleeps > 0, "{what}: the policy never slept");
             match model {
                 "hybrid-uring" => {
                     // Its first request polls (nothing observed yet), then
                     // every request sleeps half the smallest running time.
                     assert!(c.sleeps >= 300, "{what}");
-                    assert!(c.last_nap_ns > 0, "{what}");
-                    assert_eq!(c.mode_switches, 0, "{what}");
+                    assert!(c.nap.last_nap_ns > 0, "{what}");
+                    assert_eq!(c.dpas.mode_switches, 0, "{what}");
                 }
                 "pas" => {
-                    assert!(c.oversleeps + c.undersleeps > 0, "{what}");
+                    assert!(c.nap.oversleeps + c.nap.undersleeps > 0, "{what}");
                     // From 100 ns, waking early against a 200 us device grows
                     // the sleep: it cannot still be at its floor.
-                    assert!(c.last_nap_ns > 1_000, "{what}");
+                    assert!(c.nap.last_nap_ns > 1_000, "{what}");
                 }
                 _ => {
                     // DPAS starts in PAS; at QD1 every wait serves one request
                     // in exactly one mode.
-                    assert!(c.dpas_pas > 0, "{what}");
+                    assert!(c.dpas.pas > 0, "{what}");
                     assert_eq!(
-                        c.dpas_int + c.dpas_cp + c.dpas_pas + c.dpas_ol,
+                        c.dpas.int + c.dpas.cp + c.dpas.pas + c.dpas.ol,
                         c.completions,
                         "{what}"
                     );
                     let kept = c
+                        .dpas
                         .recent_switches
                         .iter()
                         .filter(|m| !m.to.is_empty())
                         .count();
-                    assert_eq!(kept as u64, c.mode_switches.min(4), "{what}");
+                    assert_eq!(kept as u64, c.dpas.mode_switches.min(4), "{what}");
                 }
             }
             // The text report's line says what the policy did.
@@ -256,7 +257,10 @@ fn policies_run_on_io_uring_with_their_own_sleeps() {
         }
         let c = &j.completion;
         assert_eq!(c.completions, 200, "{model}: {c:?}");
-        assert!(c.oversleeps + c.undersleeps <= c.sleeps, "{model}: {c:?}");
+        assert!(
+            c.nap.oversleeps + c.nap.undersleeps <= c.sleeps,
+            "{model}: {c:?}"
+        );
         // The disk takes tens of microseconds per read: every policy naps
         // (DPAS starts in PAS; hybrid-uring after its first completion).
         assert!(c.sleeps > 0, "{model}: {c:?}");
@@ -268,7 +272,7 @@ fn policies_run_on_io_uring_with_their_own_sleeps() {
 /// completions, never before the device's time.
 #[test]
 fn the_completer_polls_the_null_device_by_its_type_or_as_a_trait_object_alike() {
-    use iolab::completion::{Completer, InFlight, adaptive::Adaptive};
+    use iolab::completion::{Completer, InFlight};
     use iolab::device::Queue;
     use iolab::device::null::NullDevice;
     use iolab::job::CompletionModel;
@@ -281,7 +285,7 @@ fn the_completer_polls_the_null_device_by_its_type_or_as_a_trait_object_alike() 
     };
     let mut typed = NullDevice::new(&params, 1 << 20, 1, 0).unwrap();
     let mut boxed: Box<dyn Queue> = Box::new(NullDevice::new(&params, 1 << 20, 1, 0).unwrap());
-    let mut c = Completer::new(CompletionModel::Poll, Adaptive::new(0));
+    let mut c = Completer::new(CompletionModel::Poll);
     let mut out = [Completion::default(); 2];
     for slot in 0..3 {
         let read = crate::backend_common::null_read(slot, 4096 * slot as u64, Class::Read);

@@ -124,7 +124,7 @@ fn probe_says_whether_and_why_not() {
     let caps = probe_target(&t.path).unwrap();
     match (&caps.hybrid_iopoll, q.io_poll(), hybrid_iopoll_kernel()) {
         (Outcome::Yes, Some(true), Ok(())) => {}
-        (Outcome::No(why), Some(true), Err(k)) => assert!(why.contains(&k), "{why}"),
+        (Outcome::No(why), Some(true), Err(k)) => assert!(why.contains(&k.to_string()), "{why}"),
         (Outcome::No(why), _, _) => {
             assert!(why.contains(&q.disk), "{why}");
             assert!(why.contains("poll queues"), "{why}");

@@ -27,7 +27,7 @@ use io_uring::{IoUring, opcode, squeue, types};
 
 pub use punt::PuntCount;
 use punt::{PuntError, PuntTrace};
-pub use setup::hybrid_iopoll_kernel;
+pub use setup::{HybridIopollUnsupported, hybrid_iopoll_kernel};
 
 use super::polled::check_polled_io;
 use super::psync;

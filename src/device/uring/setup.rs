@@ -99,14 +99,21 @@ fn parse_version(release: &str) -> Option<(u32, u32)> {
     Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
 }
 
+/// Why this kernel cannot set up a ring with `IORING_SETUP_HYBRID_IOPOLL`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HybridIopollUnsupported {
+    #[error("kernel {major}.{minor} is older than 6.13, the first with IORING_SETUP_HYBRID_IOPOLL")]
+    KernelTooOld { major: u32, minor: u32 },
+    #[error("the kernel version cannot be read (uname failed)")]
+    UnknownKernel,
+}
+
 /// Whether this kernel knows `IORING_SETUP_HYBRID_IOPOLL` (Linux 6.13), or why not.
-pub fn hybrid_iopoll_kernel() -> Result<(), String> {
+pub fn hybrid_iopoll_kernel() -> Result<(), HybridIopollUnsupported> {
     match kernel_version() {
         Some(v) if v >= (6, 13) => Ok(()),
-        Some((a, b)) => Err(format!(
-            "kernel {a}.{b} is older than 6.13, the first with IORING_SETUP_HYBRID_IOPOLL"
-        )),
-        None => Err("the kernel version cannot be read (uname failed)".into()),
+        Some((major, minor)) => Err(HybridIopollUnsupported::KernelTooOld { major, minor }),
+        None => Err(HybridIopollUnsupported::UnknownKernel),
     }
 }
 

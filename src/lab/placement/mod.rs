@@ -98,7 +98,7 @@ pub struct BalancerLog {
 
 /// One measured run.
 #[derive(Clone, Debug, serde::Serialize)]
-pub struct RunResult {
+pub struct PlacementRun {
     pub experiment: String,
     /// Placement label: a policy name, or `best` / `worst` / `proposed`.
     pub placement: String,
@@ -139,7 +139,7 @@ pub struct PlacementStudyResult {
     /// Work units per second of each kernel alone.
     pub alone: Vec<(Kernel, f64)>,
     pub p_alone: PTaskReport,
-    pub runs: Vec<RunResult>,
+    pub runs: Vec<PlacementRun>,
     pub comparisons: Vec<Comparison>,
     pub verdict: Vec<String>,
     pub skipped: Vec<Skipped>,
@@ -401,7 +401,7 @@ pub fn run_placement_study(opts: &PlacementStudyOpts) -> Result<PlacementStudyRe
     let p_alone = pr[0];
 
     let mut runs = Vec::new();
-    let record = |runs: &mut Vec<RunResult>,
+    let record = |runs: &mut Vec<PlacementRun>,
                   exp: &str,
                   label: &str,
                   k: Kernel,
@@ -412,7 +412,7 @@ pub fn run_placement_study(opts: &PlacementStudyOpts) -> Result<PlacementStudyRe
             .iter()
             .find(|(x, _)| *x == k)
             .map_or(f64::NAN, |a| a.1);
-        runs.push(RunResult {
+        runs.push(PlacementRun {
             experiment: exp.to_string(),
             placement: label.to_string(),
             kernel: k,
@@ -508,13 +508,18 @@ pub fn run_placement_study(opts: &PlacementStudyOpts) -> Result<PlacementStudyRe
     })
 }
 
-fn find<'a>(runs: &'a [RunResult], exp: &str, label: &str, k: Kernel) -> Option<&'a RunResult> {
+fn find<'a>(
+    runs: &'a [PlacementRun],
+    exp: &str,
+    label: &str,
+    k: Kernel,
+) -> Option<&'a PlacementRun> {
     runs.iter()
         .find(|r| r.experiment == exp && r.placement == label && r.kernel == k)
 }
 
 /// Gains per kernel of placement `a` over `b` in experiment `exp` (C throughput).
-fn gains(runs: &[RunResult], exp: &str, a: &str, b: &str) -> Vec<f64> {
+fn gains(runs: &[PlacementRun], exp: &str, a: &str, b: &str) -> Vec<f64> {
     let mut kernels: Vec<Kernel> = runs.iter().map(|r| r.kernel).collect();
     kernels.dedup();
     kernels
@@ -529,7 +534,7 @@ fn gains(runs: &[RunResult], exp: &str, a: &str, b: &str) -> Vec<f64> {
 }
 
 fn compare(
-    runs: &[RunResult],
+    runs: &[PlacementRun],
     topo: &Topology,
     p_alone: &PTaskReport,
 ) -> (Vec<Comparison>, Vec<String>) {
@@ -620,7 +625,7 @@ fn compare(
         PUB_P_SPREAD,
         "max-min over min of mean latency",
     ));
-    let shared: Vec<&RunResult> = runs
+    let shared: Vec<&PlacementRun> = runs
         .iter()
         .filter(|r| r.c_tasks > 0 && r.p_tasks > 0)
         .collect();

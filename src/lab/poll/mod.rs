@@ -27,11 +27,11 @@ use anyhow::Result;
 mod policies;
 
 use super::runner::null_job;
-use crate::completion::adaptive;
 use crate::engine::summary::{Measured, measure};
 use crate::job::{
     BlockSizes, CompletionModel, Direction, Engine, IrqMode, JobSpec, NullParams, Pattern, RwMode,
 };
+use crate::measure::calibration;
 use crate::report::chart::{Chart, ChartKind, Series};
 use crate::report::study::{Cell, Comparison, Skipped, StudyResult, Table};
 use crate::sys::is_root;
@@ -116,7 +116,7 @@ pub fn run(opts: &PollStudyOpts) -> Result<StudyResult> {
         ..Default::default()
     };
     let proto = prototype();
-    let wake = adaptive::wakeup_cost_ns();
+    let wake = calibration::wakeup_cost_ns();
     r.setup = vec![
         ("device".into(), "iolab null device: 3.0 us + bytes/3.72 GB/s (4 KiB = 4.1 us, 512 B = 3.14 us), 64 channels".into()),
         ("workload".into(), "random reads, QD1 per thread".into()),

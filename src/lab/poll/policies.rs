@@ -137,21 +137,21 @@ fn policy_account(model: CompletionModel, c: &CompletionStats) -> String {
         // Only these three judge each sleep (woke late or early).
         s.push_str(&format!(
             ", {:.2} woke late, {:.2} early, last sleep {:.1} us",
-            c.oversleeps as f64 / n,
-            c.undersleeps as f64 / n,
-            c.last_nap_ns as f64 / 1e3
+            c.nap.oversleeps as f64 / n,
+            c.nap.undersleeps as f64 / n,
+            c.nap.last_nap_ns as f64 / 1e3
         ));
     }
     if model == CompletionModel::Adaptive {
         s.push_str(&format!(
             "; poll/hybrid/interrupt {}/{}/{}",
-            c.adaptive_poll, c.adaptive_hybrid, c.adaptive_interrupt
+            c.adaptive.poll, c.adaptive.hybrid, c.adaptive.interrupt
         ));
     }
     if model == CompletionModel::Dpas {
         s.push_str(&format!(
             "; modes int/cp/pas/ol {}/{}/{}/{}, {} switches",
-            c.dpas_int, c.dpas_cp, c.dpas_pas, c.dpas_ol, c.mode_switches
+            c.dpas.int, c.dpas.cp, c.dpas.pas, c.dpas.ol, c.dpas.mode_switches
         ));
     }
     s

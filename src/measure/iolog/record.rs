@@ -110,6 +110,8 @@ pub struct Ring {
 // `tail..head` (acquire) and returns them with a release store of `tail`,
 // which the producer acquires before reusing a block.
 unsafe impl Sync for Ring {}
+// SAFETY: every field is owned plain data (records, atomics): nothing in it is
+// tied to the thread that made it, so moving the ring moves it whole.
 unsafe impl Send for Ring {}
 
 impl Ring {

@@ -19,7 +19,7 @@
 //!   back to other tasks.
 //!
 //! One more measurement overrides the rule for every class: CPU contention
-//! ([`super::contention`]), judged per window of requests from the thread's
+//! ([`contention`]), judged per window of requests from the thread's
 //! schedstat. When the thread waits for a CPU and spins far longer per I/O than
 //! the device takes, its spinning holds the CPU the completions need (more
 //! polling threads than CPUs, or a co-runner): a poll class then sleeps on its
@@ -43,200 +43,27 @@
 //!
 //! Every decision is kept with its numbers so a run can say why.
 
-use std::sync::OnceLock;
+pub mod contention;
+mod explain;
+mod hist;
+mod rule;
 
-use super::contention::Contention;
+pub use explain::Decision;
+
+use self::contention::Contention;
+use self::hist::Hist;
+use self::rule::{
+    CALIBRATION_SAMPLES, CALIBRATION_STEP, CLASSES, ClassStats, PROBE, Probe, RECHECK, REDECIDE,
+    class_of,
+};
+use super::{CompletionStats, InFlight, Model, Needs, wait};
+use crate::device::{DevResult, Queue};
 use crate::job::CompletionModel;
-use crate::measure::clock;
+use crate::measure::{calibration, clock};
+use crate::request::Completion;
 
-/// Size classes: log2(len) from 2^9 (512 B) to 2^24 (16 MiB).
-const MIN_SHIFT: u32 = 9;
-const CLASSES: usize = 16;
-/// Samples a class needs before it leaves calibration.
-const CALIBRATION_SAMPLES: u64 = 64;
-/// While calibrating, look at the samples this often: a slow device stops
-/// being polled from submit on after the first look (see `redecide`).
-const CALIBRATION_STEP: u64 = 8;
-/// A calibrating class naps once its p10 is this many wakeup costs or more.
-const CALIBRATION_NAP_WAKEUPS: f64 = 4.0;
-
-/// Buckets per octave of the latency histogram (12.5% wide: ~6% error).
-const SUB: u32 = 8;
-/// Octaves covered: 64 ns .. 64 ns * 2^24 (~1 s); outside values clamp.
-const OCTAVES: u32 = 24;
-const BUCKETS: usize = (SUB * OCTAVES) as usize;
-const BASE_SHIFT: u32 = 6;
-/// Recompute a class's decision every this many samples.
-const REDECIDE: u64 = 32;
-/// Halve the histogram every this many samples so it follows a changing device.
-const DECAY: u64 = 4096;
-/// Re-sample the submission path not taken every this many requests of a class.
-const RECHECK: u64 = 16_384;
-/// Requests per path when both paths are re-sampled.
-const PROBE: u32 = 32;
-/// How much faster (fraction of p50) the other path must be to replace the one in force.
-const SWITCH_MARGIN: f64 = 0.10;
-/// Sleep lengths tried when looking for the shortest one that blocks (ns).
-const BLOCK_TRIES_NS: [u64; 6] = [1_000, 2_000, 4_000, 8_000, 16_000, 32_000];
-/// Sleeps per length, and how many of them must block.
-const BLOCK_SAMPLES: u32 = 8;
-const BLOCK_NEEDED: u32 = 7;
-
-/// What a probe sends where.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Probe {
-    /// Every request inline (the first look at the inline path).
-    Inline,
-    /// Alternate inline and queued (rechecks).
-    Both,
-}
-
-fn bucket_of(ns: u64) -> usize {
-    let v = ns.max(1 << BASE_SHIFT);
-    let oct = 63 - v.leading_zeros();
-    // The three bits below the leading one pick the eighth of the octave.
-    let sub = ((v >> (oct - 3)) & (SUB as u64 - 1)) as u32;
-    (((oct - BASE_SHIFT) * SUB + sub) as usize).min(BUCKETS - 1)
-}
-
-fn bucket_value(b: usize) -> f64 {
-    let oct = b as u32 / SUB + BASE_SHIFT;
-    let sub = b as u32 % SUB;
-    // Middle of the bucket.
-    2f64.powi(oct as i32) * (1.0 + (sub as f64 + 0.5) / SUB as f64)
-}
-
-/// A decaying log-bucket latency histogram.
-#[derive(Clone, Debug)]
-struct Hist {
-    /// Samples ever recorded.
-    n: u64,
-    counts: [u32; BUCKETS],
-    /// Samples currently in `counts` (after decay).
-    held: u64,
-}
-
-impl Default for Hist {
-    fn default() -> Self {
-        Hist {
-            n: 0,
-            counts: [0; BUCKETS],
-            held: 0,
-        }
-    }
-}
-
-impl Hist {
-    #[inline]
-    fn record(&mut self, ns: u64) {
-        self.n += 1;
-        self.counts[bucket_of(ns)] += 1;
-        self.held += 1;
-        if self.n.is_multiple_of(DECAY) {
-            self.held = 0;
-            for h in self.counts.iter_mut() {
-                *h /= 2;
-                self.held += *h as u64;
-            }
-        }
-    }
-
-    /// Forget the shape (not the count): the next samples describe the path anew.
-    fn clear(&mut self) {
-        self.counts = [0; BUCKETS];
-        self.held = 0;
-    }
-
-    fn percentiles(&self) -> [f64; 3] {
-        let mut out = [0.0; 3];
-        if self.held == 0 {
-            return out;
-        }
-        let targets = [0.10, 0.50, 0.90].map(|q| (q * self.held as f64).ceil().max(1.0) as u64);
-        let mut acc = 0u64;
-        let mut k = 0;
-        for (b, &c) in self.counts.iter().enumerate() {
-            acc += c as u64;
-            while k < 3 && acc >= targets[k] {
-                out[k] = bucket_value(b);
-                k += 1;
-            }
-            if k == 3 {
-                break;
-            }
-        }
-        out
-    }
-}
-
-/// Latency statistics and decisions of one size class.
-#[derive(Clone, Debug)]
-struct ClassStats {
-    /// Requests that went through the queue (the completion model's samples).
-    queued: Hist,
-    /// Requests performed inline, in the caller's context.
-    inline: Hist,
-    /// Cached decision: (model, nap ns), and the percentiles behind it.
-    model: CompletionModel,
-    nap: u64,
-    /// Correction of `nap` learned from how each nap ended (see
-    /// [`Adaptive::after_nap`]), ns; kept within [-nap, p10 - nap].
-    nap_adj: i64,
-    /// The same correction for naps taken while the CPU is contended, which
-    /// start from half the p50 (see [`Adaptive::nap_ns`]).
-    contended_adj: i64,
-    p: [f64; 3],
-    /// Submission path in force: inline (synchronous) rather than queued.
-    go_inline: bool,
-    /// Requests still to send as the probe says (calibration or recheck).
-    probe: u32,
-    probe_kind: Probe,
-    /// Samples of each path that complete the current probe.
-    probe_target: u64,
-    /// Requests since the paths were last compared.
-    since: u64,
-    /// p50s of (queued, inline) at the last comparison, ns.
-    compared: Option<(f64, f64)>,
-}
-
-impl Default for ClassStats {
-    fn default() -> Self {
-        ClassStats {
-            queued: Hist::default(),
-            inline: Hist::default(),
-            // Poll while calibrating: it adds no wakeup noise to the samples.
-            model: CompletionModel::Poll,
-            nap: 0,
-            nap_adj: 0,
-            contended_adj: 0,
-            p: [0.0; 3],
-            go_inline: false,
-            probe: 0,
-            probe_kind: Probe::Inline,
-            probe_target: 0,
-            since: 0,
-            compared: None,
-        }
-    }
-}
-
-/// One decision, with the numbers behind it.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Decision {
-    /// Requests of at most this many bytes (the class's upper bound).
-    pub size_class: u64,
-    pub model: CompletionModel,
-    pub device_latency_ns: u64,
-    pub latency_sd_ns: u64,
-    pub wakeup_ns: u64,
-    pub nap_ns: u64,
-    pub samples: u64,
-    /// p50 of requests performed inline (synchronously in the caller's context),
-    /// where that path was measured.
-    pub inline_latency_ns: Option<u64>,
-    pub why: String,
-}
-
+/// Adaptive's state: per size class its latency histograms and decision,
+/// and the CPU-contention verdict over them all.
 #[derive(Clone, Debug)]
 pub struct Adaptive {
     wakeup_ns: u64,
@@ -251,70 +78,157 @@ pub struct Adaptive {
     contention: Contention,
 }
 
-/// This machine's wakeup cost (ns): median lateness of a 20 us hrtimer sleep,
-/// measured once per process with timer slack set to 1 ns.
-pub fn wakeup_cost_ns() -> u64 {
-    static COST: OnceLock<u64> = OnceLock::new();
-    *COST.get_or_init(|| measure_wakeup_cost(41))
+/// What adaptive did, counted for the report (JSON keys as named).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Counters {
+    /// Requests whose model adaptive chose per request, by model.
+    #[serde(rename = "adaptive_poll")]
+    pub poll: u64,
+    #[serde(rename = "adaptive_hybrid")]
+    pub hybrid: u64,
+    #[serde(rename = "adaptive_interrupt")]
+    pub interrupt: u64,
+    /// Requests adaptive performed inline, in the caller's context (no wait).
+    #[serde(rename = "adaptive_sync")]
+    pub inline: u64,
+    /// Waits in which adaptive, with the CPU contended, stopped polling at its
+    /// bound (p90 plus a wakeup) and slept for the interrupt instead.
+    #[serde(default)]
+    pub spin_bounded: u64,
 }
 
-/// Measure wakeup lateness: sleep until a deadline `samples` times and take the
-/// median of (time seen awake - deadline) plus the sleep's entry cost.
-pub fn measure_wakeup_cost(samples: usize) -> u64 {
-    clock::set_thread_timer_slack_ns(1);
-    let mut late: Vec<u64> = (0..samples)
-        .map(|_| {
-            let start = clock::now_ns();
-            let deadline = start + 20_000;
-            clock::sleep_until(deadline);
-            clock::now_ns().saturating_sub(deadline)
-        })
-        .collect();
-    late.sort_unstable();
-    late[late.len() / 2].max(1)
-}
+impl Counters {
+    pub fn merge(&mut self, o: &Counters) {
+        self.poll += o.poll;
+        self.hybrid += o.hybrid;
+        self.interrupt += o.interrupt;
+        self.inline += o.inline;
+        self.spin_bounded += o.spin_bounded;
+    }
 
-/// The shortest sleep (ns) that gives the CPU away on this machine, measured
-/// once per process: 0 where no sleep is asked for (`wakeup_ns == 0`).
-pub fn blocking_sleep_ns() -> u64 {
-    static BLOCK: OnceLock<u64> = OnceLock::new();
-    *BLOCK.get_or_init(|| measure_blocking_sleep(&BLOCK_TRIES_NS))
-}
-
-/// Voluntary context switches of this thread so far.
-fn voluntary_switches() -> Option<i64> {
-    // SAFETY: getrusage writes one rusage we own.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: as above; RUSAGE_THREAD is this thread only.
-    (unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } == 0).then_some(ru.ru_nvcsw)
-}
-
-/// The first of `tries` (ns, ascending) at which at least `BLOCK_NEEDED` of
-/// `BLOCK_SAMPLES` sleeps made a voluntary context switch; the last one if
-/// none did. Why: a sleep whose timer is due before the thread reaches the
-/// scheduler returns without blocking, yet still costs the timer's
-/// programming. On this Firecracker VM sleeps of up to 5 us never blocked and
-/// took 15-20 us each, holding the CPU all along; 8 us blocked. A nap meant to
-/// hand the CPU to another thread must be at least this long.
-pub fn measure_blocking_sleep(tries: &[u64]) -> u64 {
-    clock::set_thread_timer_slack_ns(1);
-    let last = tries.last().copied().unwrap_or(0);
-    for &d in tries {
-        let mut blocked = 0;
-        for _ in 0..BLOCK_SAMPLES {
-            let Some(before) = voluntary_switches() else {
-                return last;
-            };
-            clock::sleep_until(clock::now_ns() + d);
-            if voluntary_switches().is_some_and(|after| after > before) {
-                blocked += 1;
-            }
+    /// Adaptive's notes on the completion line (whatever model the line is
+    /// for: a group may merge an adaptive job's counts into another's).
+    pub fn describe(&self, line: &mut String) {
+        use std::fmt::Write as _;
+        if self.spin_bounded > 0 {
+            let _ = write!(
+                line,
+                ", {} polls cut short for the interrupt (CPU contended)",
+                self.spin_bounded
+            );
         }
-        if blocked >= BLOCK_NEEDED {
-            return d;
+        if self.inline > 0 {
+            let _ = write!(line, ", {} performed inline", self.inline);
         }
     }
-    last
+}
+
+impl Model for Adaptive {
+    const NEEDS: Needs = Needs::SleepAndPeek;
+
+    /// Measures this machine's wakeup cost (once per process) at setup.
+    fn start() -> Adaptive {
+        Adaptive::new(calibration::wakeup_cost_ns())
+    }
+
+    /// One wait of the model chosen now for the request's size class.
+    #[inline]
+    fn wait(
+        &mut self,
+        s: &mut CompletionStats,
+        q: &mut dyn Queue,
+        out: &mut [Completion],
+        min: u32,
+        req: InFlight,
+        deadline_ns: u64,
+    ) -> DevResult<usize> {
+        let len = req.len;
+        // `choose` gives poll, hybrid or interrupt.
+        match self.choose(len) {
+            CompletionModel::Poll => {
+                s.adaptive.poll += 1;
+                wait::poll(s, q, out, deadline_ns)
+            }
+            CompletionModel::Hybrid => {
+                s.adaptive.hybrid += 1;
+                self.nap_then_poll(s, q, out, min, req, deadline_ns)
+            }
+            _ => {
+                s.adaptive.interrupt += 1;
+                wait::sleep(s, q, out, min, deadline_ns)
+            }
+        }
+    }
+
+    /// Adaptive learns from issue-to-completion (some backends finish the
+    /// I/O inside the submit call), and keeps percentiles, which outliers do
+    /// not move.
+    #[inline]
+    fn observe(&mut self, req: InFlight, lat_ns: u64, _clat_ns: u64, inline: bool) {
+        Adaptive::observe(self, req.len, lat_ns, inline);
+    }
+
+    /// Counts a request performed inline: a completion seen without a wait.
+    #[inline]
+    fn take_inline(&mut self, s: &mut CompletionStats, len: u32) -> bool {
+        let go = Adaptive::take_inline(self, len);
+        if go {
+            s.adaptive.inline += 1;
+            s.completions += 1;
+        }
+        go
+    }
+}
+
+impl Adaptive {
+    /// A hybrid class's wait: nap from the submit, then poll. Under CPU
+    /// contention the nap lasts at least the shortest sleep that blocks
+    /// ([`Adaptive::sleep_floor_ns`]), and the poll stops at its bound
+    /// ([`Adaptive::spin_bound_ns`]) to sleep for the interrupt instead.
+    #[inline]
+    fn nap_then_poll(
+        &mut self,
+        s: &mut CompletionStats,
+        q: &mut dyn Queue,
+        out: &mut [Completion],
+        min: u32,
+        req: InFlight,
+        deadline_ns: u64,
+    ) -> DevResult<usize> {
+        let (submit_ns, len) = (req.submit_ns, req.len);
+        // The I/O may have completed inside the submit call (io-wq, inline
+        // completion): never nap for something already done.
+        let n = wait::peek(s, q, out)?;
+        if n > 0 {
+            return Ok(n);
+        }
+        let slept = wait::nap_from_submit(
+            s,
+            submit_ns,
+            self.nap_ns(len),
+            self.sleep_floor_ns(),
+            deadline_ns,
+        );
+        let (empty_before, spin_before) = (s.polls_empty, s.spin_ns);
+        let bound = if submit_ns != 0 {
+            self.spin_bound_ns(len).map(|b| submit_ns + b)
+        } else {
+            None
+        };
+        let poll_deadline = bound.map_or(deadline_ns, |b| wait::by_deadline(b, deadline_ns));
+        let n = wait::poll(s, q, out, poll_deadline)?;
+        if n == 0 && bound.is_some() && (deadline_ns == 0 || clock::now_ns() < deadline_ns) {
+            s.adaptive.spin_bounded += 1;
+            return wait::sleep(s, q, out, min, deadline_ns);
+        }
+        if slept && n > 0 {
+            // Correct the next nap by how this one ended.
+            let overslept = s.polls_empty == empty_before;
+            let spin = s.spin_ns - spin_before;
+            self.after_nap(len, overslept, spin);
+        }
+        Ok(n)
+    }
 }
 
 /// `samples` values spread evenly over `p50 +- spread` (synthetic calibrations).
@@ -329,15 +243,10 @@ fn spread(p50_ns: u64, spread_ns: u64, samples: u64) -> impl Iterator<Item = u64
     })
 }
 
-fn class_of(len: u32) -> usize {
-    let shift = 32 - len.max(1).saturating_sub(1).leading_zeros();
-    (shift.saturating_sub(MIN_SHIFT) as usize).min(CLASSES - 1)
-}
-
 impl Adaptive {
     pub fn new(wakeup_ns: u64) -> Adaptive {
         let block_ns = if wakeup_ns > 0 {
-            blocking_sleep_ns()
+            calibration::blocking_sleep_ns()
         } else {
             0
         };
@@ -371,7 +280,7 @@ impl Adaptive {
         for v in spread(p50_ns, spread_ns, samples) {
             c.queued.record(v);
         }
-        Self::redecide(c, self.wakeup_ns, self.contention.crowded());
+        c.redecide(self.wakeup_ns, self.contention.crowded());
     }
 
     /// Seed a class's inline path the same way, and compare the two paths.
@@ -382,7 +291,7 @@ impl Adaptive {
             c.inline.record(v);
         }
         c.probe = 0;
-        Self::compare(c);
+        c.compare();
     }
 
     /// Whether the next request of `len` bytes is to be performed inline. Called
@@ -435,7 +344,7 @@ impl Adaptive {
                 if n.is_multiple_of(REDECIDE)
                     || (n < CALIBRATION_SAMPLES && n.is_multiple_of(CALIBRATION_STEP))
                 {
-                    Self::redecide(c, w, crowded);
+                    c.redecide(w, crowded);
                 }
             }
             self.contention.tick(c.p[1] as u64, clat_ns);
@@ -450,23 +359,7 @@ impl Adaptive {
         if c.probe == 0 && c.probe_target > 0 && c.queued.held.min(c.inline.held) >= c.probe_target
         {
             c.probe_target = 0;
-            Self::compare(c);
-        }
-    }
-
-    /// Keep the submission path with the lower median latency. Once a path is in
-    /// force the other must beat it by `SWITCH_MARGIN`, so noise does not flip it.
-    fn compare(c: &mut ClassStats) {
-        let q = c.queued.percentiles()[1];
-        let i = c.inline.percentiles()[1];
-        if q > 0.0 && i > 0.0 {
-            c.go_inline = match c.compared {
-                None => i < q,
-                Some(_) if c.go_inline => i <= q * (1.0 + SWITCH_MARGIN),
-                Some(_) => i * (1.0 + SWITCH_MARGIN) < q,
-            };
-            c.compared = Some((q, i));
-            c.since = 0;
+            c.compare();
         }
     }
 
@@ -627,153 +520,6 @@ impl Adaptive {
             0
         }
     }
-
-    /// `crowded`: this process's adaptive threads outnumber their CPUs (see
-    /// [`Contention::crowded`]). There a wide spread is mostly the run queue's:
-    /// a poller preempted by a sibling sees the device's time plus its wait
-    /// for a CPU. Waiting for the interrupt does not narrow it (the woken
-    /// thread queues for a CPU just the same), and it added a wakeup to every
-    /// request of the threads that chose it: 20 us device, 4 threads on 2
-    /// CPUs, 5-round runs in which some threads went to interrupt had p99
-    /// 66.6 us against 46-56 in runs where none did, behind interrupt's own
-    /// 60-65. So a crowded class with a wide spread naps (hybrid) instead.
-    fn redecide(c: &mut ClassStats, wakeup_ns: u64, crowded: bool) {
-        c.p = c.queued.percentiles();
-        let [p10, p50, p90] = c.p;
-        let w = wakeup_ns as f64;
-        (c.model, c.nap) = if c.queued.n < CALIBRATION_SAMPLES {
-            // Calibration samples are found by polling, so no wakeup adds its
-            // noise. On a slow device polling from submit costs the whole
-            // latency in CPU per sample (64 ms for the 64 samples of a 1 ms
-            // device; with a co-runner on the CPU each spin can also lose a
-            // whole time slice, which put 5 ms into adaptive's p99 at 1 ms).
-            // So once the first samples show even the fastest tenth far
-            // beyond what polling is chosen for, the rest nap until 1.5
-            // wakeups before that p10 and poll from there: still found by
-            // polling, at a fraction of the CPU.
-            if c.queued.n >= CALIBRATION_STEP && p10 >= CALIBRATION_NAP_WAKEUPS * w && w > 0.0 {
-                (CompletionModel::Hybrid, (p10 - 1.5 * w) as u64)
-            } else {
-                (CompletionModel::Poll, 0)
-            }
-        } else if p50 < 2.0 * w {
-            (CompletionModel::Poll, 0)
-        } else if p90 - p10 > p50 / 2.0 && !crowded {
-            (CompletionModel::Interrupt, 0)
-        } else {
-            (CompletionModel::Hybrid, (p10 - 1.5 * w).max(0.0) as u64)
-        };
-    }
-
-    /// The decisions for every size class that has seen requests, with reasons.
-    pub fn decisions(&self) -> Vec<Decision> {
-        (0..CLASSES)
-            .filter(|&i| self.classes[i].queued.n + self.classes[i].inline.n > 0)
-            .map(|i| {
-                let c = &self.classes[i];
-                let [p10, p50, p90] = c.queued.percentiles();
-                let w = self.wakeup_ns as f64;
-                let n = c.queued.n + c.inline.n;
-                let path = match c.compared {
-                    Some((q, i)) if c.go_inline => Some(format!(
-                        "inline in the caller's context p50 {:.1} us < queued p50 {:.1} us: performing requests inline",
-                        i / 1e3,
-                        q / 1e3
-                    )),
-                    Some((q, i)) => Some(format!(
-                        "queued p50 {:.1} us <= inline p50 {:.1} us: keeping the queue; ",
-                        q / 1e3,
-                        i / 1e3
-                    )),
-                    None => None,
-                };
-                let why = if c.queued.n < CALIBRATION_SAMPLES && c.nap > 0 {
-                    format!(
-                        "calibrating: {} of {CALIBRATION_SAMPLES} samples, napping {:.1} us (p10 - 1.5 x wakeup) then polling meanwhile",
-                        c.queued.n,
-                        c.nap as f64 / 1e3
-                    )
-                } else if c.queued.n < CALIBRATION_SAMPLES {
-                    format!(
-                        "calibrating: {} of {CALIBRATION_SAMPLES} samples, polling meanwhile",
-                        c.queued.n
-                    )
-                } else if c.go_inline {
-                    path.clone().unwrap_or_default()
-                } else if self.inline_ok && c.compared.is_none() {
-                    format!(
-                        "calibrating the inline path: {} of {CALIBRATION_SAMPLES} samples",
-                        c.inline.n
-                    )
-                } else {
-                    match c.model {
-                        CompletionModel::Poll => format!(
-                            "device latency p50 {:.1} us < 2 x wakeup cost {:.1} us: sleeping costs about as much as waiting",
-                            p50 / 1e3,
-                            2.0 * w / 1e3
-                        ),
-                        CompletionModel::Interrupt => format!(
-                            "latency p10-p90 spread {:.1} us > half the p50 {:.1} us: too unpredictable to time a nap",
-                            (p90 - p10) / 1e3,
-                            p50 / 1e3
-                        ),
-                        _ => {
-                            let crowd = if p90 - p10 > p50 / 2.0 && self.contention.crowded() {
-                                format!(
-                                    " (its p10-p90 spread {:.1} us is our own threads queueing for CPUs, which waiting for the interrupt would not shorten)",
-                                    (p90 - p10) / 1e3
-                                )
-                            } else {
-                                String::new()
-                            };
-                            format!(
-                                "device latency p50 {:.1} us >= 2 x wakeup cost {:.1} us: nap {:.1} us (p10 - 1.5 x wakeup) then poll{crowd}",
-                                p50 / 1e3,
-                                2.0 * w / 1e3,
-                                c.nap as f64 / 1e3
-                            )
-                        }
-                    }
-                };
-                let why = match (&path, c.go_inline) {
-                    (Some(p), false) => format!("{p}{why}"),
-                    _ => why,
-                };
-                let why = match self.contention.note() {
-                    Some(n) if !c.go_inline && c.model == CompletionModel::Poll && p50 < self.block_ns as f64 => format!(
-                        "{why}; {n}; but the p50 {:.1} us is under the shortest sleep that blocks here ({:.1} us): a nap could not give the CPU away, so it keeps polling",
-                        p50 / 1e3,
-                        self.block_ns as f64 / 1e3
-                    ),
-                    Some(n) if !c.go_inline => format!(
-                        "{why}; {n}; each contended nap lasts at least {:.1} us, the shortest sleep that blocks here",
-                        self.block_ns as f64 / 1e3
-                    ),
-                    _ => why,
-                };
-                let why = match self.contention.depth_note() {
-                    Some(n) if !c.go_inline => format!("{why}; {n}"),
-                    _ => why,
-                };
-                Decision {
-                    size_class: 1u64 << (i as u32 + MIN_SHIFT),
-                    model: if c.go_inline {
-                        CompletionModel::Sync
-                    } else {
-                        c.model
-                    },
-                    device_latency_ns: p50 as u64,
-                    latency_sd_ns: (p90 - p10).max(0.0) as u64,
-                    wakeup_ns: self.wakeup_ns,
-                    nap_ns: c.nap,
-                    samples: n,
-                    inline_latency_ns: (c.inline.held > 0)
-                        .then(|| c.inline.percentiles()[1] as u64),
-                    why,
-                }
-            })
-            .collect()
-    }
 }
 
 #[cfg(test)]
@@ -788,36 +534,15 @@ mod tests {
         wall: u64,
         device: u64,
         lat: u64,
-    ) -> crate::completion::contention::Window {
-        let ios = crate::completion::contention::WINDOW as u64;
-        crate::completion::contention::Window {
+    ) -> super::contention::Window {
+        let ios = super::contention::WINDOW as u64;
+        super::contention::Window {
             ios,
             cpu_ns: ios * cpu,
             delay_ns: ios * delay,
             wall_ns: ios * wall,
             device_ns: ios * device,
             lat_ns: ios * lat,
-        }
-    }
-
-    #[test]
-    fn size_classes_are_log2() {
-        assert_eq!(class_of(512), 0);
-        assert_eq!(class_of(513), 1);
-        assert_eq!(class_of(4096), 3);
-        assert_eq!(class_of(1 << 30), CLASSES - 1);
-        assert_eq!(class_of(1), 0);
-    }
-
-    #[test]
-    fn buckets_are_monotonic_and_within_error() {
-        let mut prev = 0;
-        for ns in [64u64, 100, 1_000, 4_100, 50_000, 200_000, 1_000_000] {
-            let b = bucket_of(ns);
-            assert!(b >= prev);
-            prev = b;
-            let v = bucket_value(b);
-            assert!((v - ns as f64).abs() / (ns as f64) < 0.13, "{ns} -> {v}");
         }
     }
 
@@ -1003,7 +728,7 @@ mod tests {
 
     #[test]
     fn a_won_depth_trial_waits_for_the_interrupt_and_keeps_the_device_figures() {
-        use crate::completion::contention::{WINDOW, Window};
+        use super::contention::{WINDOW, Window};
         let mut a = Adaptive::with_blocking_sleep(15_000, 8_000);
         a.calibrate(4096, 10_000, 1_000, 100);
         assert_eq!(a.choose(4096), CompletionModel::Poll);
@@ -1039,7 +764,7 @@ mod tests {
 
     #[test]
     fn contention_turns_spinning_classes_to_naps_and_back() {
-        use crate::completion::contention::{WINDOW, Window};
+        use super::contention::{WINDOW, Window};
         let mut a = Adaptive::new(15_000);
         a.calibrate(4096, 20_000, 1_000, 100);
         assert_eq!(a.choose(4096), CompletionModel::Poll);
@@ -1162,7 +887,7 @@ mod tests {
 
     #[test]
     fn contended_naps_are_long_enough_to_block() {
-        use crate::completion::contention::{WINDOW, Window};
+        use super::contention::{WINDOW, Window};
         // Wakeup cost 15 us; on this machine sleeps under 8 us return without
         // giving the CPU away.
         let mut a = Adaptive::with_blocking_sleep(15_000, 8_000);
@@ -1226,20 +951,5 @@ mod tests {
         assert_eq!((a.nap_ns(4096), a.sleep_floor_ns()), (0, 0));
         // Nothing asks for sleeps: nothing is measured.
         assert_eq!(Adaptive::new(0).block_ns, 0);
-    }
-
-    #[test]
-    fn the_shortest_blocking_sleep_is_measured() {
-        // A sleep already due returns at once (no context switch); 2 ms
-        // always blocks. So the second length is the answer.
-        assert_eq!(measure_blocking_sleep(&[1, 2_000_000]), 2_000_000);
-        // None blocks: the longest tried.
-        assert_eq!(measure_blocking_sleep(&[1, 2]), 2);
-    }
-
-    #[test]
-    fn wakeup_cost_is_measured_not_assumed() {
-        let w = measure_wakeup_cost(5);
-        assert!(w > 0);
     }
 }

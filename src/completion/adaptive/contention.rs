@@ -40,7 +40,7 @@
 //! the others queue for. Otherwise the contention comes from outside the
 //! crowd, e.g. a compute co-runner: a timer wakeup preempts it, so the nap
 //! ends one wakeup before the p50 and polls the rest (see
-//! [`super::adaptive::Adaptive::nap_ns`]). Threads of other processes are not
+//! [`super::Adaptive::nap_ns`]). Threads of other processes are not
 //! counted: a crowd of someone else's pollers looks like a co-runner.
 //!
 //! **At depth** (a window whose mean number of requests in flight, by Little's
