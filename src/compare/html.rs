@@ -8,8 +8,9 @@ use std::fmt::Write;
 use crate::compare::model::{Comparison, JobComparison, Metric, MetricRow, Report, Verdict};
 use crate::compare::text::fmt_value;
 use crate::report::chart::{Chart, ChartKind, Series};
+use crate::report::escape::escape;
 use crate::report::html::{anchor, page_close, page_open};
-use crate::report::svg::{Whisker, bar_with_intervals_svg, chart_svg, escape};
+use crate::report::svg::{Whisker, bar_with_intervals_svg, chart_svg};
 
 fn bars(out: &mut String, title: &str, y_label: &str, rows: &[&MetricRow], scale: f64) {
     if rows.is_empty() {

@@ -102,6 +102,10 @@ impl Drop for IoDone {
     }
 }
 
+/// One stonewall group, in phases: every worker prepared and placed
+/// (`prepare_group`), started behind one barrier on its own thread
+/// (`worker_thread`), the live balancer run while they work, and each
+/// worker's streams turned into the group's `JobRun`s (`collect_worker`).
 fn run_group(
     jobs: &[JobSpec],
     group: &[usize],
@@ -109,30 +113,8 @@ fn run_group(
     opts: &EngineOptions,
     stops: &control::StopFlags,
 ) -> Result<GroupRun> {
-    let mut prepared = Vec::new();
-    for placed in setup::plan_workers(jobs, group) {
-        prepared.push(setup::prepare(jobs, placed, opts.allow_destructive)?);
-    }
-    let gates = waitfor::Gates::new(group);
-    for p in &mut prepared {
-        let js: Vec<usize> = p.placed.iter().map(|pl| pl.job).collect();
-        p.control.gate = gates.gate(jobs, &js);
-    }
-    flow::attach(prepared.iter_mut().flat_map(|p| {
-        let streams = p.worker.streams.iter_mut().map(|s| &mut s.flow);
-        streams.zip(p.placed.iter().map(|pl| &jobs[pl.job]))
-    }));
-    let placement = place::plan(jobs, &prepared)?;
-    // Poll signals for the live balancer (placement=balance), and each worker's
-    // kernel thread id, published before the start barrier.
-    let signals: Vec<PollSignal> = prepared.iter().map(|_| PollSignal::new()).collect();
+    let (mut prepared, placement, signals) = prepare_group(jobs, group, opts)?;
     let tids: Vec<Arc<AtomicI32>> = prepared.iter().map(|_| Arc::default()).collect();
-    for (i, (p, cpus)) in prepared.iter_mut().zip(&placement.workers).enumerate() {
-        p.cpus = cpus.clone();
-        if placement.live.is_some() {
-            p.worker.poll_signal = Some(signals[i].clone());
-        }
-    }
     let tracer = trace::arm(opts, jobs, &mut prepared)?;
     for p in &prepared {
         progress::register(&p.worker.live);
@@ -150,84 +132,18 @@ fn run_group(
     let handles: Vec<_> = prepared
         .into_iter()
         .enumerate()
-        .map(|(i, mut p)| {
-            let barrier = barrier.clone();
-            let tid_slot = tids[i].clone();
-            let stops = stops.clone();
-            let io_left = io_left.clone();
-            let first = &jobs[p.placed[0].job];
-            let (io_worker, until_io_done) = (is_io(&p), first.engine.exit_on_io_done);
+        .map(|(i, p)| {
+            let start = WorkerStart {
+                barrier: barrier.clone(),
+                tid_slot: tids[i].clone(),
+                stops: stops.clone(),
+                io_left: io_left.clone(),
+                io_worker: is_io(&p),
+                until_io_done: jobs[p.placed[0].job].engine.exit_on_io_done,
+            };
             std::thread::Builder::new()
                 .name(format!("iolab-w{i}"))
-                .spawn(move || {
-                    // However the worker ends, its wait_for waiters may start.
-                    let _ended = p.control.gate.ender();
-                    // However an I/O worker ends, exit_on_io_done burners see it.
-                    let _io_done = io_worker.then(|| IoDone(io_left.clone()));
-                    crate::measure::clock::set_thread_timer_slack_ns(1);
-                    let tid = crate::placement::affinity::gettid();
-                    tid_slot.store(tid, Ordering::Relaxed);
-                    let pinned = if p.cpus.is_empty() {
-                        Ok(())
-                    } else {
-                        crate::placement::affinity::set_affinity(tid, &p.cpus)
-                    };
-                    // cgroup, nice, uid/gid and exec_prerun, before the clock.
-                    let entered = p.process.enter();
-                    barrier.wait();
-                    if let Err(e) = entered {
-                        let err = crate::device::DeviceError::io(
-                            "setting up the job's thread",
-                            std::io::Error::other(e.to_string()),
-                        );
-                        p.worker.leave_flows();
-                        return (p, Err(err), ThreadUsage::default(), None);
-                    }
-                    if let Err(e) = pinned {
-                        let err = crate::device::DeviceError::io(
-                            format!(
-                                "pinning the worker to CPUs {}",
-                                crate::placement::topology::format_cpu_list(&p.cpus)
-                            ),
-                            e,
-                        );
-                        p.worker.leave_flows();
-                        return (p, Err(err), ThreadUsage::default(), None);
-                    }
-                    if let Err(e) = p.control.enter_mem_policy() {
-                        let err = crate::device::DeviceError::io("setting numa_mem_policy", e);
-                        p.worker.leave_flows();
-                        return (p, Err(err), ThreadUsage::default(), None);
-                    }
-                    p.worker.halt = control::Halt::watch(&stops);
-                    if until_io_done {
-                        p.worker.halt = std::mem::take(&mut p.worker.halt).until_io_done(io_left);
-                    }
-                    // create_only: the files are set up, the job issues nothing.
-                    let outcome = if !p.process.create_only && p.control.wait_start(&stops) {
-                        let cpu0 = ThreadUsage::now();
-                        let o = p.worker.run();
-                        (o, ThreadUsage::delta(&cpu0, &ThreadUsage::now()))
-                    } else {
-                        // Stopped during startdelay: the job issues nothing.
-                        (Ok(Default::default()), ThreadUsage::default())
-                    };
-                    let (outcome, cpu) = outcome;
-                    p.worker.leave_flows();
-                    let fds = p.files.fds(p.target.as_ref());
-                    let failed = (p.worker.streams.iter())
-                        .any(|s| s.error.is_some() || s.acct.verify_failures > 0);
-                    if let Some(errno) = p.control.after_run(&fds, failed, &stops) {
-                        // A failed end sync is the job's error.
-                        for s in &mut p.worker.streams {
-                            s.errors += 1;
-                            s.error.get_or_insert((0, errno));
-                        }
-                    }
-                    p.files.finish(p.target.as_ref());
-                    p.process.after();
-                    (p, outcome, cpu, crate::placement::affinity::current_cpu())
-                })
+                .spawn(move || worker_thread(p, start))
         })
         .collect::<std::io::Result<_>>()
         .map_err(EngineError::SpawnWorker)?;
@@ -244,95 +160,8 @@ fn run_group(
     let mut logs = Vec::new();
     let mut seen = Vec::new();
     for h in handles {
-        let (p, outcome, cpu, last_cpu) = h.join().map_err(|_| EngineError::WorkerPanicked)?;
-        let setup::Prepared {
-            mut worker,
-            placed,
-            model,
-            backend,
-            target,
-            cpus: allowed,
-            ..
-        } = p;
-        seen.push(place::WorkerSeen {
-            name: format!("{}.{}", jobs[placed[0].job].name, placed[0].jobnum),
-            cpus: allowed,
-            last_cpu,
-            cpu_ns: cpu.user_ns + cpu.sys_ns,
-        });
-        let backend_stats = worker.queue.stats();
-        let injected = worker.queue.injected_faults();
-        let device_in_flight = worker.queue.commands_in_flight();
-        let slots_free = worker.slots_free();
-        let decisions = worker.completer.decisions();
-        let sched = worker.sched.stats(crate::measure::clock::now_ns());
-        let nstreams = worker.streams.len();
-        if let Some(w) = worker.trace.close_logs()? {
-            eprintln!("iolab: warning: {w}");
-        }
-        let mut trace_logs = worker.trace.split_by_stream(nstreams).into_iter();
-        let (outcome, loop_error) = match outcome {
-            Ok(o) => (o, None),
-            Err(e) => (Default::default(), Some(e.to_string())),
-        };
-        for (stream, pl) in worker.streams.into_iter().zip(placed) {
-            let start = stream.ramp_end_ns;
-            let end = if stream.finished_ns > start {
-                stream.finished_ns
-            } else {
-                outcome.ended_ns
-            };
-            let job = &jobs[pl.job];
-            let verify = stream.verify.as_ref().map(|v| v.stats);
-            let error = loop_error.clone().or_else(|| {
-                let io = io_error_message(job, &stream)
-                    .or_else(|| stream.pacer.min_rate_message(&setup::label(job)))
-                    .or_else(|| (stream.lat_target.as_ref()?).fatal_message(&setup::label(job)))
-                    .or_else(|| {
-                        let file = job.filename.as_deref().unwrap_or("");
-                        stream.max_lat.message(&setup::label(job), file)
-                    });
-                let bad = verify.and_then(|v| verify_error_message(job, &v));
-                match (io, bad) {
-                    (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
-                    (a, b) => a.or(b),
-                }
-            });
-            out.push(JobRun {
-                job: pl.job,
-                jobnum: pl.jobnum,
-                groupid,
-                rec: stream.rec,
-                runtime_ns: end.saturating_sub(start),
-                cpu,
-                worker_streams: nstreams,
-                model,
-                backend,
-                completion: outcome.completion,
-                backend_stats,
-                sched,
-                adaptive: decisions.clone(),
-                error,
-                interrupted: outcome.interrupted,
-                acct: crate::report::raw::Accounting {
-                    zone_resets: stream.generator.zone_resets(),
-                    ..stream.acct
-                },
-                verify,
-                slots_free,
-                device_in_flight,
-                injected,
-                continue_on_error: job.continue_on_error,
-                trace: None,
-                steady: stream.steady.as_ref().map(steady::Detector::report),
-                lat_target: stream
-                    .lat_target
-                    .as_ref()
-                    .map(lat_target::LatTarget::report),
-            });
-            logs.push(trace_logs.next().unwrap_or_default());
-        }
-        drop(target);
+        let ended = h.join().map_err(|_| EngineError::WorkerPanicked)?;
+        seen.push(collect_worker(jobs, groupid, ended, &mut out, &mut logs)?);
     }
     let wall_ns = crate::measure::clock::now_ns() - t0;
     let corunners = corunners.finish()?;
@@ -350,6 +179,251 @@ fn run_group(
         wall_ns,
         placement,
     })
+}
+
+/// Every worker of the group prepared (devices opened, buffers allocated),
+/// its `wait_for` gate and `flow` share attached, and placed on CPUs; with
+/// the poll signals the live balancer (`placement=balance`) reads.
+fn prepare_group(
+    jobs: &[JobSpec],
+    group: &[usize],
+    opts: &EngineOptions,
+) -> Result<(Vec<setup::Prepared>, place::GroupPlan, Vec<PollSignal>)> {
+    let mut prepared = Vec::new();
+    for placed in setup::plan_workers(jobs, group) {
+        prepared.push(setup::prepare(jobs, placed, opts.allow_destructive)?);
+    }
+    let gates = waitfor::Gates::new(group);
+    for p in &mut prepared {
+        let js: Vec<usize> = p.placed.iter().map(|pl| pl.job).collect();
+        p.control.gate = gates.gate(jobs, &js);
+    }
+    flow::attach(prepared.iter_mut().flat_map(|p| {
+        let streams = p.worker.streams.iter_mut().map(|s| &mut s.flow);
+        streams.zip(p.placed.iter().map(|pl| &jobs[pl.job]))
+    }));
+    let placement = place::plan(jobs, &prepared)?;
+    // Poll signals for the live balancer, published before the start barrier.
+    let signals: Vec<PollSignal> = prepared.iter().map(|_| PollSignal::new()).collect();
+    for (i, (p, cpus)) in prepared.iter_mut().zip(&placement.workers).enumerate() {
+        p.cpus = cpus.clone();
+        if placement.live.is_some() {
+            p.worker.poll_signal = Some(signals[i].clone());
+        }
+    }
+    Ok((prepared, placement, signals))
+}
+
+/// What a worker thread is handed besides its prepared worker.
+struct WorkerStart {
+    barrier: Arc<Barrier>,
+    /// Where the thread publishes its kernel thread id before the barrier.
+    tid_slot: Arc<AtomicI32>,
+    stops: control::StopFlags,
+    /// cpuio's `exit_on_io_done`: the group's I/O workers still running.
+    io_left: Arc<std::sync::atomic::AtomicUsize>,
+    /// This worker does I/O (counts itself out of `io_left` when it ends).
+    io_worker: bool,
+    /// This worker (cpuio) ends when the group's I/O workers have.
+    until_io_done: bool,
+}
+
+/// What a worker thread hands back: the worker, how its loop ended, its
+/// CPU time and the CPU it last ran on.
+type WorkerEnded = (
+    setup::Prepared,
+    std::result::Result<worker::LoopOutcome, crate::device::DeviceError>,
+    ThreadUsage,
+    Option<u32>,
+);
+
+/// One worker's thread: thread id, CPUs and the job's process settings
+/// before the barrier, the loop after it, and the job's end (end sync,
+/// files, exec_postrun) whatever the loop did.
+fn worker_thread(mut p: setup::Prepared, start: WorkerStart) -> WorkerEnded {
+    let WorkerStart {
+        barrier,
+        tid_slot,
+        stops,
+        io_left,
+        io_worker,
+        until_io_done,
+    } = start;
+    // However the worker ends, its wait_for waiters may start.
+    let _ended = p.control.gate.ender();
+    // However an I/O worker ends, exit_on_io_done burners see it.
+    let _io_done = io_worker.then(|| IoDone(io_left.clone()));
+    crate::measure::clock::set_thread_timer_slack_ns(1);
+    let tid = crate::placement::affinity::gettid();
+    tid_slot.store(tid, Ordering::Relaxed);
+    let pinned = if p.cpus.is_empty() {
+        Ok(())
+    } else {
+        crate::placement::affinity::set_affinity(tid, &p.cpus)
+    };
+    // cgroup, nice, uid/gid and exec_prerun, before the clock.
+    let entered = p.process.enter();
+    barrier.wait();
+    if let Err(e) = entered {
+        let err = crate::device::DeviceError::io(
+            "setting up the job's thread",
+            std::io::Error::other(e.to_string()),
+        );
+        p.worker.leave_flows();
+        return (p, Err(err), ThreadUsage::default(), None);
+    }
+    if let Err(e) = pinned {
+        let err = crate::device::DeviceError::io(
+            format!(
+                "pinning the worker to CPUs {}",
+                crate::placement::topology::format_cpu_list(&p.cpus)
+            ),
+            e,
+        );
+        p.worker.leave_flows();
+        return (p, Err(err), ThreadUsage::default(), None);
+    }
+    if let Err(e) = p.control.enter_mem_policy() {
+        let err = crate::device::DeviceError::io("setting numa_mem_policy", e);
+        p.worker.leave_flows();
+        return (p, Err(err), ThreadUsage::default(), None);
+    }
+    p.worker.halt = control::Halt::watch(&stops);
+    if until_io_done {
+        p.worker.halt = std::mem::take(&mut p.worker.halt).until_io_done(io_left);
+    }
+    // create_only: the files are set up, the job issues nothing.
+    let (outcome, cpu) = if !p.process.create_only && p.control.wait_start(&stops) {
+        let cpu0 = ThreadUsage::now();
+        let o = p.worker.run();
+        (o, ThreadUsage::delta(&cpu0, &ThreadUsage::now()))
+    } else {
+        // Stopped during startdelay: the job issues nothing.
+        (Ok(Default::default()), ThreadUsage::default())
+    };
+    p.worker.leave_flows();
+    let fds = p.files.fds(p.target.as_ref());
+    let failed = (p.worker.streams.iter()).any(|s| s.error.is_some() || s.acct.verify_failures > 0);
+    if let Some(errno) = p.control.after_run(&fds, failed, &stops) {
+        // A failed end sync is the job's error.
+        for s in &mut p.worker.streams {
+            s.errors += 1;
+            s.error.get_or_insert((0, errno));
+        }
+    }
+    p.files.finish(p.target.as_ref());
+    p.process.after();
+    (p, outcome, cpu, crate::placement::affinity::current_cpu())
+}
+
+/// A finished worker's streams as the group's `JobRun`s (into `out`, their
+/// `--trace` logs into `logs`), and what placement saw of its thread.
+fn collect_worker(
+    jobs: &[JobSpec],
+    groupid: u32,
+    (p, outcome, cpu, last_cpu): WorkerEnded,
+    out: &mut Vec<JobRun>,
+    logs: &mut Vec<crate::engine::hooks::StreamLog>,
+) -> Result<place::WorkerSeen> {
+    let setup::Prepared {
+        mut worker,
+        placed,
+        model,
+        backend,
+        target,
+        cpus: allowed,
+        ..
+    } = p;
+    let seen = place::WorkerSeen {
+        name: format!("{}.{}", jobs[placed[0].job].name, placed[0].jobnum),
+        cpus: allowed,
+        last_cpu,
+        cpu_ns: cpu.user_ns + cpu.sys_ns,
+    };
+    let backend_stats = worker.queue.stats();
+    let injected = worker.queue.injected_faults();
+    let device_in_flight = worker.queue.commands_in_flight();
+    let slots_free = worker.slots_free();
+    let decisions = worker.completer.decisions();
+    let sched = worker.sched.stats(crate::measure::clock::now_ns());
+    let nstreams = worker.streams.len();
+    if let Some(w) = worker.trace.close_logs()? {
+        eprintln!("iolab: warning: {w}");
+    }
+    let mut trace_logs = worker.trace.split_by_stream(nstreams).into_iter();
+    let (outcome, loop_error) = match outcome {
+        Ok(o) => (o, None),
+        Err(e) => (Default::default(), Some(e.to_string())),
+    };
+    for (stream, pl) in worker.streams.into_iter().zip(placed) {
+        let start = stream.ramp_end_ns;
+        let end = if stream.finished_ns > start {
+            stream.finished_ns
+        } else {
+            outcome.ended_ns
+        };
+        let job = &jobs[pl.job];
+        let verify = stream.verify.as_ref().map(|v| v.stats);
+        let error = loop_error
+            .clone()
+            .or_else(|| stream_error(job, &stream, verify.as_ref()));
+        out.push(JobRun {
+            job: pl.job,
+            jobnum: pl.jobnum,
+            groupid,
+            rec: stream.rec,
+            runtime_ns: end.saturating_sub(start),
+            cpu,
+            worker_streams: nstreams,
+            model,
+            backend,
+            completion: outcome.completion,
+            backend_stats,
+            sched,
+            adaptive: decisions.clone(),
+            error,
+            interrupted: outcome.interrupted,
+            acct: crate::report::raw::Accounting {
+                zone_resets: stream.generator.zone_resets(),
+                ..stream.acct
+            },
+            verify,
+            slots_free,
+            device_in_flight,
+            injected,
+            continue_on_error: job.continue_on_error,
+            trace: None,
+            steady: stream.steady.as_ref().map(steady::Detector::report),
+            lat_target: stream
+                .lat_target
+                .as_ref()
+                .map(lat_target::LatTarget::report),
+        });
+        logs.push(trace_logs.next().unwrap_or_default());
+    }
+    drop(target);
+    Ok(seen)
+}
+
+/// A stream's error message, when it ended in one: its I/O error, a rate or
+/// latency limit it broke, and any verification failure.
+fn stream_error(
+    job: &JobSpec,
+    stream: &worker::Stream,
+    verify: Option<&VerifyStats>,
+) -> Option<String> {
+    let io = io_error_message(job, stream)
+        .or_else(|| stream.pacer.min_rate_message(&setup::label(job)))
+        .or_else(|| (stream.lat_target.as_ref()?).fatal_message(&setup::label(job)))
+        .or_else(|| {
+            let file = job.filename.as_deref().unwrap_or("");
+            stream.max_lat.message(&setup::label(job), file)
+        });
+    let bad = verify.and_then(|v| verify_error_message(job, v));
+    match (io, bad) {
+        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+        (a, b) => a.or(b),
+    }
 }
 
 /// Tick the live balancer until every worker has finished. Checks for the end

@@ -251,6 +251,334 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
     BufferFill::new(&first.buffers, first.randseed).prepare(&mut bufs);
     drop(policy);
 
+    let cx = Worker1 {
+        jobs,
+        placed: &placed,
+        first,
+        replay: replays[0].as_ref(),
+        writes,
+        allow_destructive,
+        nslots,
+        max_bs,
+        fill: &fill,
+    };
+    let Opened {
+        target,
+        region_len,
+        queue,
+        files,
+        op_regions,
+    } = open_backend(&cx, &bufs)?;
+    let regions = file_regions(
+        first,
+        placed[0].jobnum,
+        target.as_ref(),
+        &files,
+        op_regions,
+        region_len,
+    )?;
+
+    let caps = queue.caps();
+    let backend = queue.name();
+    let (model, completer) = completion_for(first, caps, backend, nslots)?;
+    let sched =
+        Scheduler::for_job(first, nslots as usize).map_err(|err| EngineError::Scheduler {
+            job: label(first),
+            err,
+        })?;
+
+    // write_iolog: the files by the names the job gave them.
+    let names: Vec<std::path::PathBuf> = match target.as_ref() {
+        Some(t) => files.all(Some(t)).map(|t| t.path.clone()).collect(),
+        None => vec![first.filename.clone().map_or_else(
+            || format!("{}.{}.0", first.name, placed[0].jobnum).into(),
+            Into::into,
+        )],
+    };
+    let tracelog = TraceLog::open(
+        placed
+            .iter()
+            .map(|p| iolog_setup::trace_plan(&jobs[p.job], &names))
+            .collect(),
+    )?;
+    let mut streams = Vec::with_capacity(placed.len());
+    for (pi, p) in placed.iter().enumerate() {
+        let replay = replays[pi].as_ref();
+        let stream = prepare_stream(
+            &cx,
+            p,
+            replay,
+            target.as_ref(),
+            &regions,
+            region_len,
+            caps.sync,
+        )?;
+        streams.push(stream);
+    }
+    let mut worker = Worker::new(queue, sched, completer, streams, bufs);
+    worker.fill = fill;
+    if let Some(l) = iolog.as_mut() {
+        l.start(!caps.sync)?;
+    }
+    worker.trace.iolog = iolog.map(Box::new);
+    worker.trace.tracelog = tracelog.map(Box::new);
+    worker.io_timeout_ns = placed
+        .iter()
+        .filter_map(|p| jobs[p.job].io_timeout.map(dur_ns))
+        .min()
+        .unwrap_or(0);
+    let cpus = worker_cpus(first, placed[0].jobnum);
+    let jobs_of_worker: Vec<&JobSpec> = placed.iter().map(|p| &jobs[p.job]).collect();
+    let (process, held) = crate::engine::process::prepare(first, &jobs_of_worker, target.as_ref())
+        .map_err(|err| EngineError::Process {
+            job: label(first),
+            err,
+        })?;
+    Ok(Prepared {
+        process,
+        held,
+        files,
+        control,
+        cpus,
+        worker,
+        target,
+        placed,
+        model,
+        caps,
+        backend,
+        region_len,
+    })
+}
+
+/// Each file's (first byte, bytes to address), for one generator per file
+/// (none for the emulated device), with the job's zones checked against them.
+fn file_regions(
+    first: &JobSpec,
+    jobnum: u32,
+    target: Option<&Target>,
+    files: &crate::engine::files::OpenSet,
+    op_regions: Option<Vec<(u64, u64)>>,
+    region_len: u64,
+) -> Result<Vec<(u64, u64)>> {
+    let regions: Vec<(u64, u64)> =
+        op_regions.unwrap_or_else(|| files.all(target).map(|t| (t.offset, t.size)).collect());
+    if region_len == 0 {
+        return Err(EngineError::EmptyRegion { job: label(first) });
+    }
+    // The emulated device has no files: its one region is the job's.
+    let zone_regions = match regions.is_empty() {
+        true => vec![(first.clone_offset(jobnum), region_len)],
+        false => regions.clone(),
+    };
+    crate::workload::zones::check_target(first, target, &zone_regions).map_err(|err| {
+        EngineError::Zones {
+            job: label(first),
+            err,
+        }
+    })?;
+    Ok(regions)
+}
+
+/// The completion model the job gets on this backend (what it asked for,
+/// checked against the backend's capabilities), and its completer.
+fn completion_for(
+    first: &JobSpec,
+    caps: crate::device::Caps,
+    backend: &'static str,
+    nslots: u32,
+) -> Result<(CompletionModel, Completer)> {
+    // psync with hipri polls inside the kernel (RWF_HIPRI): the model is still sync.
+    let asked = if caps.sync && first.hipri && first.completion.is_none() {
+        None
+    } else {
+        asked_model(first)
+    };
+    let model =
+        completion::resolve(asked, caps, backend).map_err(|err| EngineError::Completion {
+            job: label(first),
+            err,
+        })?;
+    if model.naps() || model == CompletionModel::Interrupt {
+        // hrtimer naps must end on time: the default 50 us slack would swamp
+        // microsecond device latencies. Set again on the worker thread itself.
+        clock::set_thread_timer_slack_ns(1);
+    }
+    // Adaptive measures this machine's wakeup cost here (once per process).
+    let mut completer = Completer::new(model);
+    // Inline submission runs one request at a time: only where that is the
+    // worker's whole depth, or it would serialise a deeper queue.
+    if model == CompletionModel::Adaptive && caps.inline && nslots == 1 {
+        completer.allow_inline();
+    }
+    Ok((model, completer))
+}
+
+/// The CPUs a worker may run on: `numa_cpu_nodes`', or `cpus_allowed` (one
+/// of them per clone with `cpus_allowed_policy=split`).
+fn worker_cpus(first: &JobSpec, jobnum: u32) -> Vec<u32> {
+    if !first.control.numa.cpus.is_empty() {
+        first.control.numa.cpus.clone() // numa_cpu_nodes
+    } else if first.cpus_allowed_split && !first.cpus_allowed.is_empty() {
+        let n = first.cpus_allowed.len();
+        vec![first.cpus_allowed[jobnum as usize % n]]
+    } else {
+        first.cpus_allowed.clone()
+    }
+}
+
+/// One stream of a worker (a job clone): its generator over its part of the
+/// worker's region (`worker_region` bytes; `regions` per file), recorder,
+/// pacer, verification and per-stream limits. `sync`: the backend completes
+/// I/O inside the submitting call (no submission latency to record).
+fn prepare_stream(
+    cx: &Worker1,
+    p: &Placed,
+    replay: Option<&Trace>,
+    target: Option<&Target>,
+    regions: &[(u64, u64)],
+    worker_region: u64,
+    sync: bool,
+) -> Result<Stream> {
+    let Worker1 {
+        jobs,
+        placed,
+        first,
+        ..
+    } = *cx;
+    let job = &jobs[p.job];
+    if job.size.is_some_and(|s| s > 0)
+        && job.bs[0].max() as u64 > worker_region
+        && job.bs[1].max() as u64 > worker_region
+    {
+        return Err(EngineError::BlockTooLarge {
+            job: label(job),
+            bs: job.bs[0].max(),
+            region: worker_region,
+        });
+    }
+    let seed = if job.randrepeat || job.workload.allrandrepeat {
+        job.randseed.wrapping_add(p.jobnum as u64)
+    } else {
+        clock::now_ns() ^ (p.jobnum as u64) << 32
+    };
+    // offset_increment: a clone sharing this worker starts further in and
+    // ends where the worker's region ends.
+    let start = job.clone_offset(p.jobnum);
+    let first_start = first.clone_offset(placed[0].jobnum);
+    let region_len = (first_start + worker_region).saturating_sub(start);
+    if region_len == 0 {
+        return Err(EngineError::EmptyRegion { job: label(job) });
+    }
+    crate::workload::distribution::check(&job.random_distribution, region_len).map_err(|err| {
+        EngineError::Distribution {
+            job: label(job),
+            err,
+        }
+    })?;
+    let generator = if let Some(t) = replay {
+        crate::engine::files::Source::Replay(Box::new(Replay::new(t)))
+    } else if regions.len() > 1 {
+        crate::engine::files::Source::Many(Box::new(crate::engine::files::FileService::new(
+            job, regions, seed,
+        )))
+    } else {
+        Generator::new(job, start, region_len, seed)
+            .with_zone_end(crate::workload::zones::file_end(target, start))
+            .with_file_end(crate::workload::target_end(target, start))
+            .into()
+    };
+    let planned = job.runtime.map(|r| dur_ns(r) + dur_ns(job.ramp_time));
+    let slat = !sync;
+    let windows = crate::measure::recorder::SampleWindows::fio(
+        job.reporting.bw_avg_ms,
+        job.reporting.iops_avg_ms,
+        !job.reporting.disable_bw,
+    );
+    let mut rec = Recorder::new(RecorderConfig {
+        classes: first.scheduler != crate::job::SchedKind::Noop || placed.len() > 1,
+        ..RecorderConfig::for_runtime(slat, planned).with_windows(&windows)
+    });
+    rec.windows = windows;
+    let pacer = Pacer::new(job, 0);
+    let mut stream = Stream::new(generator, pacer, job.iodepth, job.ioprio, rec);
+    stream.runtime_ns = job.runtime.map(dur_ns);
+    // A file set is invalidated once, above; pre_read keeps the cache warm.
+    if let (Some(t), false, 1, false, true) = (
+        target,
+        job.direct,
+        regions.len(),
+        job.files.pre_read,
+        job.target.invalidate,
+    ) {
+        stream.invalidate = Some((t.file.as_raw_fd(), t.offset, region_len));
+    }
+    stream.ramp_ns = dur_ns(job.ramp_time);
+    stream.steady = crate::engine::steady::Detector::new(&job.steady, stream.ramp_ns);
+    stream.lat_target = crate::engine::lat_target::LatTarget::new(&job.lat_target, job.iodepth);
+    stream.max_lat =
+        crate::measure::max_latency::MaxLatency::new(job.reporting.max_latency.map(dur_ns));
+    stream.serialize_overlap = job.workload.serialize_overlap;
+    stream.verify =
+        Verifier::new(job, start, region_len, seed).map_err(|err| EngineError::Verify {
+            job: label(job),
+            err,
+        })?;
+    if let Some(v) = stream.verify.as_mut() {
+        crate::engine::verify_setup::verify_origin(v, job, p.job, p.jobnum);
+    }
+    stream.fill_device = job.fill_device;
+    stream.continue_on_error = job.continue_on_error;
+    stream.ignore_error = job.control.ignore_error.clone();
+    stream.cmdprio = crate::engine::control::CmdPrio::new(&job.control.cmdprio, seed);
+    stream.fill = Some(
+        BufferFill::new(&job.buffers, dedupe::buffer_seed(jobs, p.job, p.jobnum))
+            .with_working_set(dedupe::WorkingSet::new(jobs, p.job, p.jobnum)),
+    )
+    .filter(|f| f.per_write());
+    Ok(stream)
+}
+
+/// What `prepare` knows of a worker before its backend is opened.
+struct Worker1<'a> {
+    jobs: &'a [JobSpec],
+    /// The worker's streams (one job clone each); the first decides the backend.
+    placed: &'a [Placed],
+    first: &'a JobSpec,
+    /// The first stream's read_iolog replay, if any.
+    replay: Option<&'a Trace>,
+    /// Some stream writes (the target is opened for writing).
+    writes: bool,
+    allow_destructive: bool,
+    /// Request slots: the streams' iodepths summed.
+    nslots: u32,
+    /// The largest request of any stream (buffer size).
+    max_bs: usize,
+    fill: &'a crate::engine::fill::Fill,
+}
+
+/// A worker's opened backend: the target (none for null, cpuio and the
+/// file-operation engines), the bytes its region spans, the queue, the job's
+/// other files, and the file-operation engines' per-file regions.
+struct Opened {
+    target: Option<Target>,
+    region_len: u64,
+    queue: Box<dyn Queue>,
+    files: crate::engine::files::OpenSet,
+    op_regions: Option<Vec<(u64, u64)>>,
+}
+
+/// The backend the first stream's `ioengine` names, opened on its target.
+fn open_backend(cx: &Worker1, bufs: &Buffers) -> Result<Opened> {
+    let Worker1 {
+        jobs: _,
+        placed,
+        first,
+        writes,
+        allow_destructive,
+        nslots,
+        max_bs,
+        ..
+    } = *cx;
     // The job's files besides the first (nrfiles, a filename list).
     let mut files = crate::engine::files::OpenSet::default();
     // File-operation engines address files by path, one block each.
@@ -293,417 +621,261 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
             )
         }
         engine => {
-            // A replay opens the log's files (or replay_redirect's).
-            let paths = match &replays[0] {
-                Some(t) => iolog_setup::replay_paths(t),
-                None => {
-                    let paths = crate::job::files_opts::paths(first, placed[0].jobnum);
-                    crate::engine::files::check_opendir(first, &paths)?;
-                    paths
-                }
-            };
-            let nfiles = paths.len().max(1) as u64;
-            let min_bs = placed
-                .iter()
-                .map(|p| jobs[p.job].bs[0].min().min(jobs[p.job].bs[1].min()))
-                .min()
-                .unwrap_or(4096);
-            let spec = TargetSpec {
-                // fio: size is the job's total, spread over its files.
-                size: match &replays[0] {
-                    Some(t) => iolog_setup::replay_size(t),
-                    None => first.size.map(|s| s / nfiles),
-                },
-                prealloc: first.files.fallocate,
-                allow_create: first.files.allow_create,
-                // A log's offsets are from the start of its files.
-                offset: match &replays[0] {
-                    Some(_) => 0,
-                    None => first.clone_offset(placed[0].jobnum),
-                },
-                writes,
-                direct: first.direct,
-                sync: first.sync,
-                dsync: first.target.dsync,
-                min_bs,
-                max_bs: max_bs as u32,
-                allow_destructive,
-                allow_mounted_write: first.target.allow_mounted_write,
-                layout: crate::engine::files::layout(first, placed.iter().map(|p| &jobs[p.job])),
-                ..TargetSpec::new(first.name.clone(), paths[0].clone())
-            };
-            crate::engine::verify_setup::check_bounded(first, &spec.path)?;
-            let target = open_target(&spec)?;
-            files = crate::engine::files::OpenSet::open(first, &spec, &paths)?;
-            if first.files.pre_read {
-                for t in files.all(Some(&target)) {
-                    crate::engine::files::pre_read(first, t)?;
-                }
-            }
-            for t in files
-                .all(Some(&target))
-                .filter(|_| !first.direct && !first.files.pre_read)
-            {
-                let (fd, region) = (t.file.as_raw_fd(), t.size);
-                // fio's invalidate=1 (its default): start buffered jobs with the
-                // region out of the page cache, so reads reach the device and runs
-                // do not inherit each other's cache. Advisory: failure is harmless.
-                if first.target.invalidate {
-                    // SAFETY: fd is open; fadvise only drops clean cached pages.
-                    unsafe {
-                        libc::posix_fadvise(
-                            fd,
-                            t.offset as i64,
-                            region as i64,
-                            libc::POSIX_FADV_DONTNEED,
-                        )
-                    };
-                }
-                // fio's fadvise_hint (1 by default: from the pattern, which turns
-                // read-ahead off for random jobs).
-                use crate::job::target::Fadvise;
-                let hint = match (first.target.fadvise, first.rw.pattern) {
-                    (Fadvise::None, _) => None,
-                    (Fadvise::Random, _) | (Fadvise::Pattern, crate::job::Pattern::Rand) => {
-                        Some(libc::POSIX_FADV_RANDOM)
-                    }
-                    _ => Some(libc::POSIX_FADV_SEQUENTIAL),
-                };
-                if let Some(hint) = hint {
-                    // SAFETY: as above; an advisory hint on an open fd.
-                    unsafe { libc::posix_fadvise(fd, t.offset as i64, region as i64, hint) };
-                }
-            }
-            if let Some(hint) = first.target.write_hint {
-                for t in files.all(Some(&target)) {
-                    crate::engine::process::set_write_hint(hint, t).map_err(|err| {
-                        EngineError::Process {
-                            job: label(first),
-                            err,
-                        }
-                    })?;
-                }
-            }
-            let fd = target.file.as_raw_fd();
+            let (target, others) = open_files(cx)?;
+            files = others;
             let region = target.size;
-            let backend_err = |err| EngineError::Backend {
-                job: label(first),
-                err,
-            };
-            let queue: Box<dyn Queue> = match engine {
-                Engine::Psync | Engine::Pvsync2 => Box::new(
-                    Psync::new(
-                        fd,
-                        engine == Engine::Pvsync2,
-                        PsyncFlags {
-                            hipri: first.hipri,
-                            datasync: first.syncs.datasync,
-                            sync_range: first.syncs.range_flags,
-                            nowait: first.engine.nowait,
-                            uncached: first.engine.uncached && !first.direct,
-                            hipri_percentage: Some(first.engine.hipri_percentage),
-                            atomic: first.engine.atomic,
-                        },
-                    )
-                    .map_err(backend_err)?,
-                ),
-                Engine::Sync | Engine::Vsync | Engine::Pvsync => {
-                    let kind = match engine {
-                        Engine::Sync => SyncKind::Lseek,
-                        Engine::Vsync => SyncKind::LseekVectored,
-                        _ => SyncKind::Vectored,
-                    };
-                    Box::new(
-                        SyncIo::new(fd, kind, first.syncs.datasync)
-                            .map_err(backend_err)?
-                            .with_sync_range(first.syncs.range_flags),
-                    )
-                }
-                Engine::Mmap => {
-                    let job_reads = placed.iter().any(|p| jobs[p.job].rw.dir.issues()[0]);
-                    let opts = MmapOpts {
-                        write: writes,
-                        read: job_reads || first.verify.kind.is_some(),
-                        random: first.rw.pattern == crate::job::Pattern::Rand,
-                        thp: first.engine.thp,
-                        sync_each: first.direct,
-                    };
-                    Box::new(Mmap::new(fd, opts).map_err(backend_err)?)
-                }
-                Engine::Posixaio => {
-                    Box::new(Posixaio::new(fd, nslots, first.syncs.datasync).map_err(backend_err)?)
-                }
-                Engine::Falloc | Engine::Ftruncate => {
-                    let kind = if engine == Engine::Falloc {
-                        SpaceKind::Falloc
-                    } else {
-                        SpaceKind::Ftruncate
-                    };
-                    Box::new(Space::new(fd, kind, first.syncs.datasync).map_err(backend_err)?)
-                }
-                Engine::Libaio => {
-                    // Completions are read from the AIO ring in user space
-                    // wherever the ring can be read, io_getevents sleeps for
-                    // the rest; userspace_reap=1 reads only the ring (fio),
-                    // userspace_reap=0 only io_getevents (fio's default).
-                    let opts = LibaioOpts {
-                        entries: nslots,
-                        // The worker commits and reaps in these sizes already;
-                        // the context holds each call to them as well.
-                        batch_submit: fill.submit,
-                        batch_complete_max: fill.complete_max,
-                        datasync: first.syncs.datasync,
-                        userspace_reap: first.userspace_reap != Some(false),
-                        ring_only: first.userspace_reap == Some(true),
-                        rw_flags: engine_rw_flags(first),
-                        atomic_writes: first.engine.atomic,
-                    };
-                    Box::new(Libaio::new(fd, &opts).map_err(backend_err)?)
-                }
-                // io_uring (ioengine=null never reaches here).
-                _ => {
-                    let iov = bufs.iovecs();
-                    let opts = UringOpts {
-                        entries: nslots,
-                        iopoll: first.hipri,
-                        hybrid_iopoll: first.hybrid_iopoll,
-                        sqpoll: first.sqthread_poll,
-                        fixed_files: first.registerfiles,
-                        detect_punts: first.count_punts,
-                        fixed_bufs: if first.fixedbufs { Some(&iov) } else { None },
-                        datasync: first.syncs.datasync,
-                        sync_range: first.syncs.range_flags,
-                        sqpoll_cpu: first.engine.sqthread_poll_cpu,
-                        rw_flags: engine_rw_flags(first),
-                        atomic_writes: first.engine.atomic,
-                        vectored: first.engine.nonvectored == Some(false),
-                        force_async: first.engine.force_async,
-                        ..Default::default()
-                    };
-                    Box::new(Uring::new(fd, &opts).map_err(backend_err)?)
-                }
-            };
-            if first.engine.atomic {
-                let min_w = placed
-                    .iter()
-                    .map(|p| jobs[p.job].bs[1].min())
-                    .min()
-                    .unwrap_or(0);
-                let max_w = placed
-                    .iter()
-                    .map(|p| jobs[p.job].bs[1].max())
-                    .max()
-                    .unwrap_or(0);
-                crate::device::atomic::check(fd, min_w, max_w).map_err(backend_err)?;
-            }
-            let mut queue = queue;
-            if !files.rest.is_empty() {
-                queue
-                    .set_files(&files.fds(Some(&target)))
-                    .map_err(backend_err)?;
-            }
+            let queue = file_queue(cx, engine, &target, &files, bufs)?;
             (Some(target), region, queue)
         }
     };
-    // Each file's (first byte, bytes to address), for one generator per file.
-    let regions: Vec<(u64, u64)> = op_regions.unwrap_or_else(|| {
-        files
-            .all(target.as_ref())
-            .map(|t| (t.offset, t.size))
-            .collect()
-    });
-    if region_len == 0 {
-        return Err(EngineError::EmptyRegion { job: label(first) });
-    }
-    // The emulated device has no files: its one region is the job's.
-    let zone_regions = match regions.is_empty() {
-        true => vec![(first.clone_offset(placed[0].jobnum), region_len)],
-        false => regions.clone(),
-    };
-    crate::workload::zones::check_target(first, target.as_ref(), &zone_regions).map_err(|err| {
-        EngineError::Zones {
-            job: label(first),
-            err,
-        }
-    })?;
-
-    let caps = queue.caps();
-    let backend = queue.name();
-    // psync with hipri polls inside the kernel (RWF_HIPRI): the model is still sync.
-    let asked = if caps.sync && first.hipri && first.completion.is_none() {
-        None
-    } else {
-        asked_model(first)
-    };
-    let model =
-        completion::resolve(asked, caps, backend).map_err(|err| EngineError::Completion {
-            job: label(first),
-            err,
-        })?;
-    if model.naps() || model == CompletionModel::Interrupt {
-        // hrtimer naps must end on time: the default 50 us slack would swamp
-        // microsecond device latencies. Set again on the worker thread itself.
-        clock::set_thread_timer_slack_ns(1);
-    }
-    // Adaptive measures this machine's wakeup cost here (once per process).
-    let mut completer = Completer::new(model);
-    // Inline submission runs one request at a time: only where that is the
-    // worker's whole depth, or it would serialise a deeper queue.
-    if model == CompletionModel::Adaptive && caps.inline && nslots == 1 {
-        completer.allow_inline();
-    }
-    let sched =
-        Scheduler::for_job(first, nslots as usize).map_err(|err| EngineError::Scheduler {
-            job: label(first),
-            err,
-        })?;
-
-    // write_iolog: the files by the names the job gave them.
-    let names: Vec<std::path::PathBuf> = match target.as_ref() {
-        Some(t) => files.all(Some(t)).map(|t| t.path.clone()).collect(),
-        None => vec![first.filename.clone().map_or_else(
-            || format!("{}.{}.0", first.name, placed[0].jobnum).into(),
-            Into::into,
-        )],
-    };
-    let tracelog = TraceLog::open(
-        placed
-            .iter()
-            .map(|p| iolog_setup::trace_plan(&jobs[p.job], &names))
-            .collect(),
-    )?;
-    let mut streams = Vec::with_capacity(placed.len());
-    for (pi, p) in placed.iter().enumerate() {
-        let job = &jobs[p.job];
-        if job.size.is_some_and(|s| s > 0)
-            && job.bs[0].max() as u64 > region_len
-            && job.bs[1].max() as u64 > region_len
-        {
-            return Err(EngineError::BlockTooLarge {
-                job: label(job),
-                bs: job.bs[0].max(),
-                region: region_len,
-            });
-        }
-        let seed = if job.randrepeat || job.workload.allrandrepeat {
-            job.randseed.wrapping_add(p.jobnum as u64)
-        } else {
-            clock::now_ns() ^ (p.jobnum as u64) << 32
-        };
-        // offset_increment: a clone sharing this worker starts further in and
-        // ends where the worker's region ends.
-        let start = job.clone_offset(p.jobnum);
-        let first_start = first.clone_offset(placed[0].jobnum);
-        let region_len = (first_start + region_len).saturating_sub(start);
-        if region_len == 0 {
-            return Err(EngineError::EmptyRegion { job: label(job) });
-        }
-        crate::workload::distribution::check(&job.random_distribution, region_len).map_err(
-            |err| EngineError::Distribution {
-                job: label(job),
-                err,
-            },
-        )?;
-        let generator = if let Some(t) = &replays[pi] {
-            crate::engine::files::Source::Replay(Box::new(Replay::new(t)))
-        } else if regions.len() > 1 {
-            crate::engine::files::Source::Many(Box::new(crate::engine::files::FileService::new(
-                job, &regions, seed,
-            )))
-        } else {
-            Generator::new(job, start, region_len, seed)
-                .with_zone_end(crate::workload::zones::file_end(target.as_ref(), start))
-                .with_file_end(crate::workload::target_end(target.as_ref(), start))
-                .into()
-        };
-        let planned = job.runtime.map(|r| dur_ns(r) + dur_ns(job.ramp_time));
-        let slat = !caps.sync;
-        let windows = crate::measure::recorder::SampleWindows::fio(
-            job.reporting.bw_avg_ms,
-            job.reporting.iops_avg_ms,
-            !job.reporting.disable_bw,
-        );
-        let mut rec = Recorder::new(RecorderConfig {
-            classes: first.scheduler != crate::job::SchedKind::Noop || placed.len() > 1,
-            ..RecorderConfig::for_runtime(slat, planned).with_windows(&windows)
-        });
-        rec.windows = windows;
-        let pacer = Pacer::new(job, 0);
-        let mut stream = Stream::new(generator, pacer, job.iodepth, job.ioprio, rec);
-        stream.runtime_ns = job.runtime.map(dur_ns);
-        // A file set is invalidated once, above; pre_read keeps the cache warm.
-        if let (Some(t), false, 1, false, true) = (
-            &target,
-            job.direct,
-            regions.len(),
-            job.files.pre_read,
-            job.target.invalidate,
-        ) {
-            stream.invalidate = Some((t.file.as_raw_fd(), t.offset, region_len));
-        }
-        stream.ramp_ns = dur_ns(job.ramp_time);
-        stream.steady = crate::engine::steady::Detector::new(&job.steady, stream.ramp_ns);
-        stream.lat_target = crate::engine::lat_target::LatTarget::new(&job.lat_target, job.iodepth);
-        stream.max_lat =
-            crate::measure::max_latency::MaxLatency::new(job.reporting.max_latency.map(dur_ns));
-        stream.serialize_overlap = job.workload.serialize_overlap;
-        stream.verify =
-            Verifier::new(job, start, region_len, seed).map_err(|err| EngineError::Verify {
-                job: label(job),
-                err,
-            })?;
-        if let Some(v) = stream.verify.as_mut() {
-            crate::engine::verify_setup::verify_origin(v, job, p.job, p.jobnum);
-        }
-        stream.fill_device = job.fill_device;
-        stream.continue_on_error = job.continue_on_error;
-        stream.ignore_error = job.control.ignore_error.clone();
-        stream.cmdprio = crate::engine::control::CmdPrio::new(&job.control.cmdprio, seed);
-        stream.fill = Some(
-            BufferFill::new(&job.buffers, dedupe::buffer_seed(jobs, p.job, p.jobnum))
-                .with_working_set(dedupe::WorkingSet::new(jobs, p.job, p.jobnum)),
-        )
-        .filter(|f| f.per_write());
-        streams.push(stream);
-    }
-    let mut worker = Worker::new(queue, sched, completer, streams, bufs);
-    worker.fill = fill;
-    if let Some(l) = iolog.as_mut() {
-        l.start(!caps.sync)?;
-    }
-    worker.trace.iolog = iolog.map(Box::new);
-    worker.trace.tracelog = tracelog.map(Box::new);
-    worker.io_timeout_ns = placed
-        .iter()
-        .filter_map(|p| jobs[p.job].io_timeout.map(dur_ns))
-        .min()
-        .unwrap_or(0);
-    let cpus = if !first.control.numa.cpus.is_empty() {
-        first.control.numa.cpus.clone() // numa_cpu_nodes
-    } else if first.cpus_allowed_split && !first.cpus_allowed.is_empty() {
-        let n = first.cpus_allowed.len();
-        vec![first.cpus_allowed[placed[0].jobnum as usize % n]]
-    } else {
-        first.cpus_allowed.clone()
-    };
-    let jobs_of_worker: Vec<&JobSpec> = placed.iter().map(|p| &jobs[p.job]).collect();
-    let (process, held) = crate::engine::process::prepare(first, &jobs_of_worker, target.as_ref())
-        .map_err(|err| EngineError::Process {
-            job: label(first),
-            err,
-        })?;
-    Ok(Prepared {
-        process,
-        held,
-        files,
-        control,
-        cpus,
-        worker,
+    Ok(Opened {
         target,
-        placed,
-        model,
-        caps,
-        backend,
         region_len,
+        queue,
+        files,
+        op_regions,
     })
+}
+
+/// A file-backed job's target and its other files, opened as the job asks
+/// (created, preallocated, pre-read), with fio's cache advice and write hints.
+fn open_files(cx: &Worker1) -> Result<(Target, crate::engine::files::OpenSet)> {
+    let Worker1 {
+        jobs,
+        placed,
+        first,
+        writes,
+        allow_destructive,
+        max_bs,
+        ..
+    } = *cx;
+    // A replay opens the log's files (or replay_redirect's).
+    let paths = match cx.replay {
+        Some(t) => iolog_setup::replay_paths(t),
+        None => {
+            let paths = crate::job::files_opts::paths(first, placed[0].jobnum);
+            crate::engine::files::check_opendir(first, &paths)?;
+            paths
+        }
+    };
+    let nfiles = paths.len().max(1) as u64;
+    let min_bs = placed
+        .iter()
+        .map(|p| jobs[p.job].bs[0].min().min(jobs[p.job].bs[1].min()))
+        .min()
+        .unwrap_or(4096);
+    let spec = TargetSpec {
+        // fio: size is the job's total, spread over its files.
+        size: match cx.replay {
+            Some(t) => iolog_setup::replay_size(t),
+            None => first.size.map(|s| s / nfiles),
+        },
+        prealloc: first.files.fallocate,
+        allow_create: first.files.allow_create,
+        // A log's offsets are from the start of its files.
+        offset: match cx.replay {
+            Some(_) => 0,
+            None => first.clone_offset(placed[0].jobnum),
+        },
+        writes,
+        direct: first.direct,
+        sync: first.sync,
+        dsync: first.target.dsync,
+        min_bs,
+        max_bs: max_bs as u32,
+        allow_destructive,
+        allow_mounted_write: first.target.allow_mounted_write,
+        layout: crate::engine::files::layout(first, placed.iter().map(|p| &jobs[p.job])),
+        ..TargetSpec::new(first.name.clone(), paths[0].clone())
+    };
+    crate::engine::verify_setup::check_bounded(first, &spec.path)?;
+    let target = open_target(&spec)?;
+    let files = crate::engine::files::OpenSet::open(first, &spec, &paths)?;
+    if first.files.pre_read {
+        for t in files.all(Some(&target)) {
+            crate::engine::files::pre_read(first, t)?;
+        }
+    }
+    for t in files
+        .all(Some(&target))
+        .filter(|_| !first.direct && !first.files.pre_read)
+    {
+        let (fd, region) = (t.file.as_raw_fd(), t.size);
+        // fio's invalidate=1 (its default): start buffered jobs with the
+        // region out of the page cache, so reads reach the device and runs
+        // do not inherit each other's cache. Advisory: failure is harmless.
+        if first.target.invalidate {
+            // SAFETY: fd is open; fadvise only drops clean cached pages.
+            unsafe {
+                libc::posix_fadvise(
+                    fd,
+                    t.offset as i64,
+                    region as i64,
+                    libc::POSIX_FADV_DONTNEED,
+                )
+            };
+        }
+        // fio's fadvise_hint (1 by default: from the pattern, which turns
+        // read-ahead off for random jobs).
+        use crate::job::target::Fadvise;
+        let hint = match (first.target.fadvise, first.rw.pattern) {
+            (Fadvise::None, _) => None,
+            (Fadvise::Random, _) | (Fadvise::Pattern, crate::job::Pattern::Rand) => {
+                Some(libc::POSIX_FADV_RANDOM)
+            }
+            _ => Some(libc::POSIX_FADV_SEQUENTIAL),
+        };
+        if let Some(hint) = hint {
+            // SAFETY: as above; an advisory hint on an open fd.
+            unsafe { libc::posix_fadvise(fd, t.offset as i64, region as i64, hint) };
+        }
+    }
+    if let Some(hint) = first.target.write_hint {
+        for t in files.all(Some(&target)) {
+            crate::engine::process::set_write_hint(hint, t).map_err(|err| {
+                EngineError::Process {
+                    job: label(first),
+                    err,
+                }
+            })?;
+        }
+    }
+    Ok((target, files))
+}
+
+/// The queue of a file-backed engine on `target` (and the job's other files).
+fn file_queue(
+    cx: &Worker1,
+    engine: Engine,
+    target: &Target,
+    files: &crate::engine::files::OpenSet,
+    bufs: &Buffers,
+) -> Result<Box<dyn Queue>> {
+    let Worker1 {
+        jobs,
+        placed,
+        first,
+        writes,
+        nslots,
+        fill,
+        ..
+    } = *cx;
+    let fd = target.file.as_raw_fd();
+    let backend_err = |err| EngineError::Backend {
+        job: label(first),
+        err,
+    };
+    let queue: Box<dyn Queue> = match engine {
+        Engine::Psync | Engine::Pvsync2 => Box::new(
+            Psync::new(
+                fd,
+                engine == Engine::Pvsync2,
+                PsyncFlags {
+                    hipri: first.hipri,
+                    datasync: first.syncs.datasync,
+                    sync_range: first.syncs.range_flags,
+                    nowait: first.engine.nowait,
+                    uncached: first.engine.uncached && !first.direct,
+                    hipri_percentage: Some(first.engine.hipri_percentage),
+                    atomic: first.engine.atomic,
+                },
+            )
+            .map_err(backend_err)?,
+        ),
+        Engine::Sync | Engine::Vsync | Engine::Pvsync => {
+            let kind = match engine {
+                Engine::Sync => SyncKind::Lseek,
+                Engine::Vsync => SyncKind::LseekVectored,
+                _ => SyncKind::Vectored,
+            };
+            Box::new(
+                SyncIo::new(fd, kind, first.syncs.datasync)
+                    .map_err(backend_err)?
+                    .with_sync_range(first.syncs.range_flags),
+            )
+        }
+        Engine::Mmap => {
+            let job_reads = placed.iter().any(|p| jobs[p.job].rw.dir.issues()[0]);
+            let opts = MmapOpts {
+                write: writes,
+                read: job_reads || first.verify.kind.is_some(),
+                random: first.rw.pattern == crate::job::Pattern::Rand,
+                thp: first.engine.thp,
+                sync_each: first.direct,
+            };
+            Box::new(Mmap::new(fd, opts).map_err(backend_err)?)
+        }
+        Engine::Posixaio => {
+            Box::new(Posixaio::new(fd, nslots, first.syncs.datasync).map_err(backend_err)?)
+        }
+        Engine::Falloc | Engine::Ftruncate => {
+            let kind = if engine == Engine::Falloc {
+                SpaceKind::Falloc
+            } else {
+                SpaceKind::Ftruncate
+            };
+            Box::new(Space::new(fd, kind, first.syncs.datasync).map_err(backend_err)?)
+        }
+        Engine::Libaio => {
+            // Completions are read from the AIO ring in user space
+            // wherever the ring can be read, io_getevents sleeps for
+            // the rest; userspace_reap=1 reads only the ring (fio),
+            // userspace_reap=0 only io_getevents (fio's default).
+            let opts = LibaioOpts {
+                entries: nslots,
+                // The worker commits and reaps in these sizes already;
+                // the context holds each call to them as well.
+                batch_submit: fill.submit,
+                batch_complete_max: fill.complete_max,
+                datasync: first.syncs.datasync,
+                userspace_reap: first.userspace_reap != Some(false),
+                ring_only: first.userspace_reap == Some(true),
+                rw_flags: engine_rw_flags(first),
+                atomic_writes: first.engine.atomic,
+            };
+            Box::new(Libaio::new(fd, &opts).map_err(backend_err)?)
+        }
+        // io_uring (ioengine=null never reaches here).
+        _ => {
+            let iov = bufs.iovecs();
+            let opts = UringOpts {
+                entries: nslots,
+                iopoll: first.hipri,
+                hybrid_iopoll: first.hybrid_iopoll,
+                sqpoll: first.sqthread_poll,
+                fixed_files: first.registerfiles,
+                detect_punts: first.count_punts,
+                fixed_bufs: if first.fixedbufs { Some(&iov) } else { None },
+                datasync: first.syncs.datasync,
+                sync_range: first.syncs.range_flags,
+                sqpoll_cpu: first.engine.sqthread_poll_cpu,
+                rw_flags: engine_rw_flags(first),
+                atomic_writes: first.engine.atomic,
+                vectored: first.engine.nonvectored == Some(false),
+                force_async: first.engine.force_async,
+                ..Default::default()
+            };
+            Box::new(Uring::new(fd, &opts).map_err(backend_err)?)
+        }
+    };
+    if first.engine.atomic {
+        let min_w = placed
+            .iter()
+            .map(|p| jobs[p.job].bs[1].min())
+            .min()
+            .unwrap_or(0);
+        let max_w = placed
+            .iter()
+            .map(|p| jobs[p.job].bs[1].max())
+            .max()
+            .unwrap_or(0);
+        crate::device::atomic::check(fd, min_w, max_w).map_err(backend_err)?;
+    }
+    let mut queue = queue;
+    if !files.rest.is_empty() {
+        queue
+            .set_files(&files.fds(Some(target)))
+            .map_err(backend_err)?;
+    }
+    Ok(queue)
 }

@@ -31,7 +31,7 @@ pub struct ReportArgs {
 pub fn main(args: ReportArgs) -> Result<u8> {
     if let Some(dir) = &args.fleet {
         let fleet = crate::report::fleet::load_fleet(dir)?;
-        let html = crate::report::fleet_html::render_fleet_html(&fleet);
+        let html = crate::report::html::render_fleet_html(&fleet);
         let path = write_index(&args.out, &html)?;
         println!(
             "fleet report: {} ({} hosts)",

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::report::html::{LoadError, load_results};
+use crate::report::load::{LoadError, load_results};
 use crate::report::study::{LabResults, Machine, StudyResult};
 
 /// Files the playbook writes into a host's directory.

@@ -6,12 +6,13 @@
 pub mod assemble;
 pub mod chart;
 pub mod cli;
+pub mod escape;
 pub mod fleet;
-pub mod fleet_html;
 pub mod html;
 pub mod json;
 pub mod jsonplus;
 pub mod lat_target;
+pub mod load;
 pub mod model;
 pub mod raw;
 pub mod steady;

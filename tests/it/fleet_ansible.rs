@@ -17,7 +17,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use iolab::report::fleet::{FleetHost, HostState, load_fleet};
-use iolab::report::fleet_html::{fleet_charts, render_fleet_html};
+use iolab::report::html::{fleet_charts, render_fleet_html};
 use support::needs::{Need, chromium, on_path, ready, skip};
 
 use crate::browser_report::{check_png, faults, probe, run_chromium};
@@ -231,7 +231,7 @@ fn two_hosts_run_the_lab_and_share_one_report() {
         let series: Vec<&str> = c.series.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(series, ["alpha", "beta"], "{}", c.title);
         assert!(missing.is_empty());
-        assert!(html.contains(&iolab::report::svg::escape(&c.title)));
+        assert!(html.contains(&iolab::report::html::escape(&c.title)));
     }
 
     // In a real browser: no faults, every chart drawn, a screenshot.
@@ -397,9 +397,9 @@ fn failed_hosts_are_named_with_iolabs_message_and_the_others_kept() {
     let html = std::fs::read_to_string(fleet_dir.join("report/index.html")).unwrap();
     assert_eq!(host_rows(&html), 4);
     assert!(html.contains("failed: iolab probe</td>") && html.contains("failed: iolab lab"));
-    assert!(html.contains(&iolab::report::svg::escape("unknown study 'nosuch'")));
+    assert!(html.contains(&iolab::report::html::escape("unknown study 'nosuch'")));
     assert!(html.contains("--write refused"));
-    assert!(html.contains(&iolab::report::svg::escape(&format!(
+    assert!(html.contains(&iolab::report::html::escape(&format!(
         "{}: no such file or directory",
         missing.display()
     ))));

@@ -65,12 +65,20 @@ pub(super) fn build(r: &mut StudyResult, servers: &[ServerResult]) {
     }
 }
 
-/// Tables (i)-(v) of one server.
+/// Tables (i)-(v) of one server, in that order.
 fn server_tables(r: &mut StudyResult, s: &ServerResult) {
+    throughput_table(r, s);
+    cpu_tables(r, s);
+    syscall_tables(r, s);
+    switches_table(r, s);
+    overhead_table(r, s);
+}
+
+/// (i) Throughput and device I/O on each device.
+fn throughput_table(r: &mut StudyResult, s: &ServerResult) {
     let db = s.db;
     let devs = &s.devs;
     let n = db.name();
-    // (i) throughput.
     r.tables.push(Table {
         title: format!("(i) {n}: {} on each device (observed)", db.bench()),
         columns: cols(&[
@@ -100,7 +108,14 @@ fn server_tables(r: &mut StudyResult, s: &ServerResult) {
             })
             .collect(),
     });
-    // (ii) /proc/stat like the paper's table 3.
+}
+
+/// (ii) /proc/stat over the run, like the paper's table 3, and (ii-b) the
+/// server's own CPU time where the cgroup gave it.
+fn cpu_tables(r: &mut StudyResult, s: &ServerResult) {
+    let db = s.db;
+    let devs = &s.devs;
+    let n = db.name();
     let mut columns = vec!["field".to_string()];
     for d in devs {
         columns.push(format!("{} s/CPU", d.kind.label()));
@@ -171,7 +186,14 @@ fn server_tables(r: &mut StudyResult, s: &ServerResult) {
                 .collect(),
         });
     }
-    // (iii) syscalls per device, like strace -c (tables 4, 5).
+}
+
+/// (iii) The server's system calls per device, like `strace -c` (the paper's
+/// tables 4 and 5).
+fn syscall_tables(r: &mut StudyResult, s: &ServerResult) {
+    let db = s.db;
+    let devs = &s.devs;
+    let n = db.name();
     for d in devs {
         let Some(o) = &d.run.obs else { continue };
         let total_ns: u64 = o.syscalls.iter().map(|s| s.total_ns).sum();
@@ -218,7 +240,13 @@ fn server_tables(r: &mut StudyResult, s: &ServerResult) {
                 .collect(),
         });
     }
-    // (iv) context switches (table 6).
+}
+
+/// (iv) Context switches and interrupts (the paper's table 6).
+fn switches_table(r: &mut StudyResult, s: &ServerResult) {
+    let db = s.db;
+    let devs = &s.devs;
+    let n = db.name();
     r.tables.push(Table {
         title: format!("(iv) {n}: context switches and interrupts (paper's table 6)"),
         columns: cols(&[
@@ -252,7 +280,13 @@ fn server_tables(r: &mut StudyResult, s: &ServerResult) {
             })
             .collect(),
     });
-    // (v) observe's overhead.
+}
+
+/// (v) What observing cost: TPS without and with observe attached.
+fn overhead_table(r: &mut StudyResult, s: &ServerResult) {
+    let db = s.db;
+    let devs = &s.devs;
+    let n = db.name();
     if let Some(f) = devs.iter().find(|d| d.kind == DevKind::Fast)
         && !f.overhead.is_empty()
     {

@@ -6,8 +6,8 @@ use std::fmt::Write;
 use super::shell::{
     anchor, data_table, figure, fmt_num, kv_table, or_unknown, page_close, page_open,
 };
+use crate::report::escape::escape;
 use crate::report::study::{Comparison, LabResults, StudyResult};
-use crate::report::svg::escape;
 
 /// Ratio bands for "ours vs published": within 25% reads as reproduced,
 /// within 2x as the same order, beyond that the difference needs explaining.

@@ -2,21 +2,25 @@
 //! no network) for `iolab lab` results, for `iolab run --report`, and for
 //! `iolab report RESULTS.json...` which re-renders saved lab results.
 //!
-//! `shell` is the page every report shares; `lab` and `run` are the two
-//! views; `load` reads saved lab results back for `iolab report`.
+//! `shell` is the page every report shares; `lab`, `run` and `fleet` are the
+//! views (`fleet` for `iolab report --fleet DIR`); `logs` the run view's log
+//! charts. Saved lab results are read back by `report::load` (re-exported
+//! here), and text is escaped by `report::escape`, which the SVG charts share.
 //!
 //! Everything that comes from results (names, labels, notes) is user input as
 //! far as this module knows and is escaped on the way out.
 
+mod fleet;
 mod lab;
-mod load;
 mod logs;
 mod run;
 mod shell;
 
+pub use crate::report::escape::escape;
+pub use crate::report::load::{LoadError, load_results};
+pub use fleet::{fleet_charts, render_fleet_html};
 pub use lab::{LabSet, render_lab_html, render_lab_set_html};
-pub use load::{LoadError, load_results};
 pub use run::render_run_html;
 pub use shell::{WriteError, write_index};
-// The page shell, shared with the fleet view (`report::fleet_html`).
-pub(crate) use shell::{anchor, data_table, figure, fmt_num, or_unknown, page_close, page_open};
+// The page shell, shared with `iolab compare`'s page.
+pub(crate) use shell::{anchor, page_close, page_open};

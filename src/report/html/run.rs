@@ -8,9 +8,9 @@ use super::shell::{anchor, data_table, figure, fmt_num, kv_table, page_close, pa
 use crate::measure::recorder::LAT_BUCKET_BOUNDS_NS;
 use crate::placement::corunner::Kernel;
 use crate::report::chart::{Chart, ChartKind, Series};
+use crate::report::escape::escape;
 use crate::report::model::{DirResult, JobEngine, JobResult, LatStats, RunResult};
 use crate::report::study::{Cell, Table};
-use crate::report::svg::escape;
 
 /// "2 ns", "250 µs", "2 s": a latency bound for axis categories.
 fn fmt_ns(ns: u64) -> String {

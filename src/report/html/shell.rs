@@ -6,8 +6,9 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use crate::report::chart::Chart;
+use crate::report::escape::escape;
 use crate::report::study::{Cell, Table};
-use crate::report::svg::{chart_svg, escape};
+use crate::report::svg::chart_svg;
 
 /// Print-friendly, no web fonts: the system's sans-serif, tables that read in
 /// black and white, figures that do not split across pages.

@@ -10,10 +10,12 @@
 use std::fmt::Write;
 
 use crate::report::chart::{Chart, ChartKind, Series};
+use crate::report::escape::escape;
 use crate::report::fleet::{Fleet, FleetHost, HostState};
-use crate::report::html::{anchor, data_table, figure, fmt_num, or_unknown, page_close, page_open};
+use crate::report::html::shell::{
+    anchor, data_table, figure, fmt_num, or_unknown, page_close, page_open,
+};
 use crate::report::study::{Cell, StudyResult, Table};
-use crate::report::svg::escape;
 
 /// A study as the fleet shows it: its name and each host's result.
 struct FleetStudy<'a> {
