@@ -26,10 +26,9 @@ pub struct Pacer {
     poisson: Option<fastrand::Rng>,
     /// `thinktime` and its family (`thinktime::Think`).
     think: thinktime::Think,
-    /// `rate_ignore_thinktime`; otherwise the rate catches up on the think
-    /// time (`think_credit` ns it may fall behind by, beyond one gap).
+    /// `rate_ignore_thinktime`: the schedule moves past a pause; otherwise
+    /// the rate catches up on it afterwards (the schedule is absolute).
     think_ignored: bool,
-    think_credit: u64,
     /// `rate_min` (bytes/s) and `rate_iops_min` per direction, 0 = none,
     /// checked over windows of `cycle_ns` from `check_from` on, for the
     /// directions the job issues.
@@ -89,7 +88,6 @@ impl Pacer {
                 .then(|| fastrand::Rng::with_seed(job.randseed ^ 0x9e37_79b9_7f4a_7c15)),
             think: thinktime::Think::new(job, start_ns),
             think_ignored: job.workload.rate_ignore_thinktime,
-            think_credit: 0,
             min_bps: with_trim(job.rate_min),
             min_iops: with_trim(job.rate_iops_min),
             dirs,
@@ -109,7 +107,6 @@ impl Pacer {
     pub fn restart(&mut self, start_ns: u64) {
         self.next_ns = [start_ns; PACED];
         self.think.restart(start_ns);
-        self.think_credit = 0;
         self.check_from = [start_ns + self.ramp_ns; PACED];
         self.cycle_bytes = [0; PACED];
         self.cycle_ios = [0; PACED];
@@ -143,18 +140,14 @@ impl Pacer {
 
     /// A pause of `ns` started: with `rate_ignore_thinktime` the rate's
     /// schedule moves past it (fio counts the bytes it would have done);
-    /// otherwise the rate may catch up on it afterwards.
+    /// otherwise the absolute schedule catches up on it afterwards.
     #[inline]
     fn thought(&mut self, d: usize, ns: u64) {
-        if ns == 0 || d >= PACED {
+        if ns == 0 || d >= PACED || !self.think_ignored {
             return;
         }
-        if self.think_ignored {
-            let until = self.think.until;
-            self.next_ns[d] = self.next_ns[d].max(until);
-        } else {
-            self.think_credit += ns;
-        }
+        let until = self.think.until;
+        self.next_ns[d] = self.next_ns[d].max(until);
     }
 
     /// Record that a request of `len` bytes in direction `d` was issued at `now`.
@@ -177,16 +170,11 @@ impl Pacer {
             Some(rng) => (-(1.0 - rng.f64()).ln() * mean as f64) as u64,
             None => mean,
         };
-        // Keep a fixed cadence (like fio's rate), but never bank more than one
-        // mean gap of credit after a stall. fio's inline rule drains, then
-        // catches up on its absolute schedule in a burst: that is how it keeps
-        // its rate on a device slower than the gap, so it keeps all its credit.
-        let next = self.next_ns[d] + gap;
-        let floor = now.saturating_sub(mean + self.think_credit);
-        if next >= now.saturating_sub(mean) {
-            self.think_credit = 0; // caught up on the think time
-        }
-        self.next_ns[d] = if self.quiesce { next } else { next.max(floor) };
+        // fio's schedule is absolute (the time the bytes issued so far take
+        // at the rate, from the start): a job held back (a slow completion,
+        // the CPU taken by another thread, its flow's share) catches up in a
+        // burst afterwards, so it keeps its rate over the run.
+        self.next_ns[d] += gap;
     }
 
     /// When a request of direction `d`, due at `due` by [`Pacer::due_at`], may go
@@ -366,6 +354,31 @@ mod tests {
         let sd = (gaps.iter().map(|g| (*g as f64 - mean).powi(2)).sum::<f64>() / gaps.len() as f64)
             .sqrt();
         assert!((sd / mean - 1.0).abs() < 0.05, "sd/mean {}", sd / mean);
+    }
+
+    /// fio's rate schedule is absolute: a job held back (here 50 ms of every
+    /// 100 ms, as a flow's share or a busy CPU may hold it) catches up in a
+    /// burst, so over a second it still issues its 1000 I/Os.
+    #[test]
+    fn a_held_job_catches_up_on_its_schedule() {
+        let mut j = job(Pattern::Rand, Direction::Read);
+        j.rate_iops = [1000, 0];
+        let mut p = Pacer::new(&j, 0);
+        let mut issued = 0u64;
+        let mut now = 0u64;
+        // Fake clock in 10 us steps; the job may issue only in the second
+        // half of each 100 ms.
+        while now < 1_000_000_000 {
+            let held = now % 100_000_000 < 50_000_000;
+            while !held && p.due_at(0) <= now {
+                p.issued(0, 4096, now);
+                issued += 1;
+            }
+            now += 10_000;
+        }
+        assert!((999..=1001).contains(&issued), "issued {issued} of 1000");
+        // Never ahead of the schedule: a burst stops where it caught up.
+        assert_eq!(p.due_at(0), issued * 1_000_000);
     }
 
     #[test]
