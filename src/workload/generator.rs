@@ -27,13 +27,14 @@ pub struct Generator {
     pattern: Pattern,
     dir: Direction,
     rwmixread: u32,
-    bs: [BsPicker; 2],
+    /// Block-size pickers for reads, writes and trims (`Op::dir`).
+    bs: [BsPicker; 3],
     /// Addressable region [start, start + len) of the target.
     start: u64,
     len: u64,
-    /// Random offsets are aligned to this per direction (fio's blockalign;
-    /// by default the smallest block size).
-    align: [u64; 2],
+    /// Random offsets are aligned to this per direction, reads, writes and
+    /// trims (fio's blockalign; by default the smallest block size).
+    align: [u64; 3],
     /// `random_distribution` other than uniform, per direction, over blocks of
     /// `align` bytes.
     pick: [Option<Picker>; 2],
@@ -116,16 +117,30 @@ impl Generator {
     /// `region_len` is the number of bytes the job may address (after `offset`),
     /// resolved by the engine against the real target.
     pub fn new(job: &JobSpec, region_start: u64, region_len: u64, seed: u64) -> Generator {
-        let bs = [BsPicker::new(&job.bs[0]), BsPicker::new(&job.bs[1])];
+        let bs = [&job.bs[0], &job.bs[1], job.trim_bs()].map(BsPicker::new);
         let min_bs = job.bs[0].min().min(job.bs[1].min()).max(1) as u64;
-        let align = [0, 1].map(|d| match job.blockalign[d] {
+        let rw_align = [0, 1].map(|d| match job.blockalign[d] {
             0 => min_bs,
             a => a as u64,
         });
+        // Trims align to their own blockalign, or (as fio's per-direction
+        // default) to their own smallest size when they have their own sizes.
+        let trim_align = match (job.blockalign_trim, &job.bs_trim) {
+            (Some(a), _) => u64::from(a.max(1)),
+            (None, Some(b)) => u64::from(b.min().max(1)),
+            (None, None) => rw_align[1],
+        };
+        let align = [rw_align[0], rw_align[1], trim_align];
         let time_based = job.time_based;
         let mut rng = fastrand::Rng::with_seed(seed);
+        // Trims' own sizes and alignment count only where the job trims.
+        let trims = matches!(job.rw.dir, Direction::Trim | Direction::TrimWrite);
         let fixed = match (&job.bs[0], &job.bs[1]) {
-            (BlockSizes::Fixed(r), BlockSizes::Fixed(w)) if r == w => Some(*r as u64),
+            (BlockSizes::Fixed(r), BlockSizes::Fixed(w))
+                if r == w && (!trims || job.trim_bs() == &job.bs[1]) =>
+            {
+                Some(*r as u64)
+            }
             _ => None,
         };
         // fio turns its random map off for a non-uniform distribution and for
@@ -138,7 +153,8 @@ impl Generator {
                 if region_len >= bs
                     && (!job.norandommap || lfsr::visits_every_block(job))
                     && uniform
-                    && job.blockalign == [0, 0] =>
+                    && job.blockalign == [0, 0]
+                    && (!trims || job.blockalign_trim.is_none()) =>
             {
                 Some(Coverage::new(region_len / bs, &mut rng))
             }
@@ -279,8 +295,9 @@ impl Generator {
         let op = self.choose_op(force);
         // Trims take the write direction's options (`Op::rw_slot`).
         let d = op.rw_slot().unwrap_or(1);
-        let len = (self.bs[d].pick(&mut self.rng) as u64).min(self.len.max(1));
-        let rel = self.choose_offset(d, len)?;
+        // Sizes and alignment are the trims' own (`bs=4k,4k,8k`).
+        let len = (self.bs[op.dir()].pick(&mut self.rng) as u64).min(self.len.max(1));
+        let rel = self.choose_offset(d, self.align[op.dir()], len)?;
         let (rel, len) = self.fit_to_zone(op, d, rel, len)?;
         Some(self.account(op, d, rel, len))
     }
@@ -378,9 +395,10 @@ impl Generator {
     }
 
     /// The offset (relative to `start`) of a request of `len` bytes in
-    /// direction `d`, or `None` when the job is over.
+    /// direction `d` (`Op::rw_slot`) aligned to `a`, or `None` when the job
+    /// is over.
     #[inline]
-    fn choose_offset(&mut self, d: usize, len: u64) -> Option<u64> {
+    fn choose_offset(&mut self, d: usize, a: u64, len: u64) -> Option<u64> {
         match (self.pattern, &self.zones) {
             (Pattern::Seq, zones::Zones::None) => match self.seq_offset(d, len) {
                 Some(o) => Some(o),
@@ -388,16 +406,16 @@ impl Generator {
                 None if self.next_pass(true) && self.within_limits() => self.seq_offset(d, len),
                 None => None,
             },
-            (Pattern::Seq, _) => Some(self.zoned_seq_offset(d, len)),
-            (Pattern::Rand, zones::Zones::Strided(_)) => Some(self.strided_rand_offset(d, len)),
-            (Pattern::Rand, _) => Some(self.rand_offset(d, len)),
+            (Pattern::Seq, _) => Some(self.zoned_seq_offset(d, a, len)),
+            (Pattern::Rand, zones::Zones::Strided(_)) => Some(self.strided_rand_offset(a, len)),
+            (Pattern::Rand, _) => Some(self.rand_offset(d, a, len)),
         }
     }
 
     /// A sequential offset in a zoned job: the strided walk, or emulated
     /// zones (zbd), whose write pointers move the offset afterwards.
     #[inline]
-    fn zoned_seq_offset(&mut self, d: usize, len: u64) -> u64 {
+    fn zoned_seq_offset(&mut self, d: usize, a: u64, len: u64) -> u64 {
         if let zones::Zones::Strided(z) = &mut self.zones {
             let o = z.seq(&mut self.seq_pos[d], len);
             self.seq_pos[d] = o + len + self.seq_add.max(0) as u64;
@@ -407,7 +425,7 @@ impl Generator {
             // Wrap like fio does when a sequential job runs past the end
             // (a backwards job wraps to the last whole block).
             self.seq_pos[d] = if self.seq_add < 0 {
-                (self.len - len) / self.align[d] * self.align[d]
+                (self.len - len) / a * a
             } else {
                 0
             };
@@ -423,21 +441,21 @@ impl Generator {
     /// A random offset in a strided job: within the current zone, from the
     /// zone's random map when it has one.
     #[inline]
-    fn strided_rand_offset(&mut self, d: usize, len: u64) -> u64 {
+    fn strided_rand_offset(&mut self, a: u64, len: u64) -> u64 {
         let zones::Zones::Strided(z) = &mut self.zones else {
             unreachable!("called for strided jobs only")
         };
         let rng = &mut self.rng;
         match self.zone_map.as_mut() {
-            Some(m) => z.rand(len, self.align[d], |n, at| m.draw(at, n, rng)),
-            None => z.rand(len, self.align[d], |n, _| rng.u64(0..n)),
+            Some(m) => z.rand(len, a, |n, at| m.draw(at, n, rng)),
+            None => z.rand(len, a, |n, _| rng.u64(0..n)),
         }
     }
 
     /// A random job's offset: the next of a sequential run (`rw=randread:N`),
     /// a sequential continuation (`percentage_random`), or a fresh draw.
     #[inline]
-    fn rand_offset(&mut self, d: usize, len: u64) -> u64 {
+    fn rand_offset(&mut self, d: usize, a: u64, len: u64) -> u64 {
         if self.rand_run_left > 0 && self.rand_run_pos + len <= self.len {
             self.rand_run_left -= 1;
             let o = self.rand_run_pos;
@@ -455,7 +473,7 @@ impl Generator {
                 self.last_end[d]
             };
         }
-        let o = self.draw_rand_offset(d, len);
+        let o = self.draw_rand_offset(d, a, len);
         self.rand_run_left = self.rand_every - 1;
         self.rand_run_pos = if self.run_identical { o } else { o + len };
         o
@@ -464,8 +482,7 @@ impl Generator {
     /// A fresh random offset: the random map's next block, a block of the
     /// job's distribution, or a uniform aligned draw (with replacement).
     #[inline]
-    fn draw_rand_offset(&mut self, d: usize, len: u64) -> u64 {
-        let a = self.align[d];
+    fn draw_rand_offset(&mut self, d: usize, a: u64, len: u64) -> u64 {
         match (&mut self.coverage, &self.pick[d]) {
             (Some(c), _) => c.next() * len,
             (None, Some(p)) => {

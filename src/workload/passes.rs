@@ -53,7 +53,7 @@ impl Passes {
             io_size_set: job.io_size.is_some(),
             done: 0,
             loops,
-            max_bs: u64::from(job.bs.iter().map(|b| b.max()).max().unwrap_or(0)),
+            max_bs: u64::from(job.max_bs()),
         }
     }
 

@@ -372,3 +372,27 @@ fn redo_as_takes_back_the_last_request() {
     }
     assert_eq!(seen, 1);
 }
+
+/// fio 3.33, `rw=randtrimwrite bs=4k,4k,8k norandommap=1` over 1 MiB
+/// (write_iolog): 128 trims of 8k at 8k-aligned offsets, each followed by a
+/// write of the range it trimmed.
+#[test]
+fn trims_take_their_own_block_size() {
+    let mut j = job(Pattern::Rand, Direction::TrimWrite);
+    j.bs_trim = Some(BlockSizes::Fixed(8192));
+    j.norandommap = true;
+    let mut g = Generator::new(&j, 0, 1 << 20, 1);
+    let ios: Vec<NextIo> = std::iter::from_fn(|| g.next_io()).collect();
+    assert_eq!(ios.len(), 256);
+    for pair in ios.chunks(2) {
+        let (t, w) = (pair[0], pair[1]);
+        assert_eq!((t.op, t.len), (Op::Trim, 8192), "{t:?}");
+        assert_eq!(t.offset % 8192, 0, "{t:?}");
+        assert_eq!((w.op, w.offset, w.len), (Op::Write, t.offset, t.len));
+    }
+    // Reads and writes of a mixed job keep their own sizes beside it.
+    let mut j = job(Pattern::Rand, Direction::Mixed);
+    j.bs_trim = Some(BlockSizes::Fixed(8192));
+    let mut g = Generator::new(&j, 0, 1 << 20, 1);
+    assert!(std::iter::from_fn(|| g.next_io()).all(|io| io.len == 4096));
+}
