@@ -216,7 +216,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
     }
     let max_bs = placed
         .iter()
-        .map(|p| jobs[p.job].bs[0].max().max(jobs[p.job].bs[1].max()))
+        .map(|p| jobs[p.job].max_bs())
         .max()
         .unwrap_or(4096)
         .max(

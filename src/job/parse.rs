@@ -277,6 +277,75 @@ pub(crate) fn per_dir<T: Copy, E: std::fmt::Display>(
     Ok(out)
 }
 
+/// What a block-size option (`bs`, `bsrange`, `bssplit`, `blockalign`) says
+/// of trims, fio's third value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TrimPart<'a> {
+    /// One value, or `read,write`: trims take the write value.
+    Write,
+    /// `read,write,` (or an empty third value): trims keep what they had.
+    Keep,
+    /// `read,write,trim`: trims have their own.
+    Own(&'a str),
+}
+
+/// fio's `read,write,trim` form of the block-size options: `split_dirs` for
+/// reads and writes, and what it leaves the trims.
+pub(crate) fn split_dirs3<'a>(
+    c: &Ctx,
+    v: &'a str,
+) -> Result<([Option<&'a str>; 2], TrimPart<'a>), JobError> {
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    let opt = |p: &'a str| (!p.is_empty()).then_some(p);
+    match parts.as_slice() {
+        [one] => Ok(([opt(one), opt(one)], TrimPart::Write)),
+        // fio: a value ending in a comma applies to its own direction only.
+        [one, ""] => Ok(([opt(one), opt(one)], TrimPart::Write)),
+        [r, w] => Ok(([opt(r), opt(w)], TrimPart::Write)),
+        [r, w, t] | [r, w, t, ""] => Ok((
+            [opt(r), opt(w)],
+            opt(t).map_or(TrimPart::Keep, TrimPart::Own),
+        )),
+        _ => Err(c.bad("one value for all directions, or 'read,write' or 'read,write,trim'")),
+    }
+}
+
+/// The trims' value after a block-size option: `None` follows the write
+/// value; `old_write` is the write value before the option (what trims had
+/// when they followed it).
+pub(crate) fn trim_value<T: Clone>(
+    part: TrimPart,
+    current: Option<T>,
+    old_write: &T,
+    parse: impl Fn(&str) -> Result<T, JobError>,
+) -> Result<Option<T>, JobError> {
+    Ok(match part {
+        TrimPart::Write => None,
+        TrimPart::Keep => Some(current.unwrap_or_else(|| old_write.clone())),
+        TrimPart::Own(t) => Some(parse(t)?),
+    })
+}
+
+/// Block sizes for reads, writes and trims (`None`: trims take the write's).
+pub(crate) type BsSet = ([BlockSizes; 2], Option<BlockSizes>);
+
+/// A block-size option's value applied to `current`, each part read by `one`.
+fn bs_option(
+    c: &Ctx,
+    current: BsSet,
+    one: impl Fn(&str) -> Result<BlockSizes, JobError>,
+) -> Result<BsSet, JobError> {
+    let (parts, trim) = split_dirs3(c, c.value)?;
+    let (mut out, old_trim) = current;
+    let old_write = out[1].clone();
+    for (slot, part) in out.iter_mut().zip(parts) {
+        if let Some(p) = part {
+            *slot = one(p)?;
+        }
+    }
+    Ok((out, trim_value(trim, old_trim, &old_write, one)?))
+}
+
 fn block_size(c: &Ctx, s: &str) -> Result<u32, JobError> {
     let b = units::parse_bytes(s, c.kb).map_err(|e| c.bad(e))?;
     if b == 0 || b > u64::from(u32::MAX) {
@@ -285,53 +354,66 @@ fn block_size(c: &Ctx, s: &str) -> Result<u32, JobError> {
     Ok(b as u32)
 }
 
-pub(crate) fn bs(c: &Ctx, current: [BlockSizes; 2]) -> Result<[BlockSizes; 2], JobError> {
+pub(crate) fn bs(c: &Ctx, current: BsSet) -> Result<BsSet, JobError> {
     if c.value.contains(['-', ':']) {
         // fio 3.33 reads bs=2k-8k as read=2k,write=8k: almost never what was meant.
         return Err(c.bad(
             "one block size, or 'read,write' such as 4k,64k (for a range of sizes use bsrange=2k-8k)",
         ));
     }
-    let parts = split_dirs(c, c.value)?;
-    let mut out = current;
-    for (slot, part) in out.iter_mut().zip(parts) {
-        if let Some(p) = part {
-            *slot = BlockSizes::Fixed(block_size(c, p)?);
-        }
-    }
-    Ok(out)
+    bs_option(c, current, |p| Ok(BlockSizes::Fixed(block_size(c, p)?)))
 }
 
-pub(crate) fn bsrange(c: &Ctx, current: [BlockSizes; 2]) -> Result<[BlockSizes; 2], JobError> {
-    let parts = split_dirs(c, c.value)?;
-    let mut out = current;
-    for (slot, part) in out.iter_mut().zip(parts) {
-        if let Some(p) = part {
-            let (lo, hi) = p
-                .split_once(['-', ':'])
-                .ok_or_else(|| c.bad("a range MIN-MAX such as 4k-64k, or 'read,write' ranges"))?;
-            let (a, b) = (block_size(c, lo)?, block_size(c, hi)?);
-            // fio swaps a reversed range.
-            let (min, max) = (a.min(b), a.max(b));
-            *slot = if min == max {
-                BlockSizes::Fixed(min)
-            } else {
-                BlockSizes::Range { min, max }
-            };
-        }
-    }
-    Ok(out)
+pub(crate) fn bsrange(c: &Ctx, current: BsSet) -> Result<BsSet, JobError> {
+    bs_option(c, current, |p| {
+        let (lo, hi) = range_ends(p)
+            .ok_or_else(|| c.bad("a range MIN-MAX such as 4k-64k, or 'read,write' ranges"))?;
+        let (a, b) = (block_size(c, lo)?, block_size(c, hi)?);
+        // fio swaps a reversed range.
+        let (min, max) = (a.min(b), a.max(b));
+        Ok(if min == max {
+            BlockSizes::Fixed(min)
+        } else {
+            BlockSizes::Range { min, max }
+        })
+    })
 }
 
-pub(crate) fn bssplit(c: &Ctx, current: [BlockSizes; 2]) -> Result<[BlockSizes; 2], JobError> {
-    let parts = split_dirs(c, c.value)?;
-    let mut out = current;
-    for (slot, part) in out.iter_mut().zip(parts) {
-        if let Some(p) = part {
-            *slot = BlockSizes::Split(split_list(c, p)?);
-        }
+/// A range's two ends. fio splits at the first `-` or `:` and reads the size
+/// each side starts with, so a bssplit list under the bsrange name
+/// (`512/25:1k:25:2k:25:4k/25`) is the range 512-1k; so does iolab, with a
+/// note ([`bsrange_note`]).
+fn range_ends(p: &str) -> Option<(&str, &str)> {
+    let (lo, hi) = p.split_once(['-', ':'])?;
+    if !lo.contains('/') && !hi.contains(['/', ':', '-']) {
+        return Some((lo, hi));
     }
-    Ok(out)
+    fn size(s: &str) -> &str {
+        s.find(['/', ':', '-']).map_or(s, |i| &s[..i])
+    }
+    Some((size(lo), size(hi)))
+}
+
+/// The note for a bsrange value that is a bssplit list: what fio (and iolab)
+/// read it as, and the option meant.
+pub(crate) fn bsrange_note(value: &str) -> Option<String> {
+    if !value.contains('/') {
+        return None;
+    }
+    let read: Vec<String> = value
+        .split(',')
+        .filter(|p| !p.trim().is_empty())
+        .filter_map(|p| range_ends(p.trim()).map(|(lo, hi)| format!("{lo}-{hi}")))
+        .collect();
+    Some(format!(
+        "bsrange={value} is a bssplit list under the bsrange name: read as the range {} as \
+         fio does (for these sizes in these shares use bssplit={value})",
+        read.join(",")
+    ))
+}
+
+pub(crate) fn bssplit(c: &Ctx, current: BsSet) -> Result<BsSet, JobError> {
+    bs_option(c, current, |p| Ok(BlockSizes::Split(split_list(c, p)?)))
 }
 
 /// `4k/50:64k/` -> [(4096, 50), (65536, 50)]. Like fio, an entry without a

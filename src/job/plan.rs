@@ -358,6 +358,12 @@ impl Builder {
                 self.warnings
                     .push(format!("{}: {} is accepted, but {note}", o.at, def.name));
             }
+            if let Some(def) = super::table::find(o.key.trim())
+                && def.name == "bsrange"
+                && let Some(note) = super::parse::bsrange_note(o.value.as_deref().unwrap_or(""))
+            {
+                self.warnings.push(format!("{}: {note}", o.at));
+            }
         }
         // fio applies kb_base before a section's other options, wherever it stands.
         let (kb, rest): (Vec<&RawOpt>, Vec<&RawOpt>) =

@@ -527,6 +527,9 @@ pub struct JobSpec {
     pub rwmixread: u32,
     /// Block sizes for reads and writes (fio allows `bs=4k,8k`).
     pub bs: [BlockSizes; 2],
+    /// Trims' own block sizes (fio's third value, `bs=4k,4k,8k`); `None`:
+    /// trims take the write value ([`JobSpec::trim_bs`]).
+    pub bs_trim: Option<BlockSizes>,
     pub direct: bool,
     pub iodepth: u32,
     /// Queue filling (fio's `iodepth_batch_submit`, `iodepth_batch_complete_min`,
@@ -571,6 +574,8 @@ pub struct JobSpec {
     pub percentage_random: [u32; 2],
     /// fio's `blockalign` per direction; 0 = the smallest block size.
     pub blockalign: [u32; 2],
+    /// Trims' own `blockalign` (its third value); `None`: the write value.
+    pub blockalign_trim: Option<u32>,
     /// fio's `io_size`: bytes of I/O to do, independent of the region's size
     /// (passes wrap over the region until it is done); `None` = the region.
     pub io_size: Option<u64>,
@@ -793,6 +798,20 @@ impl LogSpec {
 }
 
 impl JobSpec {
+    /// Trims' block sizes: their own (`bs=4k,4k,8k`), or the write's.
+    pub fn trim_bs(&self) -> &BlockSizes {
+        self.bs_trim.as_ref().unwrap_or(&self.bs[1])
+    }
+
+    /// The largest block size of any direction (what a buffer must hold: a
+    /// trimwrite job writes the range it trimmed).
+    pub fn max_bs(&self) -> u32 {
+        self.bs[0]
+            .max()
+            .max(self.bs[1].max())
+            .max(self.trim_bs().max())
+    }
+
     /// Where clone `jobnum` of this job starts (fio's `offset_increment`).
     pub fn clone_offset(&self, jobnum: u32) -> u64 {
         let o = self
@@ -822,6 +841,7 @@ impl Default for JobSpec {
             },
             rwmixread: 50,
             bs: [BlockSizes::Fixed(4096), BlockSizes::Fixed(4096)],
+            bs_trim: None,
             direct: false,
             iodepth: 1,
             depth_batch: DepthBatch::default(),
@@ -848,6 +868,7 @@ impl Default for JobSpec {
             random_distribution: RandomDist::Random,
             percentage_random: [100, 100],
             blockalign: [0, 0],
+            blockalign_trim: None,
             io_size: None,
             offset_increment: 0,
             fill_device: false,

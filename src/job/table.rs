@@ -751,19 +751,19 @@ Ok(())
     refused("trim_backlog", S::IoType, NO_TRIM),
     refused("trim_verify_zero", S::IoType, NO_TRIM),
     // Block size.
-    OptionDef::new("bs", S::BlockSize, "block size; 'read,write' sets each direction")
+    OptionDef::new("bs", S::BlockSize, "block size; 'read,write' or 'read,write,trim' sets each direction (trims take the write value unless given their own)")
         .alias(&["blocksize"])
         .stricter("bs=2k-8k (fio: read 2k, write 8k) is an error pointing to bsrange")
         .expects(SIZE)
         .set(|d, c| {
-d.spec.bs = parse::bs(c, d.spec.bs.clone())?;
+(d.spec.bs, d.spec.bs_trim) = parse::bs(c, (d.spec.bs.clone(), d.spec.bs_trim.clone()))?;
 Ok(())
 }),
     OptionDef::new("bsrange", S::BlockSize, "a range of block sizes, MIN-MAX; reversed ranges are swapped")
         .alias(&["blocksize_range"])
         .expects("a range such as 4k-64k")
         .set(|d, c| {
-d.spec.bs = parse::bsrange(c, d.spec.bs.clone())?;
+(d.spec.bs, d.spec.bs_trim) = parse::bsrange(c, (d.spec.bs.clone(), d.spec.bs_trim.clone()))?;
 Ok(())
 }),
     OptionDef::new(
@@ -773,7 +773,7 @@ Ok(())
     )
     .expects("size/percent pairs such as 4k/50:64k/50")
     .set(|d, c| {
-d.spec.bs = parse::bssplit(c, d.spec.bs.clone())?;
+(d.spec.bs, d.spec.bs_trim) = parse::bssplit(c, (d.spec.bs.clone(), d.spec.bs_trim.clone()))?;
 Ok(())
 }),
     // Buffers and memory.
@@ -863,19 +863,25 @@ Ok(())
     OptionDef::new(
         "blockalign",
         S::BlockSize,
-        "alignment of random offsets per direction ('read,write'); default the smallest block size; turns the random map off, as in fio",
+        "alignment of random offsets per direction ('read,write' or 'read,write,trim'); default the smallest block size; turns the random map off, as in fio",
     )
     .alias(&["ba"])
-    .expects("a size such as 4k, or 'read,write'")
+    .expects("a size such as 4k, or 'read,write' or 'read,write,trim'")
     .set(|d, c| {
         let kb = c.kb;
-        d.spec.blockalign = parse::per_dir(c, d.spec.blockalign, |p| {
-            match units::parse_bytes(p, kb) {
-                Ok(b) if b > 0 && b <= u64::from(u32::MAX) => Ok(b as u32),
-                Ok(_) => Err("an alignment from 1 byte to 4g-1".to_string()),
-                Err(e) => Err(e.to_string()),
+        let one = |p: &str| match units::parse_bytes(p, kb) {
+            Ok(b) if b > 0 && b <= u64::from(u32::MAX) => Ok(b as u32),
+            Ok(_) => Err(c.bad("an alignment from 1 byte to 4g-1")),
+            Err(e) => Err(c.bad(e)),
+        };
+        let (parts, trim) = parse::split_dirs3(c, c.value)?;
+        let old_write = d.spec.blockalign[1];
+        for (slot, part) in d.spec.blockalign.iter_mut().zip(parts) {
+            if let Some(p) = part {
+                *slot = one(p)?;
             }
-        })?;
+        }
+        d.spec.blockalign_trim = parse::trim_value(trim, d.spec.blockalign_trim, &old_write, one)?;
         Ok(())
     }),
     OptionDef::new(

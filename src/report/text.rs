@@ -88,7 +88,7 @@ pub fn job_start_line(spec: &JobSpec, groupid: u32) -> String {
         spec.rw.fio_name(),
         range(&spec.bs[0]),
         range(&spec.bs[1]),
-        range(&spec.bs[1]),
+        range(spec.trim_bs()),
         spec.ioengine.fio_name(),
         spec.iodepth
     )

@@ -17,13 +17,13 @@ pub fn visits_every_block(job: &JobSpec) -> bool {
 /// The random map of a `zonemode=strided` job, as fio keeps it: within each
 /// visit to a zone, random offsets take every block of the zone's range once
 /// before any repeats (a new permutation per visit, and whenever the range
-/// has been covered). O(1) space; a draw is one [`super::Coverage`] step.
+/// has been covered). O(1) space; a draw is one [`super::coverage::Coverage`] step.
 #[derive(Clone, Debug)]
 pub struct ZoneMap {
     zone: u64,
     n: u64,
     left: u64,
-    cover: Option<super::Coverage>,
+    cover: Option<super::coverage::Coverage>,
 }
 
 impl ZoneMap {
@@ -52,9 +52,11 @@ impl ZoneMap {
             self.zone = zone;
             self.n = n;
             self.left = n;
-            self.cover = Some(super::Coverage::new(n, rng));
+            self.cover = Some(super::coverage::Coverage::new(n, rng));
         }
         self.left -= 1;
-        self.cover.as_mut().map_or(0, super::Coverage::next)
+        self.cover
+            .as_mut()
+            .map_or(0, super::coverage::Coverage::next)
     }
 }

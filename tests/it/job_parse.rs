@@ -165,6 +165,73 @@ fn kb_base_applies_to_its_whole_section_and_is_inherited() {
     assert_eq!(p.jobs[1].kb_base, 1024);
 }
 
+/// fio's third value: trims' own block sizes and alignment; two values give
+/// trims the write's, a trailing comma leaves them what they had.
+#[test]
+fn trims_have_their_own_block_size() {
+    let p = parse(
+        "[a]\nbs=4k,4k,8k\n[b]\nbs=4k,16k\n[c]\nbs=2k,16k,\n[d]\nbsrange=1k-2k,2k-4k,8k-16k\n\
+         [e]\nbssplit=4k,8k,16k/50:32k/50\n[f]\nbs=4k,4k,8k\nbs=1k\n[g]\nrw=randtrim\nblockalign=512,1k,8k\n",
+    )
+    .unwrap();
+    let fixed = BlockSizes::Fixed;
+    let trim = |i: usize| p.jobs[i].trim_bs().clone();
+    assert_eq!(p.jobs[0].bs, [fixed(4096), fixed(4096)]);
+    assert_eq!(trim(0), fixed(8192));
+    assert_eq!(trim(1), fixed(16384), "two values: trims take the write's");
+    assert_eq!(
+        trim(2),
+        fixed(4096),
+        "a trailing comma: trims keep the default"
+    );
+    assert_eq!(
+        trim(3),
+        BlockSizes::Range {
+            min: 8192,
+            max: 16384
+        }
+    );
+    assert_eq!(trim(4), BlockSizes::Split(vec![(16384, 50), (32768, 50)]));
+    assert_eq!(trim(5), fixed(1024), "one value sets all three");
+    assert_eq!(p.jobs[6].blockalign, [512, 1024]);
+    assert_eq!(p.jobs[6].blockalign_trim, Some(8192));
+    assert_eq!(p.jobs[0].max_bs(), 8192);
+}
+
+/// fio reads a bssplit list given as bsrange by the first two sizes; so does
+/// iolab, and says so.
+#[test]
+fn a_bssplit_list_under_bsrange_is_read_as_fio_reads_it() {
+    let p = parse("[a]\nbsrange=512/25:1k:25:2k:25:4k/25\n").unwrap();
+    let r = BlockSizes::Range {
+        min: 512,
+        max: 1024,
+    };
+    assert_eq!(p.jobs[0].bs, [r.clone(), r]);
+    let notes: Vec<&String> = p
+        .warnings
+        .iter()
+        .filter(|w| w.contains("bssplit list under the bsrange name"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{:?}", p.warnings);
+    assert!(
+        notes[0].contains("read as the range 512-1k"),
+        "{}",
+        notes[0]
+    );
+    assert!(
+        notes[0].contains("use bssplit=512/25:1k:25:2k:25:4k/25"),
+        "{}",
+        notes[0]
+    );
+    let p = parse("[a]\nbsrange=1k-4k\n").unwrap();
+    assert!(
+        p.warnings.iter().all(|w| !w.contains("bsrange")),
+        "{:?}",
+        p.warnings
+    );
+}
+
 #[test]
 fn block_size_forms() {
     let p = parse(
@@ -361,8 +428,8 @@ fn malformed_job_files() {
             "t.fio:2: option 'bs': bad value '2k-8k': expected one block size, or 'read,write' such as 4k,64k (for a range of sizes use bsrange=2k-8k)",
         ),
         (
-            "[j]\nbs=4k,8k,16k\n",
-            "t.fio:2: option 'bs': bad value '4k,8k,16k': expected 'read,write,trim' with the trim value equal to the write value: iolab's trims take the write value, so a trim value of 16k beside a write value of 8k cannot be honoured (give both 16k with 'read,16k')",
+            "[j]\nbs=4k,8k,16k,32k\n",
+            "t.fio:2: option 'bs': bad value '4k,8k,16k,32k': expected one value for all directions, or 'read,write' or 'read,write,trim'",
         ),
         (
             "[j]\nbssplit=4k/60:8k/60\n",

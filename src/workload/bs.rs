@@ -1,0 +1,63 @@
+//! The block-size picker: the length of each request, per direction, from the
+//! job's `bs` / `bsrange` / `bssplit`.
+
+use crate::job::BlockSizes;
+
+#[derive(Clone, Debug)]
+pub(crate) enum BsPicker {
+    Fixed(u32),
+    /// Uniform multiple of `min` in [min, max].
+    Range {
+        min: u32,
+        steps: u32,
+    },
+    /// Cumulative percent thresholds (0..100) and sizes.
+    Split {
+        cum: [u8; 16],
+        sizes: [u32; 16],
+        n: usize,
+    },
+}
+
+impl BsPicker {
+    /// The picker for one direction's block sizes.
+    pub(crate) fn new(bs: &BlockSizes) -> BsPicker {
+        match bs {
+            BlockSizes::Fixed(b) => BsPicker::Fixed(*b),
+            BlockSizes::Range { min, max } => BsPicker::Range {
+                min: *min,
+                steps: (max / min).max(1),
+            },
+            BlockSizes::Split(parts) => {
+                let mut cum = [0u8; 16];
+                let mut sizes = [0u32; 16];
+                let mut acc = 0u32;
+                let n = parts.len().min(16);
+                for (i, (size, pct)) in parts.iter().take(n).enumerate() {
+                    acc += pct;
+                    cum[i] = acc.min(100) as u8;
+                    sizes[i] = *size;
+                }
+                // Rounding in the job file must not leave a gap at the top.
+                if n > 0 {
+                    cum[n - 1] = 100;
+                }
+                BsPicker::Split { cum, sizes, n }
+            }
+        }
+    }
+
+    /// The next request's length (one draw; no allocation).
+    #[inline]
+    pub(crate) fn pick(&self, rng: &mut fastrand::Rng) -> u32 {
+        match self {
+            BsPicker::Fixed(b) => *b,
+            BsPicker::Range { min, steps } => min * (1 + rng.u32(0..*steps)),
+            BsPicker::Split { cum, sizes, n } => {
+                let r = rng.u8(0..100);
+                let i = cum[..*n].iter().position(|c| r < *c).unwrap_or(n - 1);
+                sizes[i]
+            }
+        }
+    }
+}

@@ -1,0 +1,688 @@
+//! The generator: which I/O a job issues next (op, offset, length, class),
+//! phase by phase: a queued request first (an fsync, trimwrite's write), then
+//! whether the job may go on, the direction, the length, the offset, and the
+//! accounting of what was issued.
+
+use crate::job::{BlockSizes, Direction, JobSpec, Pattern, RandomDist, RwSuffix};
+use crate::request::{Class, Op};
+
+use super::bs::BsPicker;
+use super::coverage::Coverage;
+use super::distribution::Picker;
+use super::passes::Passes;
+use super::{lfsr, zones};
+
+/// The next I/O a job wants to issue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NextIo {
+    pub op: Op,
+    pub offset: u64,
+    pub len: u32,
+    pub class: Class,
+}
+
+/// Generates a job's requests. Deterministic for a given seed.
+#[derive(Debug)]
+pub struct Generator {
+    pattern: Pattern,
+    dir: Direction,
+    rwmixread: u32,
+    /// Block-size pickers for reads, writes and trims (`Op::dir`).
+    bs: [BsPicker; 3],
+    /// Addressable region [start, start + len) of the target.
+    start: u64,
+    len: u64,
+    /// Random offsets are aligned to this per direction, reads, writes and
+    /// trims (fio's blockalign; by default the smallest block size).
+    align: [u64; 3],
+    /// `random_distribution` other than uniform, per direction, over blocks of
+    /// `align` bytes.
+    pick: [Option<Picker>; 2],
+    /// `percentage_random` per direction; the rest continue sequentially
+    /// from where the direction's last I/O ended (`last_end`).
+    pct_random: [u32; 2],
+    last_end: [u64; 2],
+    /// fio's job loop: the passes over the region and the byte limits that
+    /// end them (`passes`).
+    pass: Passes,
+    /// Where the file or device ends, from `start` (fio's `real_file_size`):
+    /// sequential holes wrap there, not at the region's end.
+    file_end: u64,
+    /// End of the last sequential I/O, relative to `start`, per direction
+    /// (fio's `last_pos`; 0 at the start of a pass).
+    seq_pos: [u64; 2],
+    rng: fastrand::Rng,
+    /// A new pass over the region began with the last request (fio drops the
+    /// page cache at each pass of a buffered job; the engine does the same).
+    new_pass: bool,
+    /// A new `loops` pass began with the last request (fio verifies what a
+    /// write job wrote after every loop; `workload::verify`).
+    new_loop: bool,
+    /// fio's random map: with one block size, random offsets visit every block
+    /// once per pass. `None` with variable sizes (offsets drawn with replacement).
+    coverage: Option<Coverage>,
+    /// `rw=...:N`: bytes added after each sequential I/O (negative: backwards).
+    seq_add: i64,
+    /// `rw=rand...:N`: a new random offset every N I/Os (1 = every I/O), and
+    /// how many sequential ones are left before the next.
+    rand_every: u32,
+    rand_run_left: u32,
+    /// Where the current random run's next sequential I/O starts (relative).
+    rand_run_pos: u64,
+    /// `rw_sequencer=identical`: a run repeats its random offset instead.
+    run_identical: bool,
+    /// Random blocks still unvisited in this pass (fio's random map: the
+    /// pass ends when it is full).
+    bytes_left: u64,
+    ios_left: u64,
+    time_based: bool,
+    /// fsync every N writes.
+    fsync_every: u32,
+    writes_since_fsync: u32,
+    pending_fsync: bool,
+    /// `rw=trimwrite`/`randtrimwrite`: the write of the range just trimmed,
+    /// issued next (absolute offset, length).
+    pending_write: Option<(u64, u32)>,
+    class_override: Option<Class>,
+    sync_writes: bool,
+    readahead: bool,
+    /// State before the last request, so [`Generator::redo_as`] can take it back.
+    undo: Option<Undo>,
+    /// fio's `zonemode`: the strided walk or emulated zones (`zones`).
+    zones: zones::Zones,
+    /// The random map of a strided job: each zone's blocks once per visit
+    /// (`lfsr::ZoneMap`).
+    zone_map: Option<lfsr::ZoneMap>,
+}
+
+/// The generator's position before its last request (plain copies: taking a
+/// snapshot per request allocates nothing).
+#[derive(Clone, Copy, Debug)]
+struct Undo {
+    seq_pos: [u64; 2],
+    last_end: [u64; 2],
+    rand_run_left: u32,
+    rand_run_pos: u64,
+    bytes_left: u64,
+    pass: Passes,
+    ios_left: u64,
+    new_pass: bool,
+    writes_since_fsync: u32,
+    pending_fsync: bool,
+    coverage_x: Option<u64>,
+    strided: Option<zones::StridedPos>,
+}
+
+impl Generator {
+    /// `region_len` is the number of bytes the job may address (after `offset`),
+    /// resolved by the engine against the real target.
+    pub fn new(job: &JobSpec, region_start: u64, region_len: u64, seed: u64) -> Generator {
+        let bs = [&job.bs[0], &job.bs[1], job.trim_bs()].map(BsPicker::new);
+        let min_bs = job.bs[0].min().min(job.bs[1].min()).max(1) as u64;
+        let rw_align = [0, 1].map(|d| match job.blockalign[d] {
+            0 => min_bs,
+            a => a as u64,
+        });
+        // Trims align to their own blockalign, or (as fio's per-direction
+        // default) to their own smallest size when they have their own sizes.
+        let trim_align = match (job.blockalign_trim, &job.bs_trim) {
+            (Some(a), _) => u64::from(a.max(1)),
+            (None, Some(b)) => u64::from(b.min().max(1)),
+            (None, None) => rw_align[1],
+        };
+        let align = [rw_align[0], rw_align[1], trim_align];
+        let time_based = job.time_based;
+        let mut rng = fastrand::Rng::with_seed(seed);
+        // Trims' own sizes and alignment count only where the job trims.
+        let trims = matches!(job.rw.dir, Direction::Trim | Direction::TrimWrite);
+        let fixed = match (&job.bs[0], &job.bs[1]) {
+            (BlockSizes::Fixed(r), BlockSizes::Fixed(w))
+                if r == w && (!trims || job.trim_bs() == &job.bs[1]) =>
+            {
+                Some(*r as u64)
+            }
+            _ => None,
+        };
+        // fio turns its random map off for a non-uniform distribution and for
+        // blockalign (offsets then need not be whole blocks).
+        // A strided job draws within one zone at a time (with replacement).
+        let uniform = job.random_distribution == RandomDist::Random
+            && job.zones.mode != crate::job::zones::ZoneMode::Strided;
+        let coverage = match (job.rw.pattern, fixed) {
+            (Pattern::Rand, Some(bs))
+                if region_len >= bs
+                    && (!job.norandommap || lfsr::visits_every_block(job))
+                    && uniform
+                    && job.blockalign == [0, 0]
+                    && (!trims || job.blockalign_trim.is_none()) =>
+            {
+                Some(Coverage::new(region_len / bs, &mut rng))
+            }
+            _ => None,
+        };
+        let pick = [0, 1].map(|d| {
+            Picker::new(
+                &job.random_distribution,
+                d,
+                region_len / align[d],
+                align[d],
+                &mut rng,
+            )
+        });
+        let pass = Passes::new(job, region_len);
+        Generator {
+            pattern: job.rw.pattern,
+            dir: job.rw.dir,
+            rwmixread: job.rwmixread,
+            bs,
+            start: region_start,
+            len: region_len,
+            align,
+            pick,
+            pct_random: job.percentage_random,
+            last_end: [0, 0],
+            pass,
+            file_end: region_len,
+            seq_pos: [0, 0],
+            rng,
+            coverage,
+            seq_add: match job.rw_suffix {
+                RwSuffix::Add(n) => n,
+                _ => 0,
+            },
+            rand_every: match job.rw_suffix {
+                RwSuffix::Every(n) => n.max(1),
+                _ => 1,
+            },
+            rand_run_left: 0,
+            rand_run_pos: 0,
+            run_identical: job.workload.seq_identical,
+            new_pass: false,
+            new_loop: false,
+            bytes_left: region_len,
+            ios_left: job.number_ios.unwrap_or(u64::MAX),
+            time_based,
+            fsync_every: job.fsync,
+            writes_since_fsync: 0,
+            pending_fsync: false,
+            pending_write: None,
+            class_override: job.ioclass,
+            sync_writes: job.sync || job.fsync > 0,
+            readahead: job.readahead > 0
+                && job.rw.pattern == Pattern::Seq
+                && job.rw.dir == Direction::Read,
+            undo: None,
+            zones: zones::Zones::new(job, region_len),
+            zone_map: lfsr::ZoneMap::for_job(job, fixed),
+        }
+    }
+
+    /// fio's strided walk wraps at the end of the file (`end` bytes from the
+    /// region start), which may lie beyond the job's region.
+    pub fn with_zone_end(mut self, end: Option<u64>) -> Generator {
+        if let (zones::Zones::Strided(z), Some(e)) = (&mut self.zones, end) {
+            z.set_end(e);
+        }
+        self
+    }
+
+    /// Where the target ends, in bytes from the region's start (fio's
+    /// `real_file_size`: a file or device may reach beyond `offset + size`);
+    /// `None` (the emulated device) is the region's end.
+    pub fn with_file_end(mut self, end: Option<u64>) -> Generator {
+        self.file_end = end.unwrap_or(self.len).max(self.len);
+        self
+    }
+
+    /// Zone resets of a `zonemode=zbd` job so far (fio's "N zone resets").
+    pub fn zone_resets(&self) -> u64 {
+        match &self.zones {
+            zones::Zones::Zbd(z) => z.resets(),
+            _ => 0,
+        }
+    }
+
+    /// Whether the job mixes reads and writes (only such a job can switch a
+    /// request's direction, [`Generator::redo_as`]).
+    #[inline]
+    pub fn is_mixed(&self) -> bool {
+        self.dir == Direction::Mixed
+    }
+
+    /// The next request, or `None` when the job has issued all it should.
+    #[inline]
+    pub fn next_io(&mut self) -> Option<NextIo> {
+        self.next_io_as(None)
+    }
+
+    /// Take back the request just generated and make one in direction `op`
+    /// instead (a mixed job whose next direction must wait for its rate while
+    /// the other may go now: fio switches direction then). `None` if the last
+    /// request cannot be taken back (an fsync, or a job that is not mixed:
+    /// only a mixed job keeps what it takes to take one back).
+    pub fn redo_as(&mut self, op: Op) -> Option<NextIo> {
+        let snap = self.undo.take()?;
+        self.seq_pos = snap.seq_pos;
+        self.last_end = snap.last_end;
+        self.rand_run_left = snap.rand_run_left;
+        self.rand_run_pos = snap.rand_run_pos;
+        self.bytes_left = snap.bytes_left;
+        self.pass = snap.pass;
+        self.ios_left = snap.ios_left;
+        self.new_pass = snap.new_pass;
+        self.writes_since_fsync = snap.writes_since_fsync;
+        self.pending_fsync = snap.pending_fsync;
+        if let (Some(c), Some(x)) = (self.coverage.as_mut(), snap.coverage_x) {
+            c.set_position(x);
+        }
+        if let (zones::Zones::Strided(z), Some(p)) = (&mut self.zones, snap.strided) {
+            z.set_pos(p);
+        }
+        self.next_io_as(Some(op))
+    }
+
+    /// One request, phase by phase. `force`: the direction [`Generator::redo_as`]
+    /// asks for instead of drawing one.
+    #[inline]
+    fn next_io_as(&mut self, force: Option<Op>) -> Option<NextIo> {
+        self.snapshot_for_redo();
+        if let Some(io) = self.queued_io() {
+            return Some(io);
+        }
+        if !self.may_issue_more() {
+            return None;
+        }
+        let op = self.choose_op(force);
+        // Trims take the write direction's options (`Op::rw_slot`).
+        let d = op.rw_slot().unwrap_or(1);
+        // Sizes and alignment are the trims' own (`bs=4k,4k,8k`).
+        let len = (self.bs[op.dir()].pick(&mut self.rng) as u64).min(self.len.max(1));
+        let rel = self.choose_offset(d, self.align[op.dir()], len)?;
+        let (rel, len) = self.fit_to_zone(op, d, rel, len)?;
+        Some(self.account(op, d, rel, len))
+    }
+
+    /// Keep what [`Generator::redo_as`] needs to take the coming request back.
+    /// Only a mixed job ever switches direction (`due_or_switch`): other jobs
+    /// skip the snapshot, a dozen stores on every request, and their `undo`
+    /// stays None (nothing else sets it), so they skip even that store.
+    #[inline]
+    fn snapshot_for_redo(&mut self) {
+        if self.dir != Direction::Mixed {
+            return;
+        }
+        self.undo = Some(Undo {
+            seq_pos: self.seq_pos,
+            last_end: self.last_end,
+            rand_run_left: self.rand_run_left,
+            rand_run_pos: self.rand_run_pos,
+            bytes_left: self.bytes_left,
+            pass: self.pass,
+            ios_left: self.ios_left,
+            new_pass: self.new_pass,
+            writes_since_fsync: self.writes_since_fsync,
+            pending_fsync: self.pending_fsync,
+            coverage_x: self.coverage.as_ref().map(Coverage::position),
+            strided: match &self.zones {
+                zones::Zones::Strided(z) => Some(z.pos()),
+                _ => None,
+            },
+        });
+    }
+
+    /// A request an earlier one queued: the fsync `fsync=N` asked for, or the
+    /// write of the range `trimwrite` just trimmed. Neither can be taken back.
+    #[inline]
+    fn queued_io(&mut self) -> Option<NextIo> {
+        if self.pending_fsync {
+            self.undo = None;
+            self.pending_fsync = false;
+            return Some(NextIo {
+                op: Op::Fsync,
+                offset: 0,
+                len: 0,
+                class: Class::SyncWrite,
+            });
+        }
+        let (offset, len) = self.pending_write.take()?;
+        // fio counts the trim and its write once against size/io_size and
+        // number_ios (it doubles number_ios for trimwrite), so the write takes
+        // nothing from them.
+        self.undo = None;
+        self.count_write_for_fsync();
+        Some(NextIo {
+            op: Op::Write,
+            offset,
+            len,
+            class: self.class_of(Op::Write),
+        })
+    }
+
+    /// Whether the job may issue another request: `number_ios` left, the byte
+    /// limits of its passes, and (a full random map ends a pass, as fio's byte
+    /// limits do) another pass when the map is full.
+    #[inline]
+    fn may_issue_more(&mut self) -> bool {
+        if self.ios_left == 0 || !self.within_limits() {
+            return false;
+        }
+        let map_full = self.coverage.is_some() && self.bytes_left == 0;
+        !map_full || (self.next_pass(true) && self.within_limits())
+    }
+
+    /// The direction of the next request: the job's own, or for a mixed job
+    /// one drawn by `rwmixread` (or the one `redo_as` forces). Emulated zones
+    /// that cannot be read yet turn a read into a write.
+    #[inline]
+    fn choose_op(&mut self, force: Option<Op>) -> Op {
+        let op = match (force, self.dir) {
+            (Some(op), _) => op,
+            (None, Direction::Read) => Op::Read,
+            (None, Direction::Write) => Op::Write,
+            (None, Direction::Trim | Direction::TrimWrite) => Op::Trim,
+            (None, Direction::Mixed) => {
+                if self.rng.u32(0..100) < self.rwmixread {
+                    Op::Read
+                } else {
+                    Op::Write
+                }
+            }
+        };
+        match &self.zones {
+            zones::Zones::Zbd(z) if op == Op::Read && !z.read_allowed(self.dir) => Op::Write,
+            _ => op,
+        }
+    }
+
+    /// The offset (relative to `start`) of a request of `len` bytes in
+    /// direction `d` (`Op::rw_slot`) aligned to `a`, or `None` when the job
+    /// is over.
+    #[inline]
+    fn choose_offset(&mut self, d: usize, a: u64, len: u64) -> Option<u64> {
+        match (self.pattern, &self.zones) {
+            (Pattern::Seq, zones::Zones::None) => match self.seq_offset(d, len) {
+                Some(o) => Some(o),
+                // The pass is over: the next one starts from the region's start.
+                None if self.next_pass(true) && self.within_limits() => self.seq_offset(d, len),
+                None => None,
+            },
+            (Pattern::Seq, _) => Some(self.zoned_seq_offset(d, a, len)),
+            (Pattern::Rand, zones::Zones::Strided(_)) => Some(self.strided_rand_offset(a, len)),
+            (Pattern::Rand, _) => Some(self.rand_offset(d, a, len)),
+        }
+    }
+
+    /// A sequential offset in a zoned job: the strided walk, or emulated
+    /// zones (zbd), whose write pointers move the offset afterwards.
+    #[inline]
+    fn zoned_seq_offset(&mut self, d: usize, a: u64, len: u64) -> u64 {
+        if let zones::Zones::Strided(z) = &mut self.zones {
+            let o = z.seq(&mut self.seq_pos[d], len);
+            self.seq_pos[d] = o + len + self.seq_add.max(0) as u64;
+            return o;
+        }
+        if self.seq_pos[d].saturating_add(len) > self.len {
+            // Wrap like fio does when a sequential job runs past the end
+            // (a backwards job wraps to the last whole block).
+            self.seq_pos[d] = if self.seq_add < 0 {
+                (self.len - len) / a * a
+            } else {
+                0
+            };
+        }
+        let o = self.seq_pos[d];
+        // The next one starts after this one plus the hole (`rw=read:8k`),
+        // or before it (`rw=read:-8k`); before the start wraps to the end.
+        let next = o as i128 + len as i128 + self.seq_add as i128;
+        self.seq_pos[d] = if next < 0 { u64::MAX } else { next as u64 };
+        o
+    }
+
+    /// A random offset in a strided job: within the current zone, from the
+    /// zone's random map when it has one.
+    #[inline]
+    fn strided_rand_offset(&mut self, a: u64, len: u64) -> u64 {
+        let zones::Zones::Strided(z) = &mut self.zones else {
+            unreachable!("called for strided jobs only")
+        };
+        let rng = &mut self.rng;
+        match self.zone_map.as_mut() {
+            Some(m) => z.rand(len, a, |n, at| m.draw(at, n, rng)),
+            None => z.rand(len, a, |n, _| rng.u64(0..n)),
+        }
+    }
+
+    /// A random job's offset: the next of a sequential run (`rw=randread:N`),
+    /// a sequential continuation (`percentage_random`), or a fresh draw.
+    #[inline]
+    fn rand_offset(&mut self, d: usize, a: u64, len: u64) -> u64 {
+        if self.rand_run_left > 0 && self.rand_run_pos + len <= self.len {
+            self.rand_run_left -= 1;
+            let o = self.rand_run_pos;
+            if !self.run_identical {
+                self.rand_run_pos += len;
+            }
+            return o;
+        }
+        if self.pct_random[d] < 100 && self.rng.u32(0..100) >= self.pct_random[d] {
+            // percentage_random: this one continues where the last I/O of
+            // its direction ended, wrapping at the end of the region.
+            return if self.last_end[d] + len > self.len {
+                0
+            } else {
+                self.last_end[d]
+            };
+        }
+        let o = self.draw_rand_offset(d, a, len);
+        self.rand_run_left = self.rand_every - 1;
+        self.rand_run_pos = if self.run_identical { o } else { o + len };
+        o
+    }
+
+    /// A fresh random offset: the random map's next block, a block of the
+    /// job's distribution, or a uniform aligned draw (with replacement).
+    #[inline]
+    fn draw_rand_offset(&mut self, d: usize, a: u64, len: u64) -> u64 {
+        match (&mut self.coverage, &self.pick[d]) {
+            (Some(c), _) => c.next() * len,
+            (None, Some(p)) => {
+                let o = p.block(self.len / a, &mut self.rng) * a;
+                // A block near the end may not fit a whole I/O.
+                o.min((self.len - len) / a * a)
+            }
+            (None, None) => {
+                let slots = (self.len - len) / a + 1;
+                self.rng.u64(0..slots) * a
+            }
+        }
+    }
+
+    /// Emulated zones (zbd) place writes at a zone's write pointer and keep
+    /// reads below it: the request as the zones allow it, or `None` when
+    /// nothing is left to read.
+    #[inline]
+    fn fit_to_zone(&mut self, op: Op, d: usize, rel: u64, len: u64) -> Option<(u64, u64)> {
+        let zones::Zones::Zbd(z) = &mut self.zones else {
+            return Some((rel, len));
+        };
+        // Zone state cannot be taken back cheaply: no redo after this.
+        self.undo = None;
+        let (o, l) = if op == Op::Write {
+            z.write(rel, len)
+        } else {
+            z.read(rel, len)?
+        };
+        if self.pattern == Pattern::Seq {
+            self.seq_pos[d] = o + l;
+        }
+        Some((o, l))
+    }
+
+    /// Count the request against the job's limits, queue what follows it (an
+    /// fsync, trimwrite's write) and make it absolute.
+    #[inline]
+    fn account(&mut self, op: Op, d: usize, rel: u64, len: u64) -> NextIo {
+        self.last_end[d] = rel + len;
+        self.bytes_left = self.bytes_left.saturating_sub(len);
+        self.pass.count(len);
+        self.ios_left -= 1;
+        if op == Op::Write {
+            self.count_write_for_fsync();
+        }
+        if op == Op::Trim && self.dir == Direction::TrimWrite {
+            self.pending_write = Some((self.start + rel, len as u32));
+        }
+        NextIo {
+            op,
+            offset: self.start + rel,
+            len: len as u32,
+            class: self.class_of(op),
+        }
+    }
+
+    /// `fsync=N`: an fsync after every N writes.
+    #[inline]
+    fn count_write_for_fsync(&mut self) {
+        if self.fsync_every > 0 {
+            self.writes_since_fsync += 1;
+            if self.writes_since_fsync == self.fsync_every {
+                self.writes_since_fsync = 0;
+                self.pending_fsync = true;
+            }
+        }
+    }
+
+    /// fio's next sequential offset (`get_next_seq_offset` and the checks of
+    /// `get_next_offset` and `fill_io_u` after it), relative to `start`, or
+    /// `None` when the pass is over. fio mixes positions relative to the
+    /// region and absolute in the file here; so does this, to issue the same
+    /// offsets: a hole (`rw=write:112k`) that passes the file's end wraps to
+    /// the region's start (to `offset` itself, counted from the region) and
+    /// the pass goes on until its bytes are done, while an I/O that ends
+    /// exactly at the file's end ends the pass (so 1m read at bs=4k with 8k
+    /// holes is 86 reads, 1m written at bs=16k with 112k holes is 64 writes).
+    /// Backwards (`rw=read:-8k`) starts at the region's start, then wraps to
+    /// below the region's end.
+    fn seq_offset(&mut self, d: usize, len: u64) -> Option<u64> {
+        let (s, i, add) = (self.start, self.len, self.seq_add);
+        let r = s.saturating_add(self.file_end);
+        if self.seq_pos[d] >= i && self.wrap_at_region() {
+            self.seq_pos[d] = 0;
+            self.new_pass = true;
+        }
+        let mut last = s + self.seq_pos[d];
+        if last >= r {
+            return None;
+        }
+        if add < 0 && last == s && s != 0 {
+            last = i.min(r);
+        }
+        let mut pos = last.wrapping_sub(s);
+        if pos != 0 && add != 0 {
+            pos = pos.wrapping_add(add as u64);
+            if pos >= r {
+                pos = if add > 0 {
+                    s
+                } else {
+                    i.min(r).wrapping_add(add as u64)
+                };
+            }
+        }
+        if pos >= i || s.saturating_add(pos).saturating_add(len) > r {
+            return None;
+        }
+        self.seq_pos[d] = pos + len;
+        Some(pos)
+    }
+
+    /// fio starts a sequential pass over at the region's end, rather than
+    /// ending it, for a time_based job and for a mixed one whose `io_size`
+    /// is beyond its `size`.
+    fn wrap_at_region(&self) -> bool {
+        self.time_based || (self.dir == Direction::Mixed && self.pass.io_size_beyond(self.len))
+    }
+
+    /// fio's `do_io` loop condition: a pass ends once it has issued `size`
+    /// bytes or the job its `io_size` (or `size`) times `loops` (a
+    /// time_based job has neither limit). False when no pass may follow.
+    #[inline]
+    fn within_limits(&mut self) -> bool {
+        while !self.time_based && self.pass.pass_done() {
+            if !self.next_pass(false) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The pass ended (`offsets_done`: its offsets ran out): start the next
+    /// if fio's `keep_running` would (`Passes::finish`). Returns whether one
+    /// starts.
+    fn next_pass(&mut self, offsets_done: bool) -> bool {
+        let Some(forced) = self.pass.finish(offsets_done, self.time_based) else {
+            return false;
+        };
+        self.bytes_left = self.len;
+        self.new_pass = true;
+        self.new_loop |= !self.time_based;
+        match self.zones {
+            // fio's strided walk goes on across passes; `loops` starts it over.
+            zones::Zones::Strided(_) if !forced => {}
+            _ => {
+                self.seq_pos = [0, 0];
+                self.restart_zones();
+            }
+        }
+        true
+    }
+
+    fn restart_zones(&mut self) {
+        if let zones::Zones::Strided(z) = &mut self.zones {
+            z.restart();
+        }
+    }
+
+    /// Whether a new pass over the region started since the last call.
+    #[inline]
+    pub fn take_new_pass(&mut self) -> bool {
+        std::mem::take(&mut self.new_pass)
+    }
+
+    /// Did the last request start a new `loops` pass? (Once per pass.)
+    pub fn take_new_loop(&mut self) -> bool {
+        std::mem::take(&mut self.new_loop)
+    }
+
+    fn class_of(&self, op: Op) -> Class {
+        if let Some(c) = self.class_override {
+            return c;
+        }
+        match op {
+            Op::Read if self.readahead => Class::Readahead,
+            Op::Read => Class::Read,
+            // A trim changes the target as a write does, and is classed so.
+            Op::Write | Op::Trim if self.sync_writes => Class::SyncWrite,
+            Op::Write | Op::Trim => Class::AsyncWrite,
+            Op::Fsync => Class::SyncWrite,
+        }
+    }
+}
+
+/// Bytes from `start` to the end of the target's file or device, read once
+/// at setup, for [`Generator::with_file_end`].
+pub fn target_end(target: Option<&crate::device::target::Target>, start: u64) -> Option<u64> {
+    use std::io::Seek;
+    let t = target?;
+    let len = match t.kind {
+        crate::device::target::TargetKind::File => t.file.metadata().ok()?.len(),
+        // A block device's size is where its end seeks to (the I/O itself
+        // gives every offset, so the file position does not matter).
+        crate::device::target::TargetKind::BlockDevice => {
+            (&t.file).seek(std::io::SeekFrom::End(0)).ok()?
+        }
+    };
+    Some(len.saturating_sub(start))
+}
+
+#[cfg(test)]
+mod tests;
