@@ -74,6 +74,10 @@ pub struct RunPlan {
     pub parse_only: bool,
     /// Things the user should see that are not errors (e.g. unset `${VAR}`s).
     pub warnings: Vec<String>,
+    /// fio options of the jobs that iolab runs otherwise than fio (the option
+    /// table's notes), once per option. Not warnings: fio accepts these
+    /// options silently, so they do not trip `--warnings-fatal`.
+    pub notes: Vec<OptionNote>,
     /// Options of the [global] sections as written (fio's `global options`).
     pub global_options: Vec<(String, String)>,
     /// `--max-runtime`, `--max-size`, `--scratch-dir` as given (already applied
@@ -85,6 +89,25 @@ pub struct RunPlan {
     pub showcmd: Vec<String>,
     /// `--debug=parse,job`: fio-style debug lines, printed before the run.
     pub debug: Vec<String>,
+}
+
+/// An fio option the run uses that iolab accepts but runs otherwise than fio
+/// (the option table's note), where it was first given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OptionNote {
+    pub at: String,
+    pub option: &'static str,
+    pub note: &'static str,
+}
+
+impl std::fmt::Display for OptionNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {} is accepted, but {}",
+            self.at, self.option, self.note
+        )
+    }
 }
 
 /// iolab's run-wide overrides for running someone else's job files safely and
@@ -246,6 +269,7 @@ pub fn parse_run_args_with(args: &[String], ctx: &ParseCtx) -> Result<RunPlan, J
         output: cl.output,
         parse_only: cl.parse_only,
         warnings: b.warnings,
+        notes: b.notes,
         global_options: b.global_raw,
     })
 }
@@ -275,6 +299,7 @@ pub fn parse_job_file_str(
         output: None,
         parse_only: false,
         warnings: b.warnings,
+        notes: b.notes,
         global_options: b.global_raw,
         caps: RunCaps::default(),
         flags: RunFlags::default(),
@@ -290,8 +315,8 @@ struct Builder {
     global_raw: Vec<(String, String)>,
     jobs: Vec<JobSpec>,
     warnings: Vec<String>,
-    /// Options whose note was already printed (once per run).
-    noted: Vec<&'static str>,
+    /// The notes of the options used, each once per run.
+    notes: Vec<OptionNote>,
     /// `--section=`: only these job sections run (fio keeps every [global]).
     filter: Vec<String>,
     filter_hits: Vec<bool>,
@@ -308,7 +333,7 @@ impl Builder {
             global_raw: Vec::new(),
             jobs: Vec::new(),
             warnings: Vec::new(),
-            noted: Vec::new(),
+            notes: Vec::new(),
             filter,
             filter_hits: hits,
             debug_parse: false,
@@ -352,11 +377,13 @@ impl Builder {
         for o in &s.opts {
             if let Some(def) = super::table::find(o.key.trim())
                 && let super::table::Status::Noted(note) = def.status
-                && !self.noted.contains(&def.name)
+                && !self.notes.iter().any(|n| n.option == def.name)
             {
-                self.noted.push(def.name);
-                self.warnings
-                    .push(format!("{}: {} is accepted, but {note}", o.at, def.name));
+                self.notes.push(OptionNote {
+                    at: o.at.clone(),
+                    option: def.name,
+                    note,
+                });
             }
         }
         // fio applies kb_base before a section's other options, wherever it stands.

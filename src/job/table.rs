@@ -1534,13 +1534,13 @@ Ok(())
 d.spec.verify.backlog = c.int(0, u64::from(u32::MAX))?;
 Ok(())
 }),
-    OptionDef::new("verify_interval", S::Verify, "a header every N bytes of a block, each chunk checked on its own (0 = one per block)")
-        .stricter("every block size must be a multiple of it (fio lets the last chunk of a block be shorter)")
-        .expects("a size of at least 64 bytes that divides every block size")
+    OptionDef::new("verify_interval", S::Verify, "a header every N bytes of a block, each chunk checked on its own (0 = one per block); as in fio, N longer than the smallest block becomes that block's size, and N that does not divide the smallest and largest write blocks becomes their greatest common divisor")
+        .stricter("once fitted, it must still divide every block size: a bssplit size between the smallest and the largest may not be a multiple (fio's last chunk of such a block is shorter than its header says)")
+        .expects("a size of at least 64 bytes (at most 4 GiB)")
         .set(|d, c| {
 let v = c.size()?;
 d.spec.verify.interval = u32::try_from(v)
-    .map_err(|_| c.bad("a size of at least 64 bytes that divides every block size (at most 4 GiB)"))?;
+    .map_err(|_| c.bad("a size of at least 64 bytes (at most 4 GiB)"))?;
 Ok(())
 }),
     OptionDef::new("verify_offset", S::Verify, "swap the verify header with the data this many bytes into each block (or verify_interval) before writing; swapped back before the check")
@@ -1593,20 +1593,17 @@ Ok(())
     OptionDef::new(
         "experimental_verify",
         S::Verify,
-        "fio: verify by resetting the file and replaying the writes instead of from recorded metadata",
+        "verify by replaying the job's writes instead of from a record of them; either way the \
+         blocks last written are read back and checked (iolab always works from its map of the \
+         last write of each block)",
     )
     .flag()
-    .noted(
-        "iolab verifies from its map of the blocks written (the last write of each block, in \
-         order), which checks the same blocks either way",
-    )
     .set(|_, c| {
         c.boolean()?;
         Ok(())
     }),
-    OptionDef::new("verify_dump", S::Verify, "write each mismatching block (or interval) as FILE.OFFSET.received and FILE.OFFSET.expected in the working directory")
+    OptionDef::new("verify_dump", S::Verify, "write each mismatching block (or interval) as FILE.OFFSET.received and FILE.OFFSET.expected in the working directory; one whose header is bad as FILE.OFFSET.hdr_fail, as read")
         .flag()
-        .noted("iolab writes the first 64 mismatches of a job to files and says when it stops")
         .set(|d, c| {
 d.spec.verify.dump = c.boolean()?;
 Ok(())
@@ -2322,7 +2319,7 @@ pub fn markdown() -> String {
             let notes = match o.status {
                 Status::Same | Status::IolabOnly => o.help.to_string(),
                 Status::Stricter(why) => format!("{}. Stricter: {why}", o.help),
-                Status::Noted(note) => format!("{}. Note printed: {note}", o.help),
+                Status::Noted(note) => format!("{}. Note: {note}", o.help),
                 Status::Refused(why) => why.to_string(),
             };
             out.push_str(&format!(
