@@ -75,6 +75,48 @@ impl BsPicker {
         }
     }
 
+    /// A size of at most `room` bytes, drawn as [`Self::pick`] draws but
+    /// among the sizes that fit (fio draws again until one fits); `None` when
+    /// none does. A fixed size is returned as it is: fio does not fit it.
+    #[cold]
+    fn pick_within(&self, room: u64, rng: &mut fastrand::Rng) -> Option<u32> {
+        match self {
+            BsPicker::Fixed(b) => Some(*b),
+            BsPicker::Range { min, steps } => {
+                let fit = (room / u64::from(*min)).min(u64::from(*steps)) as u32;
+                (fit > 0).then(|| min * (1 + rng.u32(0..fit)))
+            }
+            BsPicker::Split { cum, sizes, n } => {
+                // The percentages of the sizes that fit, drawn among themselves.
+                let mut pct = [0u8; 16];
+                let mut prev = 0;
+                for i in 0..*n {
+                    if u64::from(sizes[i]) <= room {
+                        pct[i] = cum[i] - prev;
+                    }
+                    prev = cum[i];
+                }
+                let total: u32 = pct[..*n].iter().map(|&p| u32::from(p)).sum();
+                if total == 0 {
+                    // Only sizes listed at 0% (or none) fit: the smallest that does.
+                    return sizes[..*n]
+                        .iter()
+                        .copied()
+                        .filter(|&z| u64::from(z) <= room)
+                        .min();
+                }
+                let mut r = rng.u32(0..total);
+                for i in 0..*n {
+                    if r < u32::from(pct[i]) {
+                        return Some(sizes[i]);
+                    }
+                    r -= u32::from(pct[i]);
+                }
+                None
+            }
+        }
+    }
+
     #[inline]
     fn pick(&self, rng: &mut fastrand::Rng) -> u32 {
         match self {
@@ -503,10 +545,12 @@ impl Generator {
         len = len.min(self.len.max(1));
         let plain_seq = self.pattern == Pattern::Seq && matches!(self.zones, zones::Zones::None);
         let rel = if plain_seq {
-            match self.seq_offset(d, len) {
+            match self.seq_offset(d, &mut len) {
                 Some(o) => o,
                 // The pass is over: the next one starts from the region's start.
-                None if self.next_pass(true) && self.within_limits() => self.seq_offset(d, len)?,
+                None if self.next_pass(true) && self.within_limits() => {
+                    self.seq_offset(d, &mut len)?
+                }
                 None => return None,
             }
         } else {
@@ -640,7 +684,14 @@ impl Generator {
     /// holes is 86 reads, 1m written at bs=16k with 112k holes is 64 writes).
     /// Backwards (`rw=read:-8k`) starts at the region's start, then wraps to
     /// below the region's end.
-    fn seq_offset(&mut self, d: usize, len: u64) -> Option<u64> {
+    ///
+    /// With block sizes that vary, the block must also fit in what is left
+    /// of the region (fio's `io_u_fits` in `get_next_buflen`): a size drawn
+    /// too long is drawn again among those that fit, and when not even the
+    /// smallest fits the pass is over, so the pass ends exactly at the
+    /// region's end whatever the file's size. A fixed size is not checked
+    /// against the region (fio's neither), only against the file's end.
+    fn seq_offset(&mut self, d: usize, len: &mut u64) -> Option<u64> {
         let (s, i, add) = (self.start, self.len, self.seq_add);
         let r = s.saturating_add(self.file_end);
         if self.seq_pos[d] >= i && self.wrap_at_region() {
@@ -665,10 +716,16 @@ impl Generator {
                 };
             }
         }
-        if pos >= i || s.saturating_add(pos).saturating_add(len) > r {
+        if pos >= i {
             return None;
         }
-        self.seq_pos[d] = pos + len;
+        if pos + *len > i {
+            *len = self.bs[d].pick_within(i - pos, &mut self.rng)?.into();
+        }
+        if s.saturating_add(pos).saturating_add(*len) > r {
+            return None;
+        }
+        self.seq_pos[d] = pos + *len;
         Some(pos)
     }
 

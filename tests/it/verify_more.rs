@@ -385,6 +385,55 @@ fn verify_interval_the_blocks_cannot_take_is_fitted_as_fio_fits_it() {
     }
 }
 
+/// fio's t0002 in small: a job with varying block sizes writes its region,
+/// which ends where the file ends; the file then grows (t0002's other job
+/// writes further on), and a later read job with the same options verifies
+/// the region. Both passes end exactly at the region's end, block for block,
+/// so every block read carries the header its write left (iolab's write
+/// pass used to stop at the first size that did not fit, its read pass to
+/// run past the region's end).
+#[test]
+fn a_later_job_verifies_varying_blocks_written_into_part_of_a_larger_file() {
+    let (dir, f) = scratch();
+    let grow = |len: u64| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&f)
+            .and_then(|h| h.set_len(len))
+            .unwrap()
+    };
+    grow(3 << 20);
+    let fname = format!("--filename={}", f.display());
+    let common = [
+        fname.as_str(),
+        "--size=2m",
+        "--offset=1m",
+        "--bssplit=512/50:256k/50",
+        "--ioengine=psync",
+        "--verify=md5",
+        "--output-format=json",
+    ];
+    let mut w = vec!["--name=w", "--rw=write", "--do_verify=0"];
+    w.extend(common);
+    let (code, out, err) = iolab_in(dir.path(), &w);
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["jobs"][0]["write"]["io_bytes"], 2 << 20);
+    let written = doc["jobs"][0]["write"]["total_ios"].as_u64().unwrap();
+    grow(8 << 20);
+    let mut r = vec!["--name=r", "--rw=read", "--verify_fatal=1"];
+    r.extend(common);
+    let (code, out, err) = iolab_in(dir.path(), &r);
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let job = &doc["jobs"][0];
+    assert_eq!(job["read"]["io_bytes"], 2 << 20);
+    assert_eq!(job["iolab"]["engine"]["verify"]["checked"], written);
+    assert_eq!(job["iolab"]["engine"]["verify"]["failures"], 0);
+}
+
 #[test]
 fn bad_verify_family_values_are_refused_with_what_is_valid() {
     let base = [
