@@ -358,7 +358,7 @@ pub fn execute(plan: &RunPlan, opts: &EngineOptions) -> Result<(RunResult, bool)
     run.iolab.notes.0.extend(
         plan.notes
             .iter()
-            .map(|n| (n.option.to_string(), n.note.to_string())),
+            .map(|n| (n.option.clone(), n.note.clone())),
     );
     Ok((run, failed))
 }

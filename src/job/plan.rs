@@ -91,22 +91,62 @@ pub struct RunPlan {
     pub debug: Vec<String>,
 }
 
+/// Applies `o`, or, when its value is refused and ends in closing
+/// parentheses it never opened (`--filesize=65536)`, a typo in fio's own
+/// t/strided.py), the value without them, with a note that says so (a note,
+/// not a warning: fio takes the value silently, and its suite wants an empty
+/// stderr). fio reads a number and its unit and ignores whatever follows;
+/// iolab ignores only stray `)`s, and only where the value is otherwise
+/// valid, so no value it takes changes meaning and other trailing text is
+/// still refused.
+fn apply_lenient(d: &mut Draft, o: &RawOpt) -> Result<Option<OptionNote>, JobError> {
+    let err = match d.apply(o) {
+        Ok(()) => return Ok(None),
+        Err(e @ JobError::BadValue { .. }) => e,
+        Err(e) => return Err(e),
+    };
+    let Some(value) = o.value.as_deref() else {
+        return Err(err);
+    };
+    let trimmed = value.trim_end();
+    let kept = trimmed.trim_end_matches(')');
+    let opened = kept.matches('(').count();
+    let closed = kept.matches(')').count();
+    if kept.len() == trimmed.len() || kept.trim().is_empty() || closed != opened {
+        return Err(err);
+    }
+    let retry = RawOpt {
+        value: Some(kept.to_string()),
+        ..o.clone()
+    };
+    if d.apply(&retry).is_err() {
+        return Err(err);
+    }
+    let option = o.key.trim().to_string();
+    Ok(Some(OptionNote {
+        at: o.at.clone(),
+        note: format!(
+            "{option}={value} is read as {option}={kept}: the unmatched '{}' is ignored, as fio \
+             ignores what follows a number",
+            &trimmed[kept.len()..]
+        ),
+        option,
+    }))
+}
+
 /// An fio option the run uses that iolab accepts but runs otherwise than fio
 /// (the option table's note), where it was first given.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OptionNote {
     pub at: String,
-    pub option: &'static str,
-    pub note: &'static str,
+    pub option: String,
+    /// The whole sentence (`OPTION is accepted, but ...`).
+    pub note: String,
 }
 
 impl std::fmt::Display for OptionNote {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}: {} is accepted, but {}",
-            self.at, self.option, self.note
-        )
+        write!(f, "{}: {}", self.at, self.note)
     }
 }
 
@@ -381,8 +421,8 @@ impl Builder {
             {
                 self.notes.push(OptionNote {
                     at: o.at.clone(),
-                    option: def.name,
-                    note,
+                    option: def.name.to_string(),
+                    note: format!("{} is accepted, but {note}", def.name),
                 });
             }
         }
@@ -405,7 +445,9 @@ impl Builder {
         }
         if s.is_global() {
             for o in kb.into_iter().chain(rest) {
-                self.global.apply(o)?;
+                if let Some(n) = apply_lenient(&mut self.global, o)? {
+                    self.notes.push(n);
+                }
                 // fio lists global options only for a job file's [global].
                 if s.at != COMMAND_LINE {
                     set_raw(&mut self.global_raw, o);
@@ -426,7 +468,9 @@ impl Builder {
             Vec::new()
         };
         for o in kb.into_iter().chain(rest) {
-            d.apply(o)?;
+            if let Some(n) = apply_lenient(&mut d, o)? {
+                self.notes.push(n);
+            }
             set_raw(&mut raw, o);
         }
         let wait_at = d

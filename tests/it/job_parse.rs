@@ -806,6 +806,42 @@ fn cmdhelp_describes_options_from_the_table() {
     assert!(e.contains("did you mean 'iodepth'"), "{e}");
 }
 
+/// fio reads a number and its unit and ignores what follows; its own
+/// t/strided.py passes `--filesize=65536)`. iolab reads a value whose only
+/// trailing text is closing parentheses it never opened without them, with
+/// a note (fio says nothing), and refuses any other trailing text.
+#[test]
+fn a_stray_closing_parenthesis_after_a_number_is_ignored_with_a_note() {
+    let p = cmdline(&["--name=j", "--filesize=65536)", "--bs=4k))"], &[]).unwrap();
+    assert_eq!(p.jobs[0].size, Some(65536));
+    assert_eq!(p.jobs[0].bs[0].min(), 4096);
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    let notes: Vec<String> = p.notes.iter().map(|n| n.to_string()).collect();
+    assert_eq!(
+        notes,
+        [
+            "command line: filesize=65536) is read as filesize=65536: the unmatched ')' is \
+             ignored, as fio ignores what follows a number",
+            "command line: bs=4k)) is read as bs=4k: the unmatched '))' is ignored, as fio \
+             ignores what follows a number",
+        ]
+    );
+    // A balanced expression is fio's arithmetic; anything else after the
+    // number stays an error, as does a ')' after a complete expression
+    // (fio refuses that one too).
+    let p = cmdline(&["--name=j", "--size=(64*1k)"], &[]).unwrap();
+    assert!(p.notes.is_empty());
+    for bad in [
+        "--size=64k)+1",
+        "--size=65536abc",
+        "--size=(64k))",
+        "--size=)",
+    ] {
+        let e = cmdline(&["--name=j", bad], &[]).unwrap_err().to_string();
+        assert!(e.contains("bad value"), "{bad}: {e}");
+    }
+}
+
 /// fio options iolab accepts as written: `thread` (iolab's workers are
 /// threads), `description`, and those where iolab keeps measuring, which note
 /// it once per run however often they appear. Notes are not warnings (fio
