@@ -1,7 +1,7 @@
 //! `iolab run`: parse fio-style arguments, run the jobs, print fio-style results.
 
 use std::ffi::{OsStr, OsString};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, anyhow};
@@ -84,6 +84,10 @@ pub struct RunArgs {
     /// --trace for only PCT percent (1-99) of every PERIOD (default 1s), so tracing costs about that share of its full cost; the table covers the requests inside the windows.
     #[arg(long, value_name = "PCT[/PERIOD]", value_parser = NonEmptyStringValueParser::new())]
     pub trace_sample: Option<String>,
+    /// Print the notes on fio options iolab runs otherwise than fio on stderr even when it
+    /// is not a terminal (they are always in the JSON report's iolab.notes).
+    #[arg(long)]
+    pub notes: bool,
     /// Job files and fio's job options (--option=value), in fio's order.
     #[arg(
         trailing_var_arg = true,
@@ -204,6 +208,15 @@ pub fn main(a: RunArgs) -> Result<u8> {
     let plan = parse_run_args(&a.plan_args(), &|k| std::env::var(k).ok())?;
     for w in &plan.warnings {
         eprintln!("iolab: warning: {w}");
+    }
+    // A note is a fact about the run, not a problem with the job: it goes with
+    // the results (JSON `iolab.notes`), and on stderr only to a person watching
+    // (or with --notes), so scripts written for fio, which prints nothing for
+    // these options, see the stderr they expect.
+    if a.notes || std::io::stderr().is_terminal() {
+        for n in &plan.notes {
+            eprintln!("iolab: note: {n}");
+        }
     }
     for line in plan.debug.iter().chain(&plan.showcmd) {
         println!("{line}");
@@ -341,7 +354,13 @@ pub fn execute(plan: &RunPlan, opts: &EngineOptions) -> Result<(RunResult, bool)
         global_options: &plan.global_options,
         fio_bins: plan.output_format.json_plus,
     };
-    Ok((assemble::run_result(&plan.jobs, &groups, &cx), failed))
+    let mut run = assemble::run_result(&plan.jobs, &groups, &cx);
+    run.iolab.notes.0.extend(
+        plan.notes
+            .iter()
+            .map(|n| (n.option.clone(), n.note.clone())),
+    );
+    Ok((run, failed))
 }
 
 /// `--trace-sample=PCT[/PERIOD]`, e.g. `20`, `20%`, `10/500ms`, `5/2s` (the

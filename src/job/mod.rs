@@ -50,7 +50,8 @@ mod zones_opts;
 pub use error::JobError;
 pub use ini::{Keywords, ParseCtx};
 pub use plan::{
-    OutputFormat, OutputFormats, RunPlan, parse_job_file_str, parse_run_args, parse_run_args_with,
+    OptionNote, OutputFormat, OutputFormats, RunPlan, parse_job_file_str, parse_run_args,
+    parse_run_args_with,
 };
 pub use spec::*;
 

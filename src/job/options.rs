@@ -382,6 +382,9 @@ impl Draft {
         {
             v.kind = Some(VerifyKind::Pattern);
         }
+        if v.kind.is_some() {
+            super::verify_opts::fit_interval(&mut self.spec);
+        }
         let s = &self.spec;
         let conflict = |name: &str, problem: String| JobError::Conflict {
             at: self

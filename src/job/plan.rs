@@ -74,6 +74,10 @@ pub struct RunPlan {
     pub parse_only: bool,
     /// Things the user should see that are not errors (e.g. unset `${VAR}`s).
     pub warnings: Vec<String>,
+    /// fio options of the jobs that iolab runs otherwise than fio (the option
+    /// table's notes), once per option. Not warnings: fio accepts these
+    /// options silently, so they do not trip `--warnings-fatal`.
+    pub notes: Vec<OptionNote>,
     /// Options of the [global] sections as written (fio's `global options`).
     pub global_options: Vec<(String, String)>,
     /// `--max-runtime`, `--max-size`, `--scratch-dir` as given (already applied
@@ -85,6 +89,65 @@ pub struct RunPlan {
     pub showcmd: Vec<String>,
     /// `--debug=parse,job`: fio-style debug lines, printed before the run.
     pub debug: Vec<String>,
+}
+
+/// Applies `o`, or, when its value is refused and ends in closing
+/// parentheses it never opened (`--filesize=65536)`, a typo in fio's own
+/// t/strided.py), the value without them, with a note that says so (a note,
+/// not a warning: fio takes the value silently, and its suite wants an empty
+/// stderr). fio reads a number and its unit and ignores whatever follows;
+/// iolab ignores only stray `)`s, and only where the value is otherwise
+/// valid, so no value it takes changes meaning and other trailing text is
+/// still refused.
+fn apply_lenient(d: &mut Draft, o: &RawOpt) -> Result<Option<OptionNote>, JobError> {
+    let err = match d.apply(o) {
+        Ok(()) => return Ok(None),
+        Err(e @ JobError::BadValue { .. }) => e,
+        Err(e) => return Err(e),
+    };
+    let Some(value) = o.value.as_deref() else {
+        return Err(err);
+    };
+    let trimmed = value.trim_end();
+    let kept = trimmed.trim_end_matches(')');
+    let opened = kept.matches('(').count();
+    let closed = kept.matches(')').count();
+    if kept.len() == trimmed.len() || kept.trim().is_empty() || closed != opened {
+        return Err(err);
+    }
+    let retry = RawOpt {
+        value: Some(kept.to_string()),
+        ..o.clone()
+    };
+    if d.apply(&retry).is_err() {
+        return Err(err);
+    }
+    let option = o.key.trim().to_string();
+    Ok(Some(OptionNote {
+        at: o.at.clone(),
+        note: format!(
+            "{option}={value} is read as {option}={kept}: the unmatched '{}' is ignored, as fio \
+             ignores what follows a number",
+            &trimmed[kept.len()..]
+        ),
+        option,
+    }))
+}
+
+/// An fio option the run uses that iolab accepts but runs otherwise than fio
+/// (the option table's note), where it was first given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OptionNote {
+    pub at: String,
+    pub option: String,
+    /// The whole sentence (`OPTION is accepted, but ...`).
+    pub note: String,
+}
+
+impl std::fmt::Display for OptionNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.at, self.note)
+    }
 }
 
 /// iolab's run-wide overrides for running someone else's job files safely and
@@ -246,6 +309,7 @@ pub fn parse_run_args_with(args: &[String], ctx: &ParseCtx) -> Result<RunPlan, J
         output: cl.output,
         parse_only: cl.parse_only,
         warnings: b.warnings,
+        notes: b.notes,
         global_options: b.global_raw,
     })
 }
@@ -275,6 +339,7 @@ pub fn parse_job_file_str(
         output: None,
         parse_only: false,
         warnings: b.warnings,
+        notes: b.notes,
         global_options: b.global_raw,
         caps: RunCaps::default(),
         flags: RunFlags::default(),
@@ -290,8 +355,8 @@ struct Builder {
     global_raw: Vec<(String, String)>,
     jobs: Vec<JobSpec>,
     warnings: Vec<String>,
-    /// Options whose note was already printed (once per run).
-    noted: Vec<&'static str>,
+    /// The notes of the options used, each once per run.
+    notes: Vec<OptionNote>,
     /// `--section=`: only these job sections run (fio keeps every [global]).
     filter: Vec<String>,
     filter_hits: Vec<bool>,
@@ -308,7 +373,7 @@ impl Builder {
             global_raw: Vec::new(),
             jobs: Vec::new(),
             warnings: Vec::new(),
-            noted: Vec::new(),
+            notes: Vec::new(),
             filter,
             filter_hits: hits,
             debug_parse: false,
@@ -352,17 +417,23 @@ impl Builder {
         for o in &s.opts {
             if let Some(def) = super::table::find(o.key.trim())
                 && let super::table::Status::Noted(note) = def.status
-                && !self.noted.contains(&def.name)
+                && !self.notes.iter().any(|n| n.option == def.name)
             {
-                self.noted.push(def.name);
-                self.warnings
-                    .push(format!("{}: {} is accepted, but {note}", o.at, def.name));
+                self.notes.push(OptionNote {
+                    at: o.at.clone(),
+                    option: def.name.to_string(),
+                    note: format!("{} is accepted, but {note}", def.name),
+                });
             }
             if let Some(def) = super::table::find(o.key.trim())
                 && def.name == "bsrange"
                 && let Some(note) = super::parse::bsrange_note(o.value.as_deref().unwrap_or(""))
             {
-                self.warnings.push(format!("{}: {note}", o.at));
+                self.notes.push(OptionNote {
+                    at: o.at.clone(),
+                    option: def.name.to_string(),
+                    note,
+                });
             }
         }
         // fio applies kb_base before a section's other options, wherever it stands.
@@ -384,7 +455,9 @@ impl Builder {
         }
         if s.is_global() {
             for o in kb.into_iter().chain(rest) {
-                self.global.apply(o)?;
+                if let Some(n) = apply_lenient(&mut self.global, o)? {
+                    self.notes.push(n);
+                }
                 // fio lists a job file's [global] and the command line's
                 // options before the first --name alike.
                 set_raw(&mut self.global_raw, o);
@@ -404,7 +477,9 @@ impl Builder {
             Vec::new()
         };
         for o in kb.into_iter().chain(rest) {
-            d.apply(o)?;
+            if let Some(n) = apply_lenient(&mut d, o)? {
+                self.notes.push(n);
+            }
             set_raw(&mut raw, o);
         }
         let wait_at = d

@@ -3,9 +3,41 @@
 
 use super::spec::{BlockSizes, Direction, JobSpec};
 
+/// fio's meaning of a `verify_interval` the block sizes cannot take, applied
+/// in place: an interval longer than the smallest write block becomes that
+/// block (or, for a job that also reads, than the smallest read block: that
+/// one), so `verify_interval=1m` with `bs=512` puts a header in every 512
+/// bytes; an interval that does not divide the smallest and largest write
+/// blocks becomes their greatest common divisor. fio does this silently and
+/// so does iolab: the header density is the only thing that changes, the
+/// same bytes are written and checked. 0 (a header per block) is left alone.
+pub(crate) fn fit_interval(s: &mut JobSpec) {
+    let mut iv = s.verify.interval;
+    let (write_min, write_max) = (s.bs[1].min(), s.bs[1].max());
+    let read_min = s.bs[0].min();
+    if iv == 0 || write_min == 0 || read_min == 0 {
+        return;
+    }
+    if iv > write_min {
+        iv = write_min;
+    } else if s.rw.dir.issues()[0] && iv > read_min {
+        iv = read_min;
+    }
+    if write_min % iv != 0 || write_max % iv != 0 {
+        iv = gcd(write_min, write_max);
+    }
+    s.verify.interval = iv;
+}
+
+fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
 /// Why the job's `verify_interval` cannot be used, or None if it can (or is
-/// not set). Every block must split into whole intervals: a chunk shorter than
-/// one would carry a header and almost no data.
+/// not set), once [`fit_interval`] has given it fio's meaning. Every block
+/// must still split into whole intervals (a size of a bssplit between the
+/// smallest and largest may not): a chunk shorter than one would carry a
+/// header and almost no data.
 pub(crate) fn interval_problem(s: &JobSpec) -> Option<String> {
     let iv = s.verify.interval;
     if iv == 0 {

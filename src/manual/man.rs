@@ -176,7 +176,7 @@ fn job_options(r: &mut Roff) {
                 ]),
                 Status::Noted(note) => r.text([
                     roman(format!("{}. ", o.help)),
-                    italic("Note printed: "),
+                    italic("Note: "),
                     roman(note),
                 ]),
             };

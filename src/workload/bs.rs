@@ -47,6 +47,48 @@ impl BsPicker {
         }
     }
 
+    /// A size of at most `room` bytes, drawn as [`Self::pick`] draws but
+    /// among the sizes that fit (fio draws again until one fits); `None` when
+    /// none does. A fixed size is returned as it is: fio does not fit it.
+    #[cold]
+    pub(crate) fn pick_within(&self, room: u64, rng: &mut fastrand::Rng) -> Option<u32> {
+        match self {
+            BsPicker::Fixed(b) => Some(*b),
+            BsPicker::Range { min, steps } => {
+                let fit = (room / u64::from(*min)).min(u64::from(*steps)) as u32;
+                (fit > 0).then(|| min * (1 + rng.u32(0..fit)))
+            }
+            BsPicker::Split { cum, sizes, n } => {
+                // The percentages of the sizes that fit, drawn among themselves.
+                let mut pct = [0u8; 16];
+                let mut prev = 0;
+                for i in 0..*n {
+                    if u64::from(sizes[i]) <= room {
+                        pct[i] = cum[i] - prev;
+                    }
+                    prev = cum[i];
+                }
+                let total: u32 = pct[..*n].iter().map(|&p| u32::from(p)).sum();
+                if total == 0 {
+                    // Only sizes listed at 0% (or none) fit: the smallest that does.
+                    return sizes[..*n]
+                        .iter()
+                        .copied()
+                        .filter(|&z| u64::from(z) <= room)
+                        .min();
+                }
+                let mut r = rng.u32(0..total);
+                for i in 0..*n {
+                    if r < u32::from(pct[i]) {
+                        return Some(sizes[i]);
+                    }
+                    r -= u32::from(pct[i]);
+                }
+                None
+            }
+        }
+    }
+
     /// The next request's length (one draw; no allocation).
     #[inline]
     pub(crate) fn pick(&self, rng: &mut fastrand::Rng) -> u32 {

@@ -296,8 +296,8 @@ impl Generator {
         // Trims take the write direction's options (`Op::rw_slot`).
         let d = op.rw_slot().unwrap_or(1);
         // Sizes and alignment are the trims' own (`bs=4k,4k,8k`).
-        let len = (self.bs[op.dir()].pick(&mut self.rng) as u64).min(self.len.max(1));
-        let rel = self.choose_offset(d, self.align[op.dir()], len)?;
+        let mut len = (self.bs[op.dir()].pick(&mut self.rng) as u64).min(self.len.max(1));
+        let rel = self.choose_offset(d, op.dir(), &mut len)?;
         let (rel, len) = self.fit_to_zone(op, d, rel, len)?;
         Some(self.account(op, d, rel, len))
     }
@@ -395,20 +395,24 @@ impl Generator {
     }
 
     /// The offset (relative to `start`) of a request of `len` bytes in
-    /// direction `d` (`Op::rw_slot`) aligned to `a`, or `None` when the job
-    /// is over.
+    /// direction `d` (`Op::rw_slot`) with the sizes and alignment of `b`
+    /// (`Op::dir`), or `None` when the job is over. A sequential pass may
+    /// shorten `len` to what is left of the region ([`Self::seq_offset`]).
     #[inline]
-    fn choose_offset(&mut self, d: usize, a: u64, len: u64) -> Option<u64> {
+    fn choose_offset(&mut self, d: usize, b: usize, len: &mut u64) -> Option<u64> {
+        let a = self.align[b];
         match (self.pattern, &self.zones) {
-            (Pattern::Seq, zones::Zones::None) => match self.seq_offset(d, len) {
+            (Pattern::Seq, zones::Zones::None) => match self.seq_offset(d, b, len) {
                 Some(o) => Some(o),
                 // The pass is over: the next one starts from the region's start.
-                None if self.next_pass(true) && self.within_limits() => self.seq_offset(d, len),
+                None if self.next_pass(true) && self.within_limits() => {
+                    self.seq_offset(d, b, len)
+                }
                 None => None,
             },
-            (Pattern::Seq, _) => Some(self.zoned_seq_offset(d, a, len)),
-            (Pattern::Rand, zones::Zones::Strided(_)) => Some(self.strided_rand_offset(a, len)),
-            (Pattern::Rand, _) => Some(self.rand_offset(d, a, len)),
+            (Pattern::Seq, _) => Some(self.zoned_seq_offset(d, a, *len)),
+            (Pattern::Rand, zones::Zones::Strided(_)) => Some(self.strided_rand_offset(a, *len)),
+            (Pattern::Rand, _) => Some(self.rand_offset(d, a, *len)),
         }
     }
 
@@ -563,7 +567,15 @@ impl Generator {
     /// holes is 86 reads, 1m written at bs=16k with 112k holes is 64 writes).
     /// Backwards (`rw=read:-8k`) starts at the region's start, then wraps to
     /// below the region's end.
-    fn seq_offset(&mut self, d: usize, len: u64) -> Option<u64> {
+    ///
+    /// With block sizes that vary, the block must also fit in what is left
+    /// of the region (fio's `io_u_fits` in `get_next_buflen`): a size drawn
+    /// too long is drawn again among those that fit (picker `b`), and when
+    /// not even the smallest fits the pass is over, so the pass ends exactly
+    /// at the region's end whatever the file's size. A fixed size is not
+    /// checked against the region (fio's neither), only against the file's
+    /// end.
+    fn seq_offset(&mut self, d: usize, b: usize, len: &mut u64) -> Option<u64> {
         let (s, i, add) = (self.start, self.len, self.seq_add);
         let r = s.saturating_add(self.file_end);
         if self.seq_pos[d] >= i && self.wrap_at_region() {
@@ -588,10 +600,16 @@ impl Generator {
                 };
             }
         }
-        if pos >= i || s.saturating_add(pos).saturating_add(len) > r {
+        if pos >= i {
             return None;
         }
-        self.seq_pos[d] = pos + len;
+        if pos + *len > i {
+            *len = self.bs[b].pick_within(i - pos, &mut self.rng)?.into();
+        }
+        if s.saturating_add(pos).saturating_add(*len) > r {
+            return None;
+        }
+        self.seq_pos[d] = pos + *len;
         Some(pos)
     }
 

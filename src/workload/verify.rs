@@ -622,6 +622,14 @@ impl Verifier {
         }
         let at = (f.offset - offset) as usize;
         let received = &buf[at..at + f.len as usize];
+        if f.field.in_header() {
+            // As fio: a broken header is dumped as read (`.hdr_fail`); what
+            // should have been there cannot be rebuilt from it.
+            if let Some(d) = self.dump.as_ref() {
+                d.dump_header(f.offset, received);
+            }
+            return;
+        }
         let known = expected_seq.map(|seq| Write {
             offset,
             seq,
@@ -630,7 +638,7 @@ impl Verifier {
             origin: self.origin,
         });
         let expected = self.layout().expected(received, at, f.offset, known);
-        if let Some(d) = self.dump.as_mut() {
+        if let Some(d) = self.dump.as_ref() {
             d.dump(f.offset, received, &expected);
         }
     }

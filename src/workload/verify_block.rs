@@ -72,6 +72,15 @@ pub enum Field {
 }
 
 impl Field {
+    /// A field of the block's header (its magic, length, offset, seq or
+    /// header crc): the block's origin is unknown, so nothing can be rebuilt.
+    pub fn in_header(self) -> bool {
+        matches!(
+            self,
+            Field::Magic | Field::Length | Field::Offset | Field::Seq | Field::HeaderCrc
+        )
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Field::Magic => "magic",

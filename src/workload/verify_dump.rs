@@ -2,17 +2,17 @@
 //! written to two files, what was read and what should have been there, named
 //! as fio names them: `<file's base name>.<offset>.received` and
 //! `<...>.expected`, in the working directory (fio's, without `--aux-path`).
+//! A chunk whose header is bad is written as read only, to
+//! `<...>.<offset>.hdr_fail`, as fio does: without a sound header there is
+//! no telling what should have been there.
 //!
 //! A mismatch is rare and already fails the job, so writing here, on the
-//! worker, costs nothing the healthy path pays. A device that returns garbage
-//! everywhere would make one file pair per block: after [`MAX_DUMPS`] pairs
-//! the rest are counted and the job's end says how many were left out.
+//! worker, costs nothing the healthy path pays. Every mismatch is dumped, as
+//! fio dumps every one: a device that returns garbage everywhere makes one
+//! file pair per block (`verify_fatal=1` stops at the first).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-
-/// Mismatches one job writes to files; later ones are counted only.
-pub const MAX_DUMPS: u32 = 64;
 
 /// Where a job's mismatches go.
 #[derive(Debug)]
@@ -22,8 +22,6 @@ pub struct Dumper {
     base: String,
     /// Job label for the messages.
     job: String,
-    dumped: u32,
-    left_out: u64,
 }
 
 impl Dumper {
@@ -33,13 +31,7 @@ impl Dumper {
             || "target".to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
-        Dumper {
-            dir,
-            base,
-            job,
-            dumped: 0,
-            left_out: 0,
-        }
+        Dumper { dir, base, job }
     }
 
     /// The file a dump of `kind` ("received" or "expected") at `offset` goes to.
@@ -51,20 +43,19 @@ impl Dumper {
     /// written is reported on stderr and the job goes on (the mismatch is
     /// already counted and reported; the dump is an aid).
     #[cold]
-    pub fn dump(&mut self, offset: u64, received: &[u8], expected: &[u8]) {
-        if self.dumped >= MAX_DUMPS {
-            if self.left_out == 0 {
-                eprintln!(
-                    "iolab: warning: {}: verify_dump: {MAX_DUMPS} mismatches written to files; \
-                     later ones are counted in the job's verify failures, not dumped",
-                    self.job
-                );
-            }
-            self.left_out += 1;
-            return;
-        }
-        self.dumped += 1;
-        for (kind, bytes) in [("received", received), ("expected", expected)] {
+    pub fn dump(&self, offset: u64, received: &[u8], expected: &[u8]) {
+        self.write(offset, &[("received", received), ("expected", expected)]);
+    }
+
+    /// A block (or interval) whose header is bad: only what was read, as
+    /// `<...>.<offset>.hdr_fail` (fio's name).
+    #[cold]
+    pub fn dump_header(&self, offset: u64, received: &[u8]) {
+        self.write(offset, &[("hdr_fail", received)]);
+    }
+
+    fn write(&self, offset: u64, files: &[(&str, &[u8])]) {
+        for &(kind, bytes) in files {
             let path = self.path(offset, kind);
             let res = std::fs::File::create(&path).and_then(|mut f| f.write_all(bytes));
             match res {
@@ -89,9 +80,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_follow_fio_and_the_cap_holds() {
+    fn names_follow_fio_and_every_mismatch_is_dumped() {
         let dir = tempfile::tempdir().unwrap();
-        let mut d = Dumper::new(
+        let d = Dumper::new(
             dir.path().to_path_buf(),
             Path::new("/dev/sdb"),
             "job x".into(),
@@ -100,17 +91,18 @@ mod tests {
             d.path(4096, "received"),
             dir.path().join("sdb.4096.received")
         );
-        for i in 0..(MAX_DUMPS as u64 + 3) {
+        // fio dumps every mismatch, however many there are.
+        for i in 0..100u64 {
             d.dump(i * 512, &[1, 2], &[1, 3]);
         }
         assert_eq!(
             std::fs::read(dir.path().join("sdb.0.expected")).unwrap(),
             [1, 3]
         );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 200);
         assert_eq!(
-            std::fs::read_dir(dir.path()).unwrap().count(),
-            2 * MAX_DUMPS as usize
+            std::fs::read(dir.path().join("sdb.50688.received")).unwrap(),
+            [1, 2]
         );
-        assert_eq!(d.left_out, 3);
     }
 }

@@ -41,6 +41,7 @@ fn run_has_one_generated_help_listing_every_run_wide_flag() {
         "--report",
         "--trace ",
         "--trace-sample",
+        "--notes",
     ] {
         assert!(h.contains(flag), "iolab run --help lacks {flag}:\n{h}");
     }
@@ -51,6 +52,41 @@ fn run_has_one_generated_help_listing_every_run_wide_flag() {
     let late = iolab(&["run", "--name=t", "--rw=read", "-h"]);
     assert!(late.status.success());
     assert!(text(&late.stdout).contains("--max-runtime"));
+}
+
+/// A note on an option iolab runs otherwise than fio (here `new_group`) is
+/// in the JSON's `iolab.notes`; on stderr only for a terminal or with
+/// `--notes` (fio prints nothing there, and scripts written for it, fio's own
+/// test suite among them, take any stderr as a failure).
+#[test]
+fn option_notes_go_to_the_json_and_to_stderr_only_when_asked_off_a_terminal() {
+    let job = [
+        "run",
+        "--name=t",
+        "--ioengine=null",
+        "--rw=read",
+        "--size=64k",
+        "--new_group",
+        "--output-format=json",
+    ];
+    let quiet = iolab(&job);
+    assert!(quiet.status.success(), "{}", text(&quiet.stderr));
+    assert_eq!(text(&quiet.stderr), "", "stderr is a pipe here: no note");
+    let v: serde_json::Value = serde_json::from_slice(&quiet.stdout).expect("JSON report");
+    let note = v["iolab"]["notes"]["new_group"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(note.contains("group_reporting"), "{}", v["iolab"]["notes"]);
+    let mut asked = job.to_vec();
+    asked.push("--notes");
+    let loud = iolab(&asked);
+    assert!(loud.status.success());
+    let err = text(&loud.stderr);
+    assert!(
+        err.starts_with("iolab: note: command line: new_group is accepted, but ")
+            && err.contains(note),
+        "{err}"
+    );
 }
 
 #[test]

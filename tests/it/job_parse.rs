@@ -873,9 +873,46 @@ fn cmdhelp_describes_options_from_the_table() {
     assert!(e.contains("did you mean 'iodepth'"), "{e}");
 }
 
+/// fio reads a number and its unit and ignores what follows; its own
+/// t/strided.py passes `--filesize=65536)`. iolab reads a value whose only
+/// trailing text is closing parentheses it never opened without them, with
+/// a note (fio says nothing), and refuses any other trailing text.
+#[test]
+fn a_stray_closing_parenthesis_after_a_number_is_ignored_with_a_note() {
+    let p = cmdline(&["--name=j", "--filesize=65536)", "--bs=4k))"], &[]).unwrap();
+    assert_eq!(p.jobs[0].size, Some(65536));
+    assert_eq!(p.jobs[0].bs[0].min(), 4096);
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    let notes: Vec<String> = p.notes.iter().map(|n| n.to_string()).collect();
+    assert_eq!(
+        notes,
+        [
+            "command line: filesize=65536) is read as filesize=65536: the unmatched ')' is \
+             ignored, as fio ignores what follows a number",
+            "command line: bs=4k)) is read as bs=4k: the unmatched '))' is ignored, as fio \
+             ignores what follows a number",
+        ]
+    );
+    // A balanced expression is fio's arithmetic; anything else after the
+    // number stays an error, as does a ')' after a complete expression
+    // (fio refuses that one too).
+    let p = cmdline(&["--name=j", "--size=(64*1k)"], &[]).unwrap();
+    assert!(p.notes.is_empty());
+    for bad in [
+        "--size=64k)+1",
+        "--size=65536abc",
+        "--size=(64k))",
+        "--size=)",
+    ] {
+        let e = cmdline(&["--name=j", bad], &[]).unwrap_err().to_string();
+        assert!(e.contains("bad value"), "{bad}: {e}");
+    }
+}
+
 /// fio options iolab accepts as written: `thread` (iolab's workers are
-/// threads), `description`, and those where iolab keeps measuring, which print
-/// one note per run however often they appear.
+/// threads), `description`, and those where iolab keeps measuring, which note
+/// it once per run however often they appear. Notes are not warnings (fio
+/// accepts the options silently), so `--warnings-fatal` lets them through.
 #[test]
 fn accepted_fio_options_and_their_one_note() {
     let p = parse(
@@ -884,29 +921,36 @@ fn accepted_fio_options_and_their_one_note() {
     )
     .unwrap();
     assert_eq!(p.jobs.len(), 2);
-    let notes = |name: &str| {
-        p.warnings
-            .iter()
-            .filter(|w| w.contains(&format!(" {name} is accepted, but ")))
-            .count()
-    };
-    assert_eq!(notes("gtod_reduce"), 1, "{:?}", p.warnings);
-    assert_eq!(notes("new_group"), 1, "{:?}", p.warnings);
-    assert_eq!(notes("clat_percentiles"), 1, "{:?}", p.warnings);
-    assert_eq!(notes("disable_slat"), 1, "{:?}", p.warnings);
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    let notes = |name: &str| p.notes.iter().filter(|n| n.option == name).count();
+    assert_eq!(notes("gtod_reduce"), 1, "{:?}", p.notes);
+    assert_eq!(notes("new_group"), 1, "{:?}", p.notes);
+    assert_eq!(notes("clat_percentiles"), 1, "{:?}", p.notes);
+    assert_eq!(notes("disable_slat"), 1, "{:?}", p.notes);
     assert!(
-        p.warnings.iter().all(|w| !w.contains("thread")),
+        p.notes.iter().all(|n| !n.option.contains("thread")),
         "thread needs no note: {:?}",
-        p.warnings
+        p.notes
+    );
+    assert_eq!(p.notes[0].at, "t.fio:4");
+    assert!(
+        p.notes[0]
+            .to_string()
+            .starts_with("t.fio:4: gtod_reduce is accepted, but "),
+        "{}",
+        p.notes[0]
     );
     let p = parse("[j]\nclocksource=cpu\n").unwrap();
     assert!(
-        p.warnings
-            .iter()
-            .any(|w| w.contains("clocksource is accepted, but ")),
+        p.notes.iter().any(|n| n.option == "clocksource"),
         "{:?}",
-        p.warnings
+        p.notes
     );
+    let p = cmdline(&["--warnings-fatal", "--name=j", "--gtod_reduce=1"], &[]).unwrap();
+    assert_eq!(p.notes.len(), 1, "{:?}", p.notes);
+    // Options with fio's meaning have no note.
+    let p = parse("[j]\nrw=write\nverify=md5\nverify_dump=1\nexperimental_verify=1\n").unwrap();
+    assert!(p.notes.is_empty(), "{:?}", p.notes);
     let e = parse("[j]\nrandom_generator=mt\n").unwrap_err().to_string();
     assert!(e.contains("t.fio:2") && e.contains("lfsr"), "{e}");
     let e = parse("[j]\nthread=maybe\n").unwrap_err().to_string();
