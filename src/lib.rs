@@ -12,6 +12,7 @@ pub mod compare;
 pub mod completion;
 pub mod device;
 pub mod engine;
+mod facade;
 pub mod job;
 pub mod lab;
 pub mod manual;
@@ -25,3 +26,11 @@ pub(crate) mod ring;
 pub mod sched;
 pub mod sys;
 pub mod workload;
+
+pub use facade::{
+    Error, Job, Jobs, Observation, ProbeOptions, Result, RunOptions, Summary, observe_command,
+    probe,
+};
+pub use observe::report::ObserveReport;
+pub use probe::ProbeReport;
+pub use report::model::{JobResult, RunResult};

@@ -70,7 +70,7 @@ pub fn main(a: LabArgs) -> Result<u8> {
         // Read it now: a bad file should stop the lab before any study runs.
         crate::placement::Topology::from_file(t)?;
     }
-    crate::sys::cleanup::install_signal_handlers()?;
+    crate::sys::cleanup::install_signal_handlers(crate::sys::cleanup::SecondSignal::UndoAndExit)?;
     let mut chosen: Vec<&str> = if a.studies.is_empty() {
         STUDIES.iter().map(|s| s.0).collect()
     } else {

@@ -62,6 +62,7 @@ mod job_parse;
 mod jsonplus_bins;
 mod laq_completion_path;
 mod latency_target;
+mod library_embed;
 mod log_epoch;
 mod null_conservation;
 mod null_device;
