@@ -63,6 +63,7 @@ mod jsonplus_bins;
 mod laq_completion_path;
 mod latency_target;
 mod library_embed;
+mod library_examples;
 mod log_epoch;
 mod null_conservation;
 mod null_device;
