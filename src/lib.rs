@@ -56,6 +56,7 @@ pub mod sched;
 pub mod sys;
 pub mod workload;
 
+pub use facade::schema;
 pub use facade::{
     Error, Job, Jobs, Observation, ProbeOptions, Result, RunOptions, Summary, observe_command,
     probe,

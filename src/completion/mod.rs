@@ -61,7 +61,17 @@ impl AsDynQueue for dyn Queue {
 }
 
 /// How completions were observed during a run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct CompletionStats {
     /// Completions handed back to the engine.
     pub completions: u64,
@@ -122,6 +132,7 @@ pub struct CompletionStats {
         serialize_with = "serialize_switches",
         deserialize_with = "deserialize_switches"
     )]
+    #[schemars(with = "Vec<ModeSwitch>")]
     pub recent_switches: [ModeSwitch; RECENT_SWITCHES],
 }
 
@@ -137,7 +148,17 @@ pub const RECENT_SWITCHES: usize = 4;
 /// One DPAS mode switch: when, from and to which mode, and why. The names are
 /// DPAS's own (static: the hot path records a switch without allocating), so a
 /// saved switch reads back through them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct ModeSwitch {
     /// Microseconds since the worker started waiting for completions.
     pub at_us: u64,

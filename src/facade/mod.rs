@@ -15,6 +15,7 @@ mod job;
 mod observe;
 mod probe;
 mod run;
+pub mod schema;
 
 pub use error::{Error, Result};
 pub use job::{Job, Jobs};

@@ -85,6 +85,7 @@ pub fn main(a: LabArgs) -> Result<u8> {
     chosen.sort_by_key(|n| *n == "breakdown");
     let progress = std::io::stderr().is_terminal();
     let mut results = LabResults {
+        schema_version: crate::report::study::LAB_SCHEMA_VERSION.to_string(),
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
         machine: machine(),
         quick: a.quick,

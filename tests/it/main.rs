@@ -59,6 +59,7 @@ mod issue_stamps;
 mod job_control;
 mod job_files;
 mod job_parse;
+mod json_schema;
 mod jsonplus_bins;
 mod laq_completion_path;
 mod latency_target;
