@@ -21,8 +21,8 @@ const CHILD_ENV: &str = "IOLAB_SIGNAL_TEST_CHILD";
 
 #[test]
 fn first_sigint_only_sets_the_stop_flag() {
-    cleanup::install_signal_handlers().unwrap();
-    cleanup::install_signal_handlers().unwrap(); // idempotent
+    cleanup::install_signal_handlers(cleanup::SecondSignal::UndoAndExit).unwrap();
+    cleanup::install_signal_handlers(cleanup::SecondSignal::UndoAndExit).unwrap(); // idempotent
     assert!(!cleanup::stop_requested());
     // SAFETY: raise delivers to this thread; our handler is installed.
     assert_eq!(unsafe { libc::raise(libc::SIGINT) }, 0);
@@ -62,7 +62,7 @@ fn child_holds_zram_until_signalled() {
     if std::env::var_os(CHILD_ENV).is_none() {
         return;
     }
-    cleanup::install_signal_handlers().unwrap();
+    cleanup::install_signal_handlers(cleanup::SecondSignal::UndoAndExit).unwrap();
     let z = Zram::create(8 << 20).unwrap();
     println!("ZRAM {}", z.name());
     let deadline = Instant::now() + Duration::from_secs(30);

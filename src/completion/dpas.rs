@@ -443,7 +443,17 @@ impl Dpas {
 }
 
 /// What DPAS did, counted for the report (JSON keys as named).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct Counters {
     /// Requests served in each mode (interrupt, classic poll, PAS, overloaded).
     #[serde(rename = "dpas_int")]
@@ -461,6 +471,7 @@ pub struct Counters {
         serialize_with = "serialize_switches",
         deserialize_with = "deserialize_switches"
     )]
+    #[schemars(with = "Vec<ModeSwitch>")]
     pub recent_switches: [ModeSwitch; RECENT_SWITCHES],
 }
 
@@ -499,7 +510,17 @@ pub const RECENT_SWITCHES: usize = 4;
 /// One DPAS mode switch: when, from and to which mode, and why. The names are
 /// DPAS's own (static: the hot path records a switch without allocating), so a
 /// saved switch reads back through them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct ModeSwitch {
     /// Microseconds since the worker started waiting for completions.
     pub at_us: u64,

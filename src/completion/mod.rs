@@ -218,7 +218,17 @@ impl AsDynQueue for dyn Queue {
 
 /// How completions were observed during a run: the counts every model keeps,
 /// and each model's own (flattened: the JSON object has one level).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct CompletionStats {
     /// Completions handed back to the engine.
     pub completions: u64,

@@ -10,7 +10,17 @@ use crate::measure::clock;
 use crate::request::Completion;
 
 /// How the policies' naps ended (JSON keys as named).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct Counters {
     /// Sleeps after which the completion was already there on the first
     /// poll: the thread woke late.

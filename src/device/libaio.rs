@@ -138,7 +138,9 @@ impl Default for LibaioOpts {
 }
 
 /// How a context reaps (reported with the run: `backend_stats.aio_reap`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ReapPath {
     /// Only the ring in user space, spinning when waiting (`userspace_reap=1`).
@@ -163,7 +165,9 @@ impl ReapPath {
 }
 
 /// The reap path and its counts, for the run's result.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize,
+)]
 pub struct AioReap {
     pub path: ReapPath,
     #[serde(flatten)]
@@ -187,7 +191,17 @@ impl AioReap {
 }
 
 /// How completions were found, for tests and reports.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct ReapCounts {
     /// Completions read from the ring in user space.
     pub ring_events: u64,

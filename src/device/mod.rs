@@ -65,7 +65,17 @@ pub enum Queued {
 }
 
 /// Counters a backend keeps about itself (reported in the `iolab` JSON object).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct BackendStats {
     /// System calls made to submit (io_uring_enter with to_submit > 0, pread, ...).
     pub submit_calls: u64,
@@ -92,7 +102,9 @@ pub struct BackendStats {
 }
 
 /// Who performs a backend's requests, where it is not the worker's own call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum PerformedBy {
     /// posixaio: glibc hands each aio_read/aio_write to a helper thread of its

@@ -235,7 +235,7 @@ pub fn main(a: RunArgs) -> Result<u8> {
         print!("{startup}");
         std::io::stdout().flush()?;
     }
-    crate::sys::cleanup::install_signal_handlers()?;
+    crate::sys::cleanup::install_signal_handlers(crate::sys::cleanup::SecondSignal::UndoAndExit)?;
     let opts = EngineOptions {
         allow_destructive: a.allow_destructive,
         trace: a.trace || a.trace_sample.is_some(),

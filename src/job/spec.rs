@@ -286,7 +286,9 @@ impl Engine {
 }
 
 /// How a worker learns that its I/O finished (docs/completion.md).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum CompletionModel {
     Sync,

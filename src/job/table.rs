@@ -1148,8 +1148,7 @@ pub static OPTIONS: &[OptionDef] = &[
     .stricter("bs=2k-8k (fio: read 2k, write 8k) is an error pointing to bsrange")
     .expects(SIZE)
     .set(|d, c| {
-        (d.spec.bs, d.spec.bs_trim) =
-            parse::bs(c, (d.spec.bs.clone(), d.spec.bs_trim.clone()))?;
+        (d.spec.bs, d.spec.bs_trim) = parse::bs(c, (d.spec.bs.clone(), d.spec.bs_trim.clone()))?;
         Ok(())
     }),
     OptionDef::new(
@@ -1355,8 +1354,7 @@ pub static OPTIONS: &[OptionDef] = &[
                 *slot = one(p)?;
             }
         }
-        d.spec.blockalign_trim =
-            parse::trim_value(trim, d.spec.blockalign_trim, &old_write, one)?;
+        d.spec.blockalign_trim = parse::trim_value(trim, d.spec.blockalign_trim, &old_write, one)?;
         Ok(())
     }),
     OptionDef::new(

@@ -70,7 +70,7 @@ pub fn main(a: LabArgs) -> Result<u8> {
         // Read it now: a bad file should stop the lab before any study runs.
         crate::placement::Topology::from_file(t)?;
     }
-    crate::sys::cleanup::install_signal_handlers()?;
+    crate::sys::cleanup::install_signal_handlers(crate::sys::cleanup::SecondSignal::UndoAndExit)?;
     let mut chosen: Vec<&str> = if a.studies.is_empty() {
         STUDIES.iter().map(|s| s.0).collect()
     } else {
@@ -85,6 +85,7 @@ pub fn main(a: LabArgs) -> Result<u8> {
     chosen.sort_by_key(|n| *n == "breakdown");
     let progress = std::io::stderr().is_terminal();
     let mut results = LabResults {
+        schema_version: crate::report::study::LAB_SCHEMA_VERSION.to_string(),
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
         machine: machine(),
         quick: a.quick,

@@ -218,7 +218,7 @@ fn calibrate_tsc() -> Option<(u64, u64, u64)> {
 }
 
 /// Cost of one clock reading, measured.
-#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ClockCheck {
     /// Median over batches of the cost of one `now_ns()` call, in ns.
     pub cost_ns: f64,

@@ -96,7 +96,17 @@ fn read_proc<T>(file: &'static str, parse: impl FnOnce(&str) -> Result<T>) -> Re
 use crate::measure::clock;
 
 /// Per-thread CPU use and scheduling counters (getrusage(RUSAGE_THREAD)).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct ThreadUsage {
     pub user_ns: u64,
     pub sys_ns: u64,
@@ -196,7 +206,17 @@ impl ThreadUsage {
 }
 
 /// One `cpu` line of /proc/stat, in USER_HZ ticks.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct CpuTimes {
     pub user: u64,
     pub nice: u64,
@@ -270,7 +290,9 @@ pub struct CpuPercent {
 }
 
 /// /proc/stat: all-CPU and per-CPU times, context switches, interrupts.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize,
+)]
 pub struct ProcStat {
     pub total: CpuTimes,
     /// (cpu number, times), in file order.
@@ -380,7 +402,9 @@ impl ProcStat {
 }
 
 /// One row of /proc/interrupts.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize,
+)]
 pub struct IrqSource {
     /// The row label without its colon: an IRQ number or a name like `LOC`.
     pub irq: String,
@@ -392,7 +416,9 @@ pub struct IrqSource {
 }
 
 /// /proc/interrupts.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize,
+)]
 pub struct Interrupts {
     /// CPU numbers of the columns.
     pub cpus: Vec<u32>,
@@ -496,7 +522,9 @@ impl Interrupts {
 }
 
 /// One cpuidle state of one CPU.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize,
+)]
 pub struct IdleState {
     pub cpu: u32,
     /// Directory name: `state0`, `state1`, ...
@@ -510,7 +538,9 @@ pub struct IdleState {
 }
 
 /// cpuidle usage from /sys/devices/system/cpu/cpu*/cpuidle/state*.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize,
+)]
 pub struct CpuIdle {
     /// False when the kernel exposes no cpuidle states (e.g. a VM without a
     /// cpuidle driver): then `states` is empty and reports say so.
@@ -723,7 +753,9 @@ impl DiskStats {
 }
 
 /// fio's `disk_util[]` entry (same keys and meaning).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
+)]
 pub struct DiskUtil {
     pub name: String,
     pub read_ios: u64,
@@ -791,7 +823,7 @@ impl SystemSnapshot {
 }
 
 /// What changed system-wide between two snapshots.
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct SystemDelta {
     pub elapsed_ns: u64,
     /// USER_HZ: ticks per second of the /proc/stat times.

@@ -111,7 +111,7 @@ pub fn main(args: ObserveArgs) -> Result<u8> {
         )),
         None => Box::new(std::io::stderr()),
     };
-    cleanup::install_signal_handlers()?;
+    cleanup::install_signal_handlers(crate::sys::cleanup::SecondSignal::UndoAndExit)?;
     let mut tracer = Collector::open(args.backend, args.buffer_kb, args.time_sample)?;
     let (mut target, label) = match args.pid {
         Some(p) => (Target::Existing { pid: p }, format!("pid {p}")),

@@ -80,14 +80,14 @@ pub struct ObserveReport {
     pub in_flight: Vec<InFlight>,
 }
 
-pub(super) struct Snapshot {
+pub(crate) struct Snapshot {
     pub(super) t: u64,
     pub(super) stat: ProcStat,
     pub(super) irq: Interrupts,
 }
 
 impl Snapshot {
-    pub(super) fn take() -> Result<Snapshot, CpuSourceError> {
+    pub(crate) fn take() -> Result<Snapshot, CpuSourceError> {
         Ok(Snapshot {
             t: now_ns(),
             stat: ProcStat::read()?,
@@ -97,7 +97,7 @@ impl Snapshot {
 }
 
 #[allow(clippy::too_many_arguments)]
-pub(super) fn build_report(
+pub(crate) fn build_report(
     collector: &Collector,
     kind: &'static str,
     index: u64,

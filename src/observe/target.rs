@@ -37,7 +37,7 @@ pub enum SpawnError {
 type Result<T, E = SpawnError> = std::result::Result<T, E>;
 
 /// The observed process: a command we started, or an existing pid.
-pub(super) enum Target {
+pub(crate) enum Target {
     Child { pid: i32, go: Option<fs::File> },
     Existing { pid: i32 },
 }
@@ -106,7 +106,7 @@ pub enum ResolveError {
 
 /// fork a child that waits for one byte on a pipe before exec'ing `cmd`, so the
 /// tracer can be set up on its pid before the command's first system call.
-pub(super) fn spawn_held(cmd: &[String]) -> Result<Target> {
+pub(crate) fn spawn_held(cmd: &[String]) -> Result<Target> {
     let prog = resolve_program(&cmd[0], std::env::var_os("PATH").as_deref())?;
     let prog = CString::new(prog.as_os_str().as_bytes()).map_err(SpawnError::NulInPath)?;
     let argv: Vec<CString> = cmd
@@ -248,11 +248,11 @@ pub fn process_gone(pid: i32) -> bool {
 
 /// A pidfd: readable once the process has exited, so the observer wakes at once
 /// instead of at its next poll.
-pub(super) struct PidFd(std::os::fd::OwnedFd);
+pub(crate) struct PidFd(std::os::fd::OwnedFd);
 
 impl PidFd {
     /// None where pidfd_open is missing (Linux < 5.3); callers then sleep.
-    pub(super) fn open(pid: i32) -> Option<PidFd> {
+    pub(crate) fn open(pid: i32) -> Option<PidFd> {
         // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor.
         let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
         if fd < 0 {
@@ -265,7 +265,7 @@ impl PidFd {
     }
 
     /// Wait until the process exits, `d` passes, or a signal arrives.
-    pub(super) fn wait(&self, d: Duration) {
+    pub(crate) fn wait(&self, d: Duration) {
         let mut p = libc::pollfd {
             fd: std::os::fd::AsRawFd::as_raw_fd(&self.0),
             events: libc::POLLIN,

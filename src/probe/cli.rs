@@ -56,7 +56,7 @@ pub fn parse_runtime(s: &str) -> Result<Duration, RuntimeError> {
 
 /// `iolab probe` entry point: run, print, exit code 0 (errors bubble up).
 pub fn main(args: ProbeArgs) -> Result<u8> {
-    crate::sys::cleanup::install_signal_handlers()?;
+    crate::sys::cleanup::install_signal_handlers(crate::sys::cleanup::SecondSignal::UndoAndExit)?;
     let result = run(&args);
     for f in crate::sys::cleanup::run_cleanups() {
         eprintln!("iolab: cleanup: {f}");

@@ -3,7 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(
+    schemars::JsonSchema, Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ChartKind {
     #[default]
@@ -15,7 +17,7 @@ pub enum ChartKind {
     Cdf,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Chart {
     pub title: String,
     pub kind: ChartKind,
@@ -29,9 +31,11 @@ pub struct Chart {
     pub log_x: bool,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Series {
     pub name: String,
-    /// (x, y); for bar charts x is the category index.
+    /// (x, y); for bar charts x is the category index. A value that could not
+    /// be measured (NaN) is written as null.
+    #[schemars(with = "Vec<(Option<f64>, Option<f64>)>")]
     pub points: Vec<(f64, f64)>,
 }

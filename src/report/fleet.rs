@@ -520,6 +520,7 @@ mod tests {
 
     fn results(host: &str, version: &str) -> String {
         let r = LabResults {
+            schema_version: crate::report::study::LAB_SCHEMA_VERSION.into(),
             iolab_version: version.into(),
             machine: Machine {
                 hostname: host.into(),

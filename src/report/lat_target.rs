@@ -4,7 +4,9 @@
 //! are filled from it; the rest goes under `iolab.engine.lat_target`.
 
 /// What one job's queue-depth search found.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
+)]
 pub struct LatTargetReport {
     /// `latency_target` in ns (fio's JSON unit for it).
     pub target_ns: u64,

@@ -34,6 +34,12 @@ use crate::workload::verify::VerifyStats;
 /// so readers can tell the producer apart while parsing the same schema.
 pub const FIO_VERSION_STRING: &str = concat!("iolab-", env!("CARGO_PKG_VERSION"));
 
+/// The version of the run document's schema (`docs/schema/run.schema.json`,
+/// docs/json.md), written as `iolab.schema_version`: MAJOR.MINOR.PATCH, where a
+/// new optional key raises MINOR and a key removed, renamed or retyped raises
+/// MAJOR.
+pub const RUN_SCHEMA_VERSION: &str = "1.0.0";
+
 /// Ordered string map (fio prints options in the order given).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct OrderedMap(pub Vec<(String, String)>);
@@ -57,6 +63,71 @@ impl<'de> Deserialize<'de> for OrderedMap {
         ))
         .map(OrderedMap)
     }
+}
+
+/// The JSON Schema of an object whose values all have `value`'s schema (the
+/// ordered maps here serialise as plain objects), keys matching `keys` if given.
+fn object_of(description: &str, keys: Option<&str>, value: serde_json::Value) -> schemars::Schema {
+    let mut o = serde_json::json!({
+        "type": "object",
+        "description": description,
+        "additionalProperties": value,
+    });
+    if let Some(pattern) = keys {
+        o["propertyNames"] = serde_json::json!({ "pattern": pattern });
+    }
+    schemars::Schema::try_from(o).expect("an object is a schema")
+}
+
+macro_rules! object_schema {
+    ($t:ty, $name:literal, $desc:expr, $keys:expr, $value:tt) => {
+        impl schemars::JsonSchema for $t {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                $name.into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                object_of($desc, $keys, serde_json::json!($value))
+            }
+        }
+    };
+}
+
+object_schema!(
+    OrderedMap,
+    "OrderedMap",
+    "Options as written, in the order given: name -> value.",
+    None,
+    { "type": "string" }
+);
+object_schema!(
+    Percentiles,
+    "Percentiles",
+    "Percentile (fio's \"%f\" key, e.g. \"99.000000\") -> latency in ns.",
+    Some("^[0-9]+\\.[0-9]{6}$"),
+    { "type": "integer", "minimum": 0 }
+);
+object_schema!(
+    Dist,
+    "Dist",
+    "Label (fio's bucket name) -> percent of requests.",
+    None,
+    { "type": "number" }
+);
+object_schema!(
+    crate::report::jsonplus::FioBins,
+    "FioBins",
+    "fio's json+ latency bins: latency in ns -> requests in that bin.",
+    Some("^[0-9]+$"),
+    { "type": "integer", "minimum": 0 }
+);
+
+/// `iolab.engine`'s schema: [`JobEngine`], or `{}` for a result built without
+/// an engine run ([`engine_or_empty`]).
+fn engine_or_empty_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let engine = g.subschema_for::<JobEngine>();
+    schemars::json_schema!({
+        "anyOf": [engine, { "type": "object", "maxProperties": 0 }]
+    })
 }
 
 /// Reads a JSON object into its `(key, value)` pairs in document order, the
@@ -142,7 +213,9 @@ impl<'de> Deserialize<'de> for Dist {
 }
 
 /// fio's latency object: `{min max mean stddev N [percentile]}`, in ns.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
+)]
 pub struct LatStats {
     pub min: u64,
     pub max: u64,
@@ -187,7 +260,9 @@ impl LatStats {
 }
 
 /// One direction (read, write, trim) of a job, fio's keys.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
+)]
 pub struct DirResult {
     pub io_bytes: u64,
     pub io_kbytes: u64,
@@ -231,7 +306,9 @@ impl DirResult {
 }
 
 /// fio's `sync` object: fsync latency.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
+)]
 pub struct SyncResult {
     pub total_ios: u64,
     pub lat_ns: LatStats,
@@ -247,7 +324,9 @@ impl SyncResult {
 }
 
 /// Latency per request class (study 003), fio's `prios[]` idea keyed by class.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
+)]
 pub struct ClassResult {
     pub class: String,
     pub ios: u64,
@@ -256,7 +335,9 @@ pub struct ClassResult {
 }
 
 /// Completions per interval, for IOPS/bandwidth-over-time charts.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
+)]
 pub struct IopsLog {
     pub interval_ms: u64,
     /// `[read, write, trim, sync]` completions per interval.
@@ -268,7 +349,7 @@ pub struct IopsLog {
 }
 
 /// How the latency histograms were kept, so readers know the error bound.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HistogramInfo {
     pub kind: String,
     pub significant_digits: u8,
@@ -293,7 +374,7 @@ impl HistogramInfo {
 }
 
 /// What fio has no key for, per job.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct JobExtras {
     pub jobnum: u32,
     /// Workers folded into this result (numjobs / group_reporting).
@@ -316,6 +397,7 @@ pub struct JobExtras {
         serialize_with = "engine_or_empty",
         deserialize_with = "engine_unless_empty"
     )]
+    #[schemars(schema_with = "engine_or_empty_schema")]
     pub engine: Option<JobEngine>,
 }
 
@@ -340,7 +422,9 @@ fn engine_unless_empty<'de, D: Deserializer<'de>>(d: D) -> Result<Option<JobEngi
 /// `iolab.engine`: how one job's I/O was actually done, beyond fio's keys:
 /// backend and completion model with what they observed, the scheduler, request
 /// accounting and errors, verification, injected faults and the block trace.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
+)]
 pub struct JobEngine {
     pub backend: String,
     pub completion_model: String,
@@ -383,7 +467,9 @@ pub struct JobEngine {
 }
 
 /// Data verification of a job, with its first failure in words.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
+)]
 pub struct VerifyReport {
     #[serde(flatten)]
     pub stats: VerifyStats,
@@ -392,7 +478,7 @@ pub struct VerifyReport {
 }
 
 /// One job (or group of workers) in fio's JSON shape.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct JobResult {
     pub jobname: String,
     pub groupid: u32,
@@ -799,8 +885,13 @@ pub fn apply_group_aggregates(jobs: &mut [JobResult]) {
 }
 
 /// What fio has no key for, per run.
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct RunExtras {
+    /// The schema this document follows ([`RUN_SCHEMA_VERSION`]); empty when
+    /// read from a document written before the field existed.
+    #[serde(default)]
+    pub schema_version: String,
+    /// iolab's version.
     pub version: String,
     /// Cost and resolution of the engine clock, measured at start.
     pub clock: Option<ClockCheck>,
@@ -815,7 +906,7 @@ pub struct RunExtras {
 }
 
 /// One run: all jobs, disks and run-level extras.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct RunResult {
     #[serde(rename = "fio version")]
     pub fio_version: String,
@@ -858,6 +949,7 @@ impl RunResult {
             jobs,
             disk_util,
             iolab: RunExtras {
+                schema_version: RUN_SCHEMA_VERSION.to_string(),
                 version: env!("CARGO_PKG_VERSION").to_string(),
                 ..iolab
             },

@@ -70,7 +70,17 @@ pub struct GroupRun {
 
 /// Request accounting of one stream: at the end `submitted = ok + errors`
 /// unless the run was interrupted with requests in flight.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct Accounting {
     /// Requests handed to the backend.
     pub submitted: u64,
@@ -102,7 +112,7 @@ impl Accounting {
 
 /// One group's placement: study 001's P tasks (the I/O workers) and C tasks (the
 /// compute co-runners), where each was allowed to run and what it got.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct PlacementReport {
     pub groupid: u32,
     /// The policy (`placement=`); None when jobs fixed their own CPUs or let the
@@ -117,7 +127,7 @@ pub struct PlacementReport {
 }
 
 /// The live balancer of `placement=balance` over one group.
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct BalancerReport {
     pub interval_ms: f64,
     /// Balancing periods run.
@@ -133,7 +143,7 @@ pub struct BalancerReport {
     pub errors: Vec<String>,
 }
 
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct PlacedTask {
     /// `P` (I/O worker) or `C` (co-runner): the task's role.
     pub kind: crate::placement::TaskKind,

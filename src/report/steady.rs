@@ -11,7 +11,7 @@ pub struct Eval {
 }
 
 /// What the report shows: fio's `steadystate` object.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SteadyReport {
     /// The criterion as fio prints it (`"iops:5.000000%"`).
     pub ss: String,
@@ -26,7 +26,9 @@ pub struct SteadyReport {
     pub data: SteadyData,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
+)]
 pub struct SteadyData {
     /// Bytes/s, mean of the window.
     pub bw_mean: u64,

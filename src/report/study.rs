@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::report::chart::Chart;
 
 /// One reproduced study.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct StudyResult {
     /// Command-line name (`poll`, `laq`, `placement`, `breakdown`, `observe`).
     pub id: String,
@@ -27,7 +27,7 @@ pub struct StudyResult {
     pub duration_s: f64,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Table {
     pub title: String,
     pub columns: Vec<String>,
@@ -35,10 +35,16 @@ pub struct Table {
 }
 
 /// A table cell: text, or a number with the precision to print it at.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(schemars::JsonSchema, Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(untagged)]
 pub enum Cell {
-    Num { v: f64, prec: u8 },
+    Num {
+        /// The number; a measurement that could not be made (NaN) is
+        /// written as null.
+        #[schemars(with = "Option<f64>")]
+        v: f64,
+        prec: u8,
+    },
     Text(String),
 }
 
@@ -59,7 +65,7 @@ impl Cell {
 }
 
 /// Our measurement beside the study's published figure.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Comparison {
     pub what: String,
     pub ours: f64,
@@ -77,15 +83,24 @@ impl Comparison {
     }
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Skipped {
     pub part: String,
     pub reason: String,
 }
 
+/// The version of `results.json`'s schema (`docs/schema/lab-results.schema.json`,
+/// docs/json.md): MAJOR.MINOR.PATCH, a new optional key raising MINOR, a key
+/// removed, renamed or retyped raising MAJOR.
+pub const LAB_SCHEMA_VERSION: &str = "1.0.0";
+
 /// Everything `iolab lab` produced, as saved in `results.json`.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct LabResults {
+    /// The schema this document follows ([`LAB_SCHEMA_VERSION`]); empty when
+    /// read from a file written before the field existed.
+    #[serde(default)]
+    pub schema_version: String,
     pub iolab_version: String,
     pub machine: Machine,
     pub quick: bool,
@@ -95,7 +110,7 @@ pub struct LabResults {
 }
 
 /// The machine a lab run measured.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
 pub struct Machine {
     pub hostname: String,
     pub kernel: String,

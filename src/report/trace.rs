@@ -10,7 +10,7 @@ use crate::request::Op;
 
 /// One traced job: the device's btt table, the event and request counts, and
 /// this job's requests split by layer.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct JobTrace {
     /// `/dev/NAME` of the traced device.
     pub device: String,
@@ -125,7 +125,7 @@ impl JobTrace {
 }
 
 /// Block events seen, by action.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct EventCounts {
     pub total: u64,
     pub by_action: ActionCounts,
@@ -134,7 +134,9 @@ pub struct EventCounts {
 }
 
 /// Events per blktrace action letter, as btt names them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize,
+)]
 pub struct ActionCounts {
     #[serde(rename = "Q")]
     pub q: u64,
@@ -175,7 +177,9 @@ impl ActionCounts {
 }
 
 /// What matching made of the events.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize,
+)]
 pub struct RequestCounts {
     pub completed: u64,
     pub merged_bios: u64,
@@ -197,7 +201,7 @@ impl RequestCounts {
 }
 
 /// The per-layer split of all of a job's joined I/Os and of each direction.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Split {
     pub all: LayerSplit,
     pub read: LayerSplit,
@@ -205,7 +209,7 @@ pub struct Split {
 }
 
 /// `--trace-sample`: how much of the run the events were on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SamplingReport {
     pub percent: f64,
     pub period_ms: f64,

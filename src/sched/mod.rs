@@ -50,7 +50,17 @@ pub enum SchedError {
 }
 
 /// A per-class counter set, serialized with the class names.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct PerClass {
     pub read: u64,
     pub syncwrite: u64,
@@ -85,7 +95,17 @@ impl PerClass {
 }
 
 /// What the scheduler did, for the `iolab` JSON object and the study.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct SchedStats {
     pub dispatched: PerClass,
     pub dispatched_bytes: PerClass,

@@ -10,12 +10,17 @@
 //! Signals: the handler only stores to an atomic and writes one byte to a pipe
 //! (both async-signal-safe). A watcher thread reads the pipe; the first signal asks
 //! the engine to stop ([`stop_requested`]), the second runs every registered undo
-//! and exits with 128+signal (130 for SIGINT) without waiting for the engine.
+//! and then does what the installer chose ([`SecondSignal`]): the `iolab`
+//! command exits with 128+signal (130 for SIGINT) without waiting for the engine.
+//!
+//! Nothing in the library installs the handlers: whoever owns the process does
+//! (the command line at its edge, in each command's `cli.rs`), and only then
+//! can a signal end the process on iolab's account.
 
 use std::io;
 use std::sync::Mutex;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// What a failed undo action reports: any error type, with its causes.
@@ -43,6 +48,8 @@ static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
 static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 static STOP: AtomicBool = AtomicBool::new(false);
 static PIPE_WR: AtomicI32 = AtomicI32::new(-1);
+/// What the watcher does on a second signal: [`SecondSignal`] as a number.
+static ON_SECOND: AtomicU8 = AtomicU8::new(SecondSignal::UndoAndExit as u8);
 static INSTALLED: OnceLock<Result<(), std::sync::Arc<io::Error>>> = OnceLock::new();
 
 /// Handle to one registered undo action.
@@ -177,8 +184,23 @@ extern "C" fn on_signal(sig: libc::c_int) {
     unsafe { *libc::__errno_location() = errno };
 }
 
-/// Install the SIGINT/SIGTERM handlers and start the watcher thread. Idempotent.
-pub fn install_signal_handlers() -> io::Result<()> {
+/// What a second SIGINT/SIGTERM does, after every registered undo has run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum SecondSignal {
+    /// Exit the process with 128+signal (130 for SIGINT), as a shell reports a
+    /// command a signal stopped: the `iolab` command's policy.
+    UndoAndExit = 0,
+    /// Keep the process: the stop flag stays set and the program decides.
+    UndoOnly = 1,
+}
+
+/// Install the SIGINT/SIGTERM handlers and start the watcher thread: the
+/// first signal sets the stop flag, the second runs every registered undo and
+/// then does what `on_second` says. Idempotent; a later call's `on_second`
+/// replaces an earlier one's.
+pub fn install_signal_handlers(on_second: SecondSignal) -> io::Result<()> {
+    ON_SECOND.store(on_second as u8, Ordering::SeqCst);
     INSTALLED
         .get_or_init(|| install().map_err(std::sync::Arc::new))
         .clone()
@@ -239,10 +261,15 @@ fn watch(rd: libc::c_int) {
             continue;
         }
         abort_now(sig);
+        if ON_SECOND.load(Ordering::SeqCst) == SecondSignal::UndoAndExit as u8 {
+            std::process::exit(128 + sig)
+        }
     }
 }
 
-fn abort_now(sig: i32) -> ! {
+/// Run every undo now (and wait a bounded moment for those already running
+/// on other threads): the second signal's work before its [`SecondSignal`].
+fn abort_now(sig: i32) {
     let pending = pending();
     if !pending.is_empty() {
         eprintln!(
@@ -260,7 +287,6 @@ fn abort_now(sig: i32) -> ! {
     while IN_FLIGHT.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(5));
     }
-    std::process::exit(128 + sig)
 }
 
 fn signal_name(sig: i32) -> &'static str {

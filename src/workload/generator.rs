@@ -405,9 +405,7 @@ impl Generator {
             (Pattern::Seq, zones::Zones::None) => match self.seq_offset(d, b, len) {
                 Some(o) => Some(o),
                 // The pass is over: the next one starts from the region's start.
-                None if self.next_pass(true) && self.within_limits() => {
-                    self.seq_offset(d, b, len)
-                }
+                None if self.next_pass(true) && self.within_limits() => self.seq_offset(d, b, len),
                 None => None,
             },
             (Pattern::Seq, _) => Some(self.zoned_seq_offset(d, a, *len)),

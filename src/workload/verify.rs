@@ -31,7 +31,17 @@ pub const MIN_BLOCK: usize = VerifySpec::MIN_BLOCK;
 pub const MAX_UNITS: u64 = 16 << 20;
 
 /// What verification did in one job.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct VerifyStats {
     /// Blocks written with a header.
     pub written: u64,

@@ -54,7 +54,9 @@ const AT_DATA_CRC: usize = 48;
 const AT_HDR_CRC: usize = 52;
 
 /// Which part of a block did not match.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Field {
     Magic,
@@ -97,7 +99,9 @@ impl Field {
 }
 
 /// One mismatch: where, which field, and the two values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize,
+)]
 pub struct VerifyFailure {
     /// Offset of the block on the target.
     pub offset: u64,

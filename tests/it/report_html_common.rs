@@ -247,6 +247,7 @@ pub fn lab_results() -> LabResults {
         duration_s: 3.0,
     };
     LabResults {
+        schema_version: iolab::report::study::LAB_SCHEMA_VERSION.into(),
         iolab_version: "0.1.0".into(),
         machine: Machine {
             hostname: "testhost".into(),

@@ -6,7 +6,7 @@ use super::rule::{CALIBRATION_SAMPLES, CLASSES, MIN_SHIFT};
 use crate::job::CompletionModel;
 
 /// One decision, with the numbers behind it.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Decision {
     /// Requests of at most this many bytes (the class's upper bound).
     pub size_class: u64,

@@ -79,7 +79,17 @@ pub struct Adaptive {
 }
 
 /// What adaptive did, counted for the report (JSON keys as named).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct Counters {
     /// Requests whose model adaptive chose per request, by model.
     #[serde(rename = "adaptive_poll")]

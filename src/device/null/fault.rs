@@ -14,7 +14,17 @@ use crate::job::spec::NullFaults;
 use crate::request::Op;
 
 /// Faults injected so far, per kind.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 pub struct FaultCounts {
     /// Commands completed with -EIO.
     pub errors: u64,

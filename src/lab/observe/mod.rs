@@ -467,7 +467,7 @@ pub fn run(opts: &ObserveStudyOpts) -> Result<StudyResult> {
         bail!("neither database server can run here: {}", why.join("; "));
     }
     tool("mkfs.ext4")?;
-    cleanup::install_signal_handlers()?;
+    cleanup::install_signal_handlers(crate::sys::cleanup::SecondSignal::UndoAndExit)?;
     let plan = Plan::new(opts.quick);
     let mut r = StudyResult {
         id: "observe".into(),

@@ -40,7 +40,9 @@ pub struct JoinedIo {
 }
 
 /// Time per layer of a set of joined I/Os (study 002's breakdown).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
+#[derive(
+    schemars::JsonSchema, Clone, Copy, Debug, Default, PartialEq, Serialize, serde::Deserialize,
+)]
 pub struct LayerSplit {
     /// Submit start -> Q.
     pub user: StageStats,

@@ -6,7 +6,7 @@ use super::matching::{BlockRequest, MatchStats};
 use serde::{Deserialize, Serialize};
 
 /// min / avg / max / N of one stage, in ns.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StageStats {
     pub n: u64,
     pub min_ns: u64,
@@ -38,7 +38,7 @@ impl StageStats {
 
 /// biolatency-style histogram: bucket k counts values in [2^k, 2^(k+1)) us, with
 /// bucket 0 holding [0, 2) us.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Log2Hist {
     pub buckets: Vec<u64>,
@@ -83,7 +83,7 @@ impl Log2Hist {
 }
 
 /// btt's stage table plus what the device did not report.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(schemars::JsonSchema, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct BttTable {
     pub q2g: StageStats,
     pub g2i: StageStats,
