@@ -262,8 +262,20 @@ fn policies_run_on_io_uring_with_their_own_sleeps() {
             "{model}: {c:?}"
         );
         // The disk takes tens of microseconds per read: every policy naps
-        // (DPAS starts in PAS; hybrid-uring after its first completion).
-        assert!(c.sleeps > 0, "{model}: {c:?}");
+        // (hybrid-uring after its first completion). DPAS's mode is per CPU
+        // and shared by every DPAS worker alive in the process, as the
+        // paper's per-core switch is: another test's DPAS job running beside
+        // this one may hold the CPU in a polling mode, so DPAS either napped
+        // or served its requests in a mode that does not sleep.
+        let napped = c.sleeps > 0;
+        if model == "dpas" {
+            assert!(
+                napped || c.dpas.cp + c.dpas.int + c.dpas.ol > 0,
+                "{model}: {c:?}"
+            );
+        } else {
+            assert!(napped, "{model}: {c:?}");
+        }
     }
 }
 

@@ -208,12 +208,14 @@ fn a_bssplit_list_under_bsrange_is_read_as_fio_reads_it() {
         max: 1024,
     };
     assert_eq!(p.jobs[0].bs, [r.clone(), r]);
+    // A note, not a warning: it goes with the results (iolab.notes).
     let notes: Vec<&String> = p
-        .warnings
+        .notes
         .iter()
-        .filter(|w| w.contains("bssplit list under the bsrange name"))
+        .map(|n| &n.note)
+        .filter(|n| n.contains("bssplit list under the bsrange name"))
         .collect();
-    assert_eq!(notes.len(), 1, "{:?}", p.warnings);
+    assert_eq!(notes.len(), 1, "{:?}", p.notes);
     assert!(
         notes[0].contains("read as the range 512-1k"),
         "{}",
@@ -224,11 +226,12 @@ fn a_bssplit_list_under_bsrange_is_read_as_fio_reads_it() {
         "{}",
         notes[0]
     );
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
     let p = parse("[a]\nbsrange=1k-4k\n").unwrap();
     assert!(
-        p.warnings.iter().all(|w| !w.contains("bsrange")),
+        p.notes.iter().all(|n| n.option != "bsrange"),
         "{:?}",
-        p.warnings
+        p.notes
     );
 }
 

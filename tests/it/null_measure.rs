@@ -95,7 +95,11 @@ fn interrupt_wakeup_overshoot() {
             late.push(seen - out[0].dev_done);
         }
         let s = d.stats();
-        assert_eq!((s.wait_calls, s.interrupts), (2000, 2000));
+        // Each sleep ends on one interrupt. A reap finds its I/O already done
+        // (no sleep) only when the thread lost its CPU for the device's 50 us
+        // between commit and reap: on a busy VM that is rare, not never.
+        assert_eq!(s.wait_calls, s.interrupts, "{mode:?}");
+        assert!((1900..=2000).contains(&s.wait_calls), "{mode:?}: {s:?}");
         let p99 = {
             late.sort_unstable();
             late[late.len() * 99 / 100]

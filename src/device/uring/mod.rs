@@ -878,16 +878,29 @@ impl Drop for Uring {
     /// another thread, the enters fail at once and closing the ring leaves the
     /// kernel to cancel what is left (O_DIRECT pages stay pinned until then).
     /// The engine's workers reap everything before they return their queue.
+    ///
+    /// The bound is time, not a number of waits: completions that arrive one
+    /// at a time (a busy disk) must not end the wait after a few of them
+    /// with the rest still writing into the buffers.
     fn drop(&mut self) {
         let ts = types::Timespec::new().sec(1);
         let args = types::SubmitArgs::new().timespec(&ts);
-        for _ in 0..10 {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
             let done = self.ring.completion().count() as u32;
             self.in_flight = self.in_flight.saturating_sub(done);
-            if self.in_flight == 0 {
+            if self.in_flight == 0 || std::time::Instant::now() >= deadline {
                 return;
             }
-            let _ = self.ring.submitter().submit_with_args(1, &args);
+            let want = self.in_flight as usize;
+            match self.ring.submitter().submit_with_args(want, &args) {
+                // A timeout (ETIME) or a signal (EINTR): look again.
+                Ok(_) => {}
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR)) => {}
+                // This thread cannot wait on the ring (deferred task work
+                // owned by another thread): leave the rest to the kernel.
+                Err(_) => return,
+            }
         }
     }
 }
