@@ -204,11 +204,20 @@ fn fio_suite_passes_under_iolab_where_it_passes_under_fio() {
     let mut stale = Vec::new();
     let mut report = String::new();
     for &id in TESTS {
-        let iolab = run_one(root, &shim, id, "iolab");
+        let mut iolab = run_one(root, &shim, id, "iolab");
         let fio = match &iolab {
             Verdict::Failed(_) => Some(run_one(root, &real_fio, id, "fio")),
             _ => None,
         };
+        // fio passed where iolab failed a moment before: the machine may have
+        // been busier then (t0006, t0011 and latency_percentiles.py depend on
+        // it: fio fails them under load too). Give iolab the same moment: a
+        // second run. A real difference fails twice.
+        if let (Verdict::Failed(first), Some(Verdict::Passed)) = (&iolab, &fio) {
+            let again = run_one(root, &shim, id, "iolab-again");
+            report += &format!("test {id}: iolab failed once ({first}), then {again:?}\n");
+            iolab = again;
+        }
         let reason = listed.iter().find(|l| l.0 == id).map(|l| l.1.as_str());
         report += &format!("test {id}: iolab {iolab:?}; fio {fio:?}\n");
         match (&iolab, &fio, reason) {
