@@ -200,7 +200,93 @@ pub(super) fn hybrid_policies(r: &mut StudyResult, quick: bool) -> Result<()> {
     // mix of 4 KiB and 128 KiB (DPAS measures both sizes).
     let noisy_us = 50u64;
     let loads = [Load::Alone, Load::Corunners, Load::Overloaded];
-    let mut table = Table {
+    let mut table = grid_table(ncpu, rounds, rt);
+    let devices = grid_devices(lats_us, noisy_us, &loads, quick);
+    let mut dominated: Vec<String> = vec![];
+    let mut overload: Vec<(CompletionModel, f64)> = vec![];
+    for (dev, params, bs, dev_loads) in &devices {
+        for &load in dev_loads {
+            let mut acc: Vec<PolicyRounds> =
+                POLICIES.iter().map(|_| PolicyRounds::default()).collect();
+            for round in 0..rounds as usize {
+                // Rotate who goes first, so no policy always runs right after
+                // the same neighbour (or first, on a cold cache).
+                for k in 0..POLICIES.len() {
+                    let i = (k + round) % POLICIES.len();
+                    acc[i].run(&policy_job(params, bs, load, POLICIES[i], rt, ncpu))?;
+                }
+            }
+            let mut points: Vec<(CompletionModel, PolicyPoint)> = vec![];
+            for (&model, a) in POLICIES.iter().zip(&acc) {
+                let p = a.point();
+                table.rows.push(vec![
+                    Cell::text(dev.clone()),
+                    Cell::text(load.name()),
+                    Cell::text(model.name()),
+                    Cell::num(p.iops, 0),
+                    Cell::num(p.cpu_us_per_io, 2),
+                    Cell::num(p.p50_us, 1),
+                    Cell::num(p.p99_us, 1),
+                    Cell::num(p.p999_us, 1),
+                    Cell::num(p.ctx_per_io, 2),
+                    Cell::text(policy_account(model, &p.completion)),
+                ]);
+                if load == Load::Overloaded && dev == &devices[0].0 {
+                    overload.push((model, p.iops));
+                }
+                points.push((model, p));
+            }
+            dominated.extend(frontier_misses(dev, load, &points));
+            r.charts.push(frontier_chart(dev, load, &points));
+        }
+    }
+    r.tables.push(table);
+    let iops_of = |m: CompletionModel| {
+        overload
+            .iter()
+            .find(|(x, _)| *x == m)
+            .map_or(f64::NAN, |(_, v)| *v)
+    };
+    let (hu, poll) = (
+        iops_of(CompletionModel::HybridUring),
+        iops_of(CompletionModel::Poll),
+    );
+    r.comparisons.push(Comparison {
+        what: format!(
+            "(vi) hybrid-uring IOPS / classic poll IOPS, more pollers than CPUs ({} us device, {} threads on {ncpu} CPUs)",
+            lats_us[0],
+            2 * ncpu
+        ),
+        ours: hu / poll,
+        published: Some(PUB_URING_HYBRID_16T_OPS / PUB_URING_POLL_16T_OPS),
+        unit: "x".into(),
+        note: "io_uring hybrid IOPOLL v9 cover letter (2024-11-01): RocksDB multireadrandom, 16 threads on 8 cores, 160233 vs 121953 ops/s; a different workload (application ops, kernel-side polling), shown for direction only".into(),
+    });
+    r.setup.push((
+        "(vi) published DPAS figures".into(),
+        "not quoted: the DPAS paper's text is not in our reference store; its artifact (DongDongJu/DPAS_FAST26, kernel/block/blk-mq.c) gave the rules and constants we implement, not its results".into(),
+    ));
+    r.setup.push((
+        "(vi) section time".into(),
+        format!("{:.1} s", t0.elapsed().as_secs_f64()),
+    ));
+    if dominated.is_empty() {
+        r.verdict.push(
+            "(vi) Adaptive is on the CPU-per-I/O / p99 frontier at every point: no policy beat it by more than 5% on both at once.".into(),
+        );
+    } else {
+        r.verdict.push(format!(
+            "(vi) Adaptive is off the frontier at {} point(s) (another policy better by >5% on both CPU per I/O and p99): {}.",
+            dominated.len(),
+            dominated.join("; ")
+        ));
+    }
+    Ok(())
+}
+
+/// The (vi) grid's table, empty: one row per device, load and policy.
+fn grid_table(ncpu: u32, rounds: u32, rt: Duration) -> Table {
+    Table {
         title: format!(
             "(vi) Hybrid polling policies: 4 KiB random reads on the null device ({ncpu} CPUs, {})",
             if rounds > 1 {
@@ -227,8 +313,17 @@ pub(super) fn hybrid_policies(r: &mut StudyResult, quick: bool) -> Result<()> {
         .map(String::from)
         .to_vec(),
         rows: vec![],
-    };
-    let mut devices: Vec<(String, NullParams, BlockSizes, Vec<Load>)> = lats_us
+    }
+}
+
+/// A device of the (vi) grid: its name, the null device's parameters, the
+/// block sizes and the loads it runs under.
+type GridDevice = (String, NullParams, BlockSizes, Vec<Load>);
+
+/// The (vi) grid's devices: one per fixed latency, then the noisy ones at
+/// `noisy_us` (2% spikes; with the full grid, a 4K/128K mix).
+fn grid_devices(lats_us: &[u64], noisy_us: u64, loads: &[Load], quick: bool) -> Vec<GridDevice> {
+    let mut devices: Vec<GridDevice> = lats_us
         .iter()
         .map(|&l| {
             (
@@ -276,117 +371,55 @@ pub(super) fn hybrid_policies(r: &mut StudyResult, quick: bool) -> Result<()> {
             noisy_loads,
         ));
     }
-    let mut dominated: Vec<String> = vec![];
-    let mut overload: Vec<(CompletionModel, f64)> = vec![];
-    for (dev, params, bs, dev_loads) in &devices {
-        for &load in dev_loads {
-            let mut acc: Vec<PolicyRounds> =
-                POLICIES.iter().map(|_| PolicyRounds::default()).collect();
-            for round in 0..rounds as usize {
-                // Rotate who goes first, so no policy always runs right after
-                // the same neighbour (or first, on a cold cache).
-                for k in 0..POLICIES.len() {
-                    let i = (k + round) % POLICIES.len();
-                    acc[i].run(&policy_job(params, bs, load, POLICIES[i], rt, ncpu))?;
-                }
+    devices
+}
+
+/// Is adaptive on the frontier at this point? Each policy better than it by
+/// more than 5% on both CPU per I/O and p99 at once, described.
+fn frontier_misses(
+    dev: &str,
+    load: Load,
+    points: &[(CompletionModel, PolicyPoint)],
+) -> Vec<String> {
+    // Is adaptive on the frontier? A policy better by more than 5% on
+    // both CPU per I/O and p99 at once beats it.
+    let mut misses = vec![];
+    if let Some((_, a)) = points.iter().find(|(m, _)| *m == CompletionModel::Adaptive) {
+        for (m, p) in points {
+            if *m != CompletionModel::Adaptive
+                && p.cpu_us_per_io < 0.95 * a.cpu_us_per_io
+                && p.p99_us < 0.95 * a.p99_us
+            {
+                misses.push(format!(
+                    "{dev}, {}: {} ({:.2} us CPU/IO, p99 {:.1} us) vs adaptive ({:.2}, {:.1})",
+                    load.name(),
+                    m.name(),
+                    p.cpu_us_per_io,
+                    p.p99_us,
+                    a.cpu_us_per_io,
+                    a.p99_us
+                ));
             }
-            let mut points: Vec<(CompletionModel, PolicyPoint)> = vec![];
-            for (&model, a) in POLICIES.iter().zip(&acc) {
-                let p = a.point();
-                table.rows.push(vec![
-                    Cell::text(dev.clone()),
-                    Cell::text(load.name()),
-                    Cell::text(model.name()),
-                    Cell::num(p.iops, 0),
-                    Cell::num(p.cpu_us_per_io, 2),
-                    Cell::num(p.p50_us, 1),
-                    Cell::num(p.p99_us, 1),
-                    Cell::num(p.p999_us, 1),
-                    Cell::num(p.ctx_per_io, 2),
-                    Cell::text(policy_account(model, &p.completion)),
-                ]);
-                if load == Load::Overloaded && dev == &devices[0].0 {
-                    overload.push((model, p.iops));
-                }
-                points.push((model, p));
-            }
-            // Is adaptive on the frontier? A policy better by more than 5% on
-            // both CPU per I/O and p99 at once beats it.
-            if let Some((_, a)) = points.iter().find(|(m, _)| *m == CompletionModel::Adaptive) {
-                for (m, p) in &points {
-                    if *m != CompletionModel::Adaptive
-                        && p.cpu_us_per_io < 0.95 * a.cpu_us_per_io
-                        && p.p99_us < 0.95 * a.p99_us
-                    {
-                        dominated.push(format!(
-                            "{dev}, {}: {} ({:.2} us CPU/IO, p99 {:.1} us) vs adaptive ({:.2}, {:.1})",
-                            load.name(),
-                            m.name(),
-                            p.cpu_us_per_io,
-                            p.p99_us,
-                            a.cpu_us_per_io,
-                            a.p99_us
-                        ));
-                    }
-                }
-            }
-            r.charts.push(Chart {
-                title: format!("(vi) {dev}, {}: CPU per I/O vs p99", load.name()),
-                kind: ChartKind::Line,
-                x_label: "CPU per I/O (us)".into(),
-                y_label: "p99 latency (us)".into(),
-                categories: vec![],
-                series: points
-                    .iter()
-                    .map(|(m, p)| Series {
-                        name: m.name().into(),
-                        points: vec![(p.cpu_us_per_io, p.p99_us)],
-                    })
-                    .collect(),
-                log_x: false,
-            });
         }
     }
-    r.tables.push(table);
-    let iops_of = |m: CompletionModel| {
-        overload
+    misses
+}
+
+/// One point of the grid as a CPU-per-I/O vs p99 chart, a dot per policy.
+fn frontier_chart(dev: &str, load: Load, points: &[(CompletionModel, PolicyPoint)]) -> Chart {
+    Chart {
+        title: format!("(vi) {dev}, {}: CPU per I/O vs p99", load.name()),
+        kind: ChartKind::Line,
+        x_label: "CPU per I/O (us)".into(),
+        y_label: "p99 latency (us)".into(),
+        categories: vec![],
+        series: points
             .iter()
-            .find(|(x, _)| *x == m)
-            .map_or(f64::NAN, |(_, v)| *v)
-    };
-    let (hu, poll) = (
-        iops_of(CompletionModel::HybridUring),
-        iops_of(CompletionModel::Poll),
-    );
-    r.comparisons.push(Comparison {
-        what: format!(
-            "(vi) hybrid-uring IOPS / classic poll IOPS, more pollers than CPUs ({} us device, {} threads on {ncpu} CPUs)",
-            lats_us[0],
-            2 * ncpu
-        ),
-        ours: hu / poll,
-        published: Some(PUB_URING_HYBRID_16T_OPS / PUB_URING_POLL_16T_OPS),
-        unit: "x".into(),
-        note: "io_uring hybrid IOPOLL v9 cover letter (2024-11-01): RocksDB multireadrandom, 16 threads on 8 cores, 160233 vs 121953 ops/s; a different workload (application ops, kernel-side polling), shown for direction only".into(),
-    });
-    r.setup.push((
-        "(vi) published DPAS figures".into(),
-        "not quoted: the DPAS paper's text is not in our reference store; its artifact (DongDongJu/DPAS_FAST26, kernel/block/blk-mq.c) gave the rules and constants we implement, not its results".into(),
-    ));
-    r.setup.push((
-        "(vi) section time".into(),
-        format!("{:.1} s", t0.elapsed().as_secs_f64()),
-    ));
-    if dominated.is_empty() {
-        r.verdict.push(
-            "(vi) Adaptive is on the CPU-per-I/O / p99 frontier at every point: no policy beat it by more than 5% on both at once.".into(),
-        );
-    } else {
-        r.verdict.push(format!(
-            "(vi) Adaptive is off the frontier at {} point(s) (another policy better by >5% on both CPU per I/O and p99): {}.",
-            dominated.len(),
-            dominated.join("; ")
-        ));
+            .map(|(m, p)| Series {
+                name: m.name().into(),
+                points: vec![(p.cpu_us_per_io, p.p99_us)],
+            })
+            .collect(),
+        log_x: false,
     }
-    Ok(())
 }
