@@ -22,25 +22,7 @@ pub struct Whisker {
 
 pub(super) fn bar_svg(chart: &Chart, mut data: Clean, whiskers: &[Whisker]) -> String {
     let stacked = chart.kind == ChartKind::Stacked;
-    // Categories: given, or the distinct x values when the producer left them out.
-    let cats: Vec<String> = if chart.categories.is_empty() {
-        let mut xs: Vec<f64> = data
-            .series
-            .iter()
-            .flat_map(|(_, p)| p.iter().map(|q| q.0))
-            .collect();
-        xs.sort_by(f64::total_cmp);
-        xs.dedup();
-        let labels: Vec<String> = xs.iter().map(|&x| fmt_si_single(x)).collect();
-        for (_, pts) in &mut data.series {
-            for p in pts.iter_mut() {
-                p.0 = xs.iter().position(|&x| x == p.0).unwrap_or(0) as f64;
-            }
-        }
-        labels
-    } else {
-        chart.categories.clone()
-    };
+    let cats = categories(chart, &mut data);
     let ncat = cats.len();
     // Bar points: (category index, series index, value).
     let mut bars: Vec<(usize, usize, f64)> = Vec::new();
@@ -54,26 +36,7 @@ pub(super) fn bar_svg(chart: &Chart, mut data: Clean, whiskers: &[Whisker]) -> S
             bars.push((xi as usize, si, y));
         }
     }
-    let (mut lo, mut hi) = (0.0f64, 0.0f64);
-    if stacked {
-        for k in 0..ncat {
-            let (mut pos, mut neg) = (0.0, 0.0);
-            for &(_, _, y) in bars.iter().filter(|b| b.0 == k) {
-                if y >= 0.0 {
-                    pos += y;
-                } else {
-                    neg += y;
-                }
-            }
-            hi = hi.max(pos);
-            lo = lo.min(neg);
-        }
-    } else {
-        for &(_, _, y) in &bars {
-            hi = hi.max(y);
-            lo = lo.min(y);
-        }
-    }
+    let (mut lo, mut hi) = value_range(stacked, &bars, ncat);
     let whiskers: Vec<Whisker> = if stacked {
         data.dropped += whiskers.len();
         Vec::new()
@@ -152,27 +115,8 @@ pub(super) fn bar_svg(chart: &Chart, mut data: Clean, whiskers: &[Whisker]) -> S
             escape(&tip)
         );
     }
-    for w in &whiskers {
-        let cx = l.left + slot * (w.category as f64 + 0.5) - bar_w * nser as f64 / 2.0
-            + bar_w * (w.series as f64 + 0.5);
-        let (ya, yb) = (l.y(ticks.frac(w.lo)), l.y(ticks.frac(w.hi)));
-        let cap = (bar_w * 0.3).clamp(2.0, 8.0);
-        let _ = write!(
-            out,
-            r##"<path d="M{x} {ya}V{yb}M{x0} {ya}H{x1}M{x0} {yb}H{x1}" stroke="#222" stroke-width="1.3" fill="none"><title>{t}</title></path>"##,
-            x = c(cx),
-            ya = c(ya),
-            yb = c(yb),
-            x0 = c(cx - cap),
-            x1 = c(cx + cap),
-            t = escape(&format!(
-                "{}: {} to {}",
-                names.get(w.series).map_or("", String::as_str),
-                fmt_si_single(w.lo),
-                fmt_si_single(w.hi)
-            ))
-        );
-    }
+    let geometry = Bars { slot, bar_w, nser };
+    draw_whiskers(&mut out, &l, &ticks, &geometry, &whiskers, &names);
     // Totals above stacks, so the split and the sum read at once (as in seed
     // 000's Fig. 1) — only while they fit.
     if stacked && nser > 1 && slot >= 34.0 {
@@ -196,6 +140,106 @@ pub(super) fn bar_svg(chart: &Chart, mut data: Clean, whiskers: &[Whisker]) -> S
         c(l.left + l.plot_w),
         c(zero_y)
     );
+    draw_category_labels(&mut out, &l, &cats, slot);
+    frame(&mut out, &l, &chart.x_label);
+    legend(&mut out, &l, &names, true);
+    note(&mut out, &l, data.dropped, bars.is_empty());
+    out.push_str("</svg>");
+    out
+}
+
+/// The chart's categories: given, or the distinct x values when the producer
+/// left them out (the points' x then becomes the category's index).
+fn categories(chart: &Chart, data: &mut Clean) -> Vec<String> {
+    if chart.categories.is_empty() {
+        let mut xs: Vec<f64> = data
+            .series
+            .iter()
+            .flat_map(|(_, p)| p.iter().map(|q| q.0))
+            .collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        let labels: Vec<String> = xs.iter().map(|&x| fmt_si_single(x)).collect();
+        for (_, pts) in &mut data.series {
+            for p in pts.iter_mut() {
+                p.0 = xs.iter().position(|&x| x == p.0).unwrap_or(0) as f64;
+            }
+        }
+        labels
+    } else {
+        chart.categories.clone()
+    }
+}
+
+/// The lowest and highest value the bars reach (stacks summed), with 0.
+fn value_range(stacked: bool, bars: &[(usize, usize, f64)], ncat: usize) -> (f64, f64) {
+    let (mut lo, mut hi) = (0.0f64, 0.0f64);
+    if stacked {
+        for k in 0..ncat {
+            let (mut pos, mut neg) = (0.0, 0.0);
+            for &(_, _, y) in bars.iter().filter(|b| b.0 == k) {
+                if y >= 0.0 {
+                    pos += y;
+                } else {
+                    neg += y;
+                }
+            }
+            hi = hi.max(pos);
+            lo = lo.min(neg);
+        }
+    } else {
+        for &(_, _, y) in bars {
+            hi = hi.max(y);
+            lo = lo.min(y);
+        }
+    }
+    (lo, hi)
+}
+
+/// Where bars sit: the width of a category's slot, of one bar, and the
+/// number of series side by side.
+struct Bars {
+    slot: f64,
+    bar_w: f64,
+    nser: usize,
+}
+
+/// Each whisker as an I-beam over its bar, with its interval as a tooltip.
+fn draw_whiskers(
+    out: &mut String,
+    l: &Layout,
+    ticks: &Ticks,
+    g: &Bars,
+    whiskers: &[Whisker],
+    names: &[String],
+) {
+    let Bars { slot, bar_w, nser } = *g;
+    for w in whiskers {
+        let cx = l.left + slot * (w.category as f64 + 0.5) - bar_w * nser as f64 / 2.0
+            + bar_w * (w.series as f64 + 0.5);
+        let (ya, yb) = (l.y(ticks.frac(w.lo)), l.y(ticks.frac(w.hi)));
+        let cap = (bar_w * 0.3).clamp(2.0, 8.0);
+        let _ = write!(
+            out,
+            r##"<path d="M{x} {ya}V{yb}M{x0} {ya}H{x1}M{x0} {yb}H{x1}" stroke="#222" stroke-width="1.3" fill="none"><title>{t}</title></path>"##,
+            x = c(cx),
+            ya = c(ya),
+            yb = c(yb),
+            x0 = c(cx - cap),
+            x1 = c(cx + cap),
+            t = escape(&format!(
+                "{}: {} to {}",
+                names.get(w.series).map_or("", String::as_str),
+                fmt_si_single(w.lo),
+                fmt_si_single(w.hi)
+            ))
+        );
+    }
+}
+
+/// The category names under the bars, shortened to fit (rotated when long),
+/// each with its full name as a tooltip.
+fn draw_category_labels(out: &mut String, l: &Layout, cats: &[String], slot: f64) {
     for (k, cat) in cats.iter().enumerate() {
         let cx = l.left + slot * (k as f64 + 0.5);
         let ty = l.plot_bottom + 14.0;
@@ -220,9 +264,4 @@ pub(super) fn bar_svg(chart: &Chart, mut data: Clean, whiskers: &[Whisker]) -> S
             s = escape(&shown)
         );
     }
-    frame(&mut out, &l, &chart.x_label);
-    legend(&mut out, &l, &names, true);
-    note(&mut out, &l, data.dropped, bars.is_empty());
-    out.push_str("</svg>");
-    out
 }
