@@ -273,36 +273,7 @@ pub fn run(opts: &BreakdownStudyOpts) -> Result<StudyResult> {
             .into(),
         ..Default::default()
     };
-    r.setup = vec![
-        (
-            "Low".into(),
-            "randrw 50/50, 4 KiB, QD1, 1 job, direct=1".into(),
-        ),
-        (
-            "Normal".into(),
-            "randrw 50/50, 4-64 KiB (bsrange), QD4, 4 jobs, direct=1".into(),
-        ),
-        (
-            "engines".into(),
-            "zram: psync (no NOWAIT: io_uring would punt to io-wq; psync iodepth is 1 per \
-             job); loop and file: io_uring"
-                .into(),
-        ),
-        ("runtime per run".into(), format!("{} ms", rt.as_millis())),
-        (
-            "tracing".into(),
-            "tracefs instance, block_bio_queue/getrq/rq_insert/rq_issue/rq_complete/bio_complete, \
-             mono clock; engine clock switched to CLOCK_MONOTONIC"
-                .into(),
-        ),
-        (
-            "allocation toggle".into(),
-            format!(
-                "{PDU_BYTES} B zeroed heap object allocated before each submit and freed at its \
-                 completion (alloc_per_request), vs none (iolab's preallocated slots)"
-            ),
-        ),
-    ];
+    r.setup = setup_rows(rt);
     if !is_root() {
         for part in ["zram", "loop", "file on vda", "allocation comparison"] {
             r.skipped.push(Skipped {
@@ -316,45 +287,7 @@ pub fn run(opts: &BreakdownStudyOpts) -> Result<StudyResult> {
         return Ok(r);
     }
 
-    let mut table = Table {
-        title: "Mean time per layer (us), traced runs".into(),
-        columns: [
-            "device",
-            "load",
-            "op",
-            "user (submit->Q)",
-            "block (Q->D)",
-            "driver+device (D->C)",
-            "Q->C",
-            "completion (C->seen)",
-            "total",
-            "N",
-        ]
-        .map(String::from)
-        .to_vec(),
-        rows: Vec::new(),
-    };
-    let mut chart = Chart {
-        title: "Where the time goes (mean us per layer; zram: Q->C not separable)".into(),
-        kind: ChartKind::Stacked,
-        x_label: "device / load / op".into(),
-        y_label: "us".into(),
-        ..Default::default()
-    };
-    let names = [
-        "user",
-        "block layer",
-        "driver+device",
-        "block+driver+device (bio-based)",
-        "completion delivery",
-    ];
-    let mut series: Vec<Series> = names
-        .iter()
-        .map(|n| Series {
-            name: n.to_string(),
-            points: Vec::new(),
-        })
-        .collect();
+    let mut view = LayerView::new();
     let mut zram_dev: Option<Dev> = None;
 
     type Maker = fn() -> Result<Dev>;
@@ -393,62 +326,14 @@ pub fn run(opts: &BreakdownStudyOpts) -> Result<StudyResult> {
                 bail!("{part} {}: traced run returned no trace", load.name());
             };
             for (op, l) in [("read", &t.split.read), ("write", &t.split.write)] {
-                let s = split_of(l);
-                let c = |v: f64| Cell::num(v, 2);
-                table.rows.push(vec![
-                    Cell::text(dev.label),
-                    Cell::text(load.name()),
-                    Cell::text(op),
-                    c(s.user),
-                    c(s.block),
-                    c(s.device),
-                    c(s.q2c),
-                    c(s.completion),
-                    c(s.total),
-                    Cell::num(s.n as f64, 0),
-                ]);
-                let kernel = if s.block.is_nan() {
-                    s.q2c
-                } else {
-                    s.block + s.device
-                };
-                if s.n > 0 {
-                    r.verdict.push(format!(
-                        "{} {} {op}: block layer + driver + device {:.1} of {:.1} us ({:.0}%), \
-                         user submission {:.1} us, completion delivery {:.1} us",
-                        dev.label,
-                        load.name(),
-                        kernel,
-                        s.total,
-                        100.0 * kernel / s.total,
-                        s.user,
-                        s.completion
-                    ));
-                }
-                let x = chart.categories.len() as f64;
-                chart
-                    .categories
-                    .push(format!("{} {} {op}", dev.label, load.name()));
-                let bio = s.block.is_nan();
-                let vals = [
-                    s.user,
-                    if bio { 0.0 } else { s.block },
-                    if bio { 0.0 } else { s.device },
-                    if bio { s.q2c } else { 0.0 },
-                    s.completion,
-                ];
-                for (se, v) in series.iter_mut().zip(vals) {
-                    se.points.push((x, if v.is_finite() { v } else { 0.0 }));
-                }
+                view.add(&mut r.verdict, dev.label, load, op, &split_of(l));
             }
         }
         if part == "zram" {
             zram_dev = Some(dev);
         }
     }
-    chart.series = series;
-    r.tables.push(table);
-    r.charts.push(chart);
+    view.finish(&mut r);
 
     match &zram_dev {
         Some(dev) => allocation(&mut r, dev, alloc_rt, reps)?,
@@ -577,4 +462,150 @@ fn allocation(r: &mut StudyResult, dev: &Dev, rt: Duration, reps: usize) -> Resu
         ));
     }
     Ok(())
+}
+
+/// The study's setup lines: the two loads, engines, tracing and the allocation toggle.
+fn setup_rows(rt: Duration) -> Vec<(String, String)> {
+    vec![
+        (
+            "Low".into(),
+            "randrw 50/50, 4 KiB, QD1, 1 job, direct=1".into(),
+        ),
+        (
+            "Normal".into(),
+            "randrw 50/50, 4-64 KiB (bsrange), QD4, 4 jobs, direct=1".into(),
+        ),
+        (
+            "engines".into(),
+            "zram: psync (no NOWAIT: io_uring would punt to io-wq; psync iodepth is 1 per \
+             job); loop and file: io_uring"
+                .into(),
+        ),
+        ("runtime per run".into(), format!("{} ms", rt.as_millis())),
+        (
+            "tracing".into(),
+            "tracefs instance, block_bio_queue/getrq/rq_insert/rq_issue/rq_complete/bio_complete, \
+             mono clock; engine clock switched to CLOCK_MONOTONIC"
+                .into(),
+        ),
+        (
+            "allocation toggle".into(),
+            format!(
+                "{PDU_BYTES} B zeroed heap object allocated before each submit and freed at its \
+                 completion (alloc_per_request), vs none (iolab's preallocated slots)"
+            ),
+        ),
+    ]
+}
+
+/// The traced runs' per-layer means: a table row, a verdict line and a stacked
+/// bar per device, load and direction.
+struct LayerView {
+    table: Table,
+    chart: Chart,
+    series: Vec<Series>,
+}
+
+impl LayerView {
+    fn new() -> LayerView {
+        let table = Table {
+            title: "Mean time per layer (us), traced runs".into(),
+            columns: [
+                "device",
+                "load",
+                "op",
+                "user (submit->Q)",
+                "block (Q->D)",
+                "driver+device (D->C)",
+                "Q->C",
+                "completion (C->seen)",
+                "total",
+                "N",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows: Vec::new(),
+        };
+        let chart = Chart {
+            title: "Where the time goes (mean us per layer; zram: Q->C not separable)".into(),
+            kind: ChartKind::Stacked,
+            x_label: "device / load / op".into(),
+            y_label: "us".into(),
+            ..Default::default()
+        };
+        let names = [
+            "user",
+            "block layer",
+            "driver+device",
+            "block+driver+device (bio-based)",
+            "completion delivery",
+        ];
+        let series: Vec<Series> = names
+            .iter()
+            .map(|n| Series {
+                name: n.to_string(),
+                points: Vec::new(),
+            })
+            .collect();
+        LayerView {
+            table,
+            chart,
+            series,
+        }
+    }
+
+    fn add(&mut self, verdict: &mut Vec<String>, label: &str, load: Load, op: &str, s: &Split) {
+        let c = |v: f64| Cell::num(v, 2);
+        self.table.rows.push(vec![
+            Cell::text(label),
+            Cell::text(load.name()),
+            Cell::text(op),
+            c(s.user),
+            c(s.block),
+            c(s.device),
+            c(s.q2c),
+            c(s.completion),
+            c(s.total),
+            Cell::num(s.n as f64, 0),
+        ]);
+        let kernel = if s.block.is_nan() {
+            s.q2c
+        } else {
+            s.block + s.device
+        };
+        if s.n > 0 {
+            verdict.push(format!(
+                "{} {} {op}: block layer + driver + device {:.1} of {:.1} us ({:.0}%), \
+                 user submission {:.1} us, completion delivery {:.1} us",
+                label,
+                load.name(),
+                kernel,
+                s.total,
+                100.0 * kernel / s.total,
+                s.user,
+                s.completion
+            ));
+        }
+        let x = self.chart.categories.len() as f64;
+        self.chart
+            .categories
+            .push(format!("{} {} {op}", label, load.name()));
+        let bio = s.block.is_nan();
+        let vals = [
+            s.user,
+            if bio { 0.0 } else { s.block },
+            if bio { 0.0 } else { s.device },
+            if bio { s.q2c } else { 0.0 },
+            s.completion,
+        ];
+        for (se, v) in self.series.iter_mut().zip(vals) {
+            se.points.push((x, if v.is_finite() { v } else { 0.0 }));
+        }
+    }
+
+    fn finish(mut self, r: &mut StudyResult) {
+        self.chart.series = self.series;
+        r.tables.push(self.table);
+        r.charts.push(self.chart);
+    }
 }
