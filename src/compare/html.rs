@@ -5,7 +5,9 @@
 
 use std::fmt::Write;
 
-use crate::compare::model::{Comparison, JobComparison, Metric, MetricRow, Report, Verdict};
+use crate::compare::model::{
+    Comparison, JobComparison, Metric, MetricRow, OptionDiff, Report, Verdict,
+};
 use crate::compare::text::fmt_value;
 use crate::report::chart::{Chart, ChartKind, Series};
 use crate::report::escape::escape;
@@ -189,22 +191,11 @@ fn job(out: &mut String, ci: usize, ji: usize, j: &JobComparison) {
         escape(&j.job)
     );
     if !j.options_differ.is_empty() {
-        let d: Vec<String> = j
-            .options_differ
-            .iter()
-            .map(|d| {
-                format!(
-                    "{}: {} → {}",
-                    d.option,
-                    d.base.as_deref().unwrap_or("(unset)"),
-                    d.new.as_deref().unwrap_or("(unset)")
-                )
-            })
-            .collect();
+        let d = OptionDiff::describe_all(&j.options_differ, " → ");
         let _ = writeln!(
             out,
             "<p class=\"sub\">options that differ: <code>{}</code></p>",
-            escape(&d.join(", "))
+            escape(&d)
         );
     }
     table(out, j);
@@ -302,24 +293,8 @@ fn comparison(out: &mut String, ci: usize, c: &Comparison) {
     if !c.mismatched.is_empty() {
         out.push_str("<h3>Not compared: options differ</h3><ul class=\"notrun\">\n");
         for m in &c.mismatched {
-            let d: Vec<String> = m
-                .options
-                .iter()
-                .map(|d| {
-                    format!(
-                        "{}: {} vs {}",
-                        d.option,
-                        d.base.as_deref().unwrap_or("(unset)"),
-                        d.new.as_deref().unwrap_or("(unset)")
-                    )
-                })
-                .collect();
-            let _ = writeln!(
-                out,
-                "<li><b>{}</b>: {}</li>",
-                escape(&m.job),
-                escape(&d.join(", "))
-            );
+            let d = OptionDiff::describe_all(&m.options, " vs ");
+            let _ = writeln!(out, "<li><b>{}</b>: {}</li>", escape(&m.job), escape(&d));
         }
         out.push_str("</ul>\n");
     }

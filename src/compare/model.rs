@@ -162,6 +162,26 @@ pub struct OptionDiff {
     pub new: Option<String>,
 }
 
+impl OptionDiff {
+    /// The differences as `option: base ARROW new` (an unset side says so),
+    /// comma-separated: `arrow` is " -> " in text, " → " in HTML and " vs "
+    /// where the two sides were not compared.
+    pub fn describe_all(diffs: &[OptionDiff], arrow: &str) -> String {
+        diffs
+            .iter()
+            .map(|d| {
+                format!(
+                    "{}: {}{arrow}{}",
+                    d.option,
+                    d.base.as_deref().unwrap_or("(unset)"),
+                    d.new.as_deref().unwrap_or("(unset)")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
 /// A latency distribution for the page's overlaid CDFs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Cdf {

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::compare::model::{Comparison, MetricRow, Report, Unit, Verdict};
+use crate::compare::model::{Comparison, MetricRow, OptionDiff, Report, Unit, Verdict};
 
 /// A value in its unit, three significant digits: 4.13us, 239k, 935MiB/s.
 pub fn fmt_value(unit: Unit, v: f64) -> String {
@@ -119,19 +119,8 @@ fn comparison(out: &mut String, c: &Comparison, heading: bool) {
         if j.options_differ.is_empty() {
             out.push_str(" (same options)\n");
         } else {
-            let diffs: Vec<String> = j
-                .options_differ
-                .iter()
-                .map(|d| {
-                    format!(
-                        "{}: {} -> {}",
-                        d.option,
-                        d.base.as_deref().unwrap_or("(unset)"),
-                        d.new.as_deref().unwrap_or("(unset)")
-                    )
-                })
-                .collect();
-            let _ = writeln!(out, " (options differ: {})", diffs.join(", "));
+            let diffs = OptionDiff::describe_all(&j.options_differ, " -> ");
+            let _ = writeln!(out, " (options differ: {})", diffs);
         }
         for r in &j.rows {
             let _ = writeln!(out, "{}", row_line(r));
@@ -153,23 +142,12 @@ fn comparison(out: &mut String, c: &Comparison, heading: bool) {
         );
     }
     for m in &c.mismatched {
-        let diffs: Vec<String> = m
-            .options
-            .iter()
-            .map(|d| {
-                format!(
-                    "{}: {} vs {}",
-                    d.option,
-                    d.base.as_deref().unwrap_or("(unset)"),
-                    d.new.as_deref().unwrap_or("(unset)")
-                )
-            })
-            .collect();
+        let diffs = OptionDiff::describe_all(&m.options, " vs ");
         let _ = writeln!(
             out,
             "{}: NOT COMPARED, options differ ({}); if that is the change under test, say --allow-diff {}",
             m.job,
-            diffs.join(", "),
+            diffs,
             m.options
                 .iter()
                 .map(|d| d.option.as_str())

@@ -7,7 +7,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -16,7 +16,16 @@ use super::cgroup::ServerCgroup;
 use super::cmd::run_cmd;
 use super::runas::{as_user, user_ids};
 use super::sysbench;
-use crate::sys::cleanup::{self, CleanupId};
+use crate::sys::cleanup;
+
+use super::server::{ServerProcess, StopWith};
+
+/// SIGTERM: a clean exit that skips flushing (see SETTINGS).
+const STOP: StopWith = StopWith {
+    program: "mariadbd",
+    signal: libc::SIGTERM,
+    signal_name: "SIGTERM",
+};
 
 /// The MariaDB installation, sysbench and the user the server runs as.
 #[derive(Clone, Debug)]
@@ -130,11 +139,8 @@ pub(super) const SETTINGS: [&str; 7] = [
 
 /// A running mariadbd; stopped when dropped (or by the cleanup registry).
 pub(super) struct Server {
-    child: Child,
-    pub(super) pid: i32,
+    pub(super) process: ServerProcess,
     pub(super) sock: PathBuf,
-    log: PathBuf,
-    cleanup: Option<CleanupId>,
 }
 
 /// The statement client as root over the socket (unix_socket authentication: the
@@ -246,14 +252,9 @@ impl Server {
             .stderr(logf)
             .spawn()
             .context("starting mariadbd")?;
-        let pid = child.id() as i32;
-        let cleanup = cleanup::register(format!("stop mariadbd pid {pid}"), move || stop_pid(pid));
         let mut s = Server {
-            child,
-            pid,
+            process: ServerProcess::adopt(child, log, STOP),
             sock,
-            log: log.to_path_buf(),
-            cleanup: Some(cleanup),
         };
         s.wait_ready()?;
         Ok(s)
@@ -263,11 +264,17 @@ impl Server {
     fn wait_ready(&mut self) -> Result<()> {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            if let Some(st) = self.child.try_wait()? {
-                bail!("mariadbd exited during startup ({st}): {}", self.log_tail());
+            if let Some(st) = self.process.exited()? {
+                bail!(
+                    "mariadbd exited during startup ({st}): {}",
+                    self.process.log_tail()
+                );
             }
             if self.sock.exists()
-                && fs::read_to_string(&self.log).is_ok_and(|s| s.contains("ready for connections"))
+                && self
+                    .process
+                    .log()
+                    .is_some_and(|s| s.contains("ready for connections"))
             {
                 return Ok(());
             }
@@ -275,48 +282,10 @@ impl Server {
                 bail!("interrupted");
             }
             if Instant::now() >= deadline {
-                bail!("mariadbd not ready after 60 s: {}", self.log_tail());
+                bail!("mariadbd not ready after 60 s: {}", self.process.log_tail());
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-    }
-
-    fn log_tail(&self) -> String {
-        let s = fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = s.lines().collect();
-        let tail = lines[lines.len().saturating_sub(5)..].join(" | ");
-        format!("log {}: {tail}", self.log.display())
-    }
-}
-
-/// SIGTERM (a clean exit that skips flushing, see SETTINGS), SIGKILL after 10 s.
-fn stop_pid(pid: i32) -> Result<()> {
-    if crate::observe::target::process_gone(pid) {
-        return Ok(());
-    }
-    // SAFETY: pid is our unreaped child, so the number cannot have been reused.
-    unsafe { libc::kill(pid, libc::SIGTERM) };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !crate::observe::target::process_gone(pid) {
-        if Instant::now() >= deadline {
-            // SAFETY: as above.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            bail!("mariadbd pid {pid} ignored SIGTERM for 10 s; killed");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    Ok(())
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(id) = self.cleanup.take()
-            && let Some(Err(f)) = cleanup::run(id)
-        {
-            eprintln!("iolab: warning: {f}");
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -36,6 +36,7 @@ mod effect;
 mod mariadb;
 mod pg;
 mod runas;
+mod server;
 mod sysbench;
 mod tables;
 
@@ -222,8 +223,8 @@ enum Live {
 impl Live {
     fn pid(&self) -> i32 {
         match self {
-            Live::Pg(s) => s.pid,
-            Live::Maria(s) => s.pid,
+            Live::Pg(s) => s.process.pid,
+            Live::Maria(s) => s.process.pid,
         }
     }
 }

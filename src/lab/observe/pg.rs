@@ -4,7 +4,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -13,7 +13,15 @@ use super::bench::BenchOut;
 use super::cgroup::ServerCgroup;
 use super::cmd::run_cmd;
 use super::runas::{as_user, user_ids};
-use crate::sys::cleanup::{self, CleanupId};
+use super::server::{ServerProcess, StopWith};
+
+/// SIGQUIT = immediate shutdown: no shutdown checkpoint through a throttled
+/// device; the cluster is thrown away anyway.
+const STOP: StopWith = StopWith {
+    program: "postgres",
+    signal: libc::SIGQUIT,
+    signal_name: "SIGQUIT",
+};
 
 /// The PostgreSQL installation and the user it runs as.
 #[derive(Clone, Debug)]
@@ -145,11 +153,8 @@ pub(super) fn pgbench_command(pg: &PgInstall, srv: &Server, clients: u32, secs: 
 
 /// A running postmaster; shut down (immediate mode) when dropped.
 pub(super) struct Server {
-    child: Child,
-    pub(super) pid: i32,
+    pub(super) process: ServerProcess,
     sock: PathBuf,
-    log: PathBuf,
-    cleanup: Option<CleanupId>,
 }
 
 impl Server {
@@ -187,16 +192,9 @@ impl Server {
             .stderr(logf)
             .spawn()
             .context("starting postgres")?;
-        let pid = child.id() as i32;
-        // SIGQUIT = immediate shutdown: no shutdown checkpoint through a throttled
-        // device; the cluster is thrown away anyway.
-        let cleanup = cleanup::register(format!("stop postgres pid {pid}"), move || stop_pid(pid));
         let mut s = Server {
-            child,
-            pid,
+            process: ServerProcess::adopt(child, log, STOP),
             sock: dir.to_path_buf(),
-            log: log.to_path_buf(),
-            cleanup: Some(cleanup),
         };
         s.wait_ready(&data.join("postmaster.pid"))?;
         Ok(s)
@@ -206,8 +204,11 @@ impl Server {
     fn wait_ready(&mut self, pidfile: &Path) -> Result<()> {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            if let Some(st) = self.child.try_wait()? {
-                bail!("postgres exited during startup ({st}): {}", self.log_tail());
+            if let Some(st) = self.process.exited()? {
+                bail!(
+                    "postgres exited during startup ({st}): {}",
+                    self.process.log_tail()
+                );
             }
             if fs::read_to_string(pidfile)
                 .ok()
@@ -217,17 +218,10 @@ impl Server {
                 return Ok(());
             }
             if Instant::now() >= deadline {
-                bail!("postgres not ready after 30 s: {}", self.log_tail());
+                bail!("postgres not ready after 30 s: {}", self.process.log_tail());
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-    }
-
-    fn log_tail(&self) -> String {
-        let s = fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = s.lines().collect();
-        let tail = lines[lines.len().saturating_sub(5)..].join(" | ");
-        format!("log {}: {tail}", self.log.display())
     }
 
     pub(super) fn conn_args(&self) -> Vec<String> {
@@ -239,36 +233,6 @@ impl Server {
             "-U".into(),
             "postgres".into(),
         ]
-    }
-}
-
-fn stop_pid(pid: i32) -> Result<()> {
-    if crate::observe::target::process_gone(pid) {
-        return Ok(());
-    }
-    // SAFETY: pid is our unreaped child, so the number cannot have been reused.
-    unsafe { libc::kill(pid, libc::SIGQUIT) };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !crate::observe::target::process_gone(pid) {
-        if Instant::now() >= deadline {
-            // SAFETY: as above.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            bail!("postgres pid {pid} ignored SIGQUIT for 10 s; killed");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    Ok(())
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(id) = self.cleanup.take()
-            && let Some(Err(f)) = cleanup::run(id)
-        {
-            eprintln!("iolab: warning: {f}");
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
