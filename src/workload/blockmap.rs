@@ -25,20 +25,47 @@ pub(crate) struct BlockMap {
     levels: Vec<Vec<u64>>,
 }
 
+/// A random map too large for this machine's memory (fio's "failed
+/// allocating random map").
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "its random map of {blocks} blocks ({mib} MiB) cannot be allocated; \
+     norandommap=1 draws random offsets without it (blocks may then repeat \
+     within a pass), or a larger smallest block size makes it smaller"
+)]
+pub struct RandomMapError {
+    pub blocks: u64,
+    pub mib: u64,
+}
+
+/// The words of every level of a map of `n` blocks, level 0 first.
+fn level_words(n: u64) -> impl Iterator<Item = u64> {
+    let mut bits = Some(n.max(1));
+    std::iter::from_fn(move || {
+        let words = bits?.div_ceil(W);
+        bits = (words > 1).then_some(words);
+        Some(words)
+    })
+}
+
+/// Whether a map of `n` blocks can be allocated here: asks the allocator for
+/// its memory (without touching it) and gives it back.
+pub(crate) fn check_alloc(n: u64) -> Result<(), RandomMapError> {
+    let words: u64 = level_words(n).sum();
+    let err = || RandomMapError {
+        blocks: n,
+        mib: words.saturating_mul(8).div_ceil(1 << 20),
+    };
+    let words = usize::try_from(words).map_err(|_| err())?;
+    let mut probe: Vec<u64> = Vec::new();
+    probe.try_reserve_exact(words).map_err(|_| err())
+}
+
 impl BlockMap {
     /// A map of `n` free blocks (at least one).
     pub(crate) fn new(n: u64) -> BlockMap {
         let n = n.max(1);
-        let mut levels = Vec::new();
-        let mut bits = n;
-        loop {
-            let words = bits.div_ceil(W);
-            levels.push(vec![0u64; words as usize]);
-            if words == 1 {
-                break;
-            }
-            bits = words;
-        }
+        let levels: Vec<Vec<u64>> = level_words(n).map(|w| vec![0u64; w as usize]).collect();
         let mut map = BlockMap { n, free: n, levels };
         map.reset();
         map
@@ -265,6 +292,16 @@ mod tests {
         assert_eq!(map.mark_run(0, 60), 60);
         assert_eq!(map.mark_run(71, 124), 124);
         assert!(map.is_full());
+    }
+
+    #[test]
+    fn a_map_beyond_memory_is_an_error_not_an_abort() {
+        assert!(super::check_alloc(1 << 20).is_ok());
+        // 2^54 blocks: a 2 PiB bitmap, beyond any address space.
+        let err = super::check_alloc(1 << 54).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("norandommap=1"), "{msg}");
+        assert!(msg.contains(&(1u64 << 54).to_string()), "{msg}");
     }
 
     #[test]

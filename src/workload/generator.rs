@@ -6,7 +6,7 @@
 use crate::job::{BlockSizes, Direction, JobSpec, Pattern, RandomDist, RwSuffix};
 use crate::request::{Class, Op};
 
-use super::blockmap::BlockMap;
+use super::blockmap::{BlockMap, RandomMapError};
 use super::bs::BsPicker;
 use super::coverage::Coverage;
 use super::distribution::Picker;
@@ -127,36 +127,16 @@ impl Generator {
     /// resolved by the engine against the real target.
     pub fn new(job: &JobSpec, region_start: u64, region_len: u64, seed: u64) -> Generator {
         let bs = [&job.bs[0], &job.bs[1], job.trim_bs()].map(BsPicker::new);
-        let min_bs = job.bs[0].min().min(job.bs[1].min()).max(1) as u64;
-        let rw_align = [0, 1].map(|d| match job.blockalign[d] {
-            0 => min_bs,
-            a => a as u64,
-        });
-        // Trims align to their own blockalign, or (as fio's per-direction
-        // default) to their own smallest size when they have their own sizes.
-        let trim_align = match (job.blockalign_trim, &job.bs_trim) {
-            (Some(a), _) => u64::from(a.max(1)),
-            (None, Some(b)) => u64::from(b.min().max(1)),
-            (None, None) => rw_align[1],
-        };
-        let align = [rw_align[0], rw_align[1], trim_align];
+        let align = aligns(job);
         let time_based = job.time_based;
         let mut rng = fastrand::Rng::with_seed(seed);
         // Trims' own sizes and alignment count only where the job trims.
         let trims = matches!(job.rw.dir, Direction::Trim | Direction::TrimWrite);
-        let fixed = match (&job.bs[0], &job.bs[1]) {
-            (BlockSizes::Fixed(r), BlockSizes::Fixed(w))
-                if r == w && (!trims || job.trim_bs() == &job.bs[1]) =>
-            {
-                Some(*r as u64)
-            }
-            _ => None,
-        };
+        let fixed = one_size(job);
         // fio turns its random map off for a non-uniform distribution and for
         // blockalign (offsets then need not be whole blocks).
         // A strided job draws within one zone at a time (with replacement).
-        let uniform = job.random_distribution == RandomDist::Random
-            && job.zones.mode != crate::job::zones::ZoneMode::Strided;
+        let uniform = uniform_unzoned(job);
         let coverage = match (job.rw.pattern, fixed) {
             (Pattern::Rand, Some(bs))
                 if region_len >= bs
@@ -170,6 +150,7 @@ impl Generator {
             _ => None,
         };
         let block_map = variable_map_unit(job, &align, fixed, region_len, uniform);
+        // The engine checked it can be allocated (`check_random_map`).
         let pick = [0, 1].map(|d| {
             Picker::new(
                 &job.random_distribution,
@@ -736,6 +717,57 @@ impl Generator {
             Op::Write | Op::Trim => Class::AsyncWrite,
             Op::Fsync => Class::SyncWrite,
         }
+    }
+}
+
+/// Random offsets align to these per direction, reads, writes and trims
+/// (fio's blockalign; by default the smallest block size).
+fn aligns(job: &JobSpec) -> [u64; 3] {
+    let min_bs = job.bs[0].min().min(job.bs[1].min()).max(1) as u64;
+    let rw_align = [0, 1].map(|d| match job.blockalign[d] {
+        0 => min_bs,
+        a => a as u64,
+    });
+    // Trims align to their own blockalign, or (as fio's per-direction
+    // default) to their own smallest size when they have their own sizes.
+    let trim_align = match (job.blockalign_trim, &job.bs_trim) {
+        (Some(a), _) => u64::from(a.max(1)),
+        (None, Some(b)) => u64::from(b.min().max(1)),
+        (None, None) => rw_align[1],
+    };
+    [rw_align[0], rw_align[1], trim_align]
+}
+
+/// The job's one block size, if every direction it uses has the same fixed
+/// size (trims' own sizes count only where the job trims).
+fn one_size(job: &JobSpec) -> Option<u64> {
+    let trims = matches!(job.rw.dir, Direction::Trim | Direction::TrimWrite);
+    match (&job.bs[0], &job.bs[1]) {
+        (BlockSizes::Fixed(r), BlockSizes::Fixed(w))
+            if r == w && (!trims || job.trim_bs() == &job.bs[1]) =>
+        {
+            Some(*r as u64)
+        }
+        _ => None,
+    }
+}
+
+/// A uniform distribution outside a strided zone walk: where fio keeps its
+/// random map.
+fn uniform_unzoned(job: &JobSpec) -> bool {
+    job.random_distribution == RandomDist::Random
+        && job.zones.mode != crate::job::zones::ZoneMode::Strided
+}
+
+/// Whether the random map a job's generator keeps over a region of
+/// `region_len` bytes (with variable block sizes, a bitmap of its blocks)
+/// can be allocated: an error naming `norandommap` rather than an abort when
+/// the engine builds the generator.
+pub fn check_random_map(job: &JobSpec, region_len: u64) -> Result<(), RandomMapError> {
+    let align = aligns(job);
+    match variable_map_unit(job, &align, one_size(job), region_len, uniform_unzoned(job)) {
+        Some(g) => super::blockmap::check_alloc(region_len / g),
+        None => Ok(()),
     }
 }
 

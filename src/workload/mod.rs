@@ -21,7 +21,7 @@
 //! - `buffers`, `dedupe`: the data written;
 //! - `verify*`: verification headers, digests, and dumps of failures.
 
-mod blockmap;
+pub mod blockmap;
 mod bs;
 pub mod buffers;
 mod coverage;

@@ -529,3 +529,50 @@ fn redo_as_frees_the_blocks_of_the_request_taken_back() {
     }
     tiles_once(&ios, 512 * 1024);
 }
+
+/// fio 3.33's t0024 `bsrange` job: `rw=trimwrite bsrange=512-4k` over 1 MiB
+/// trims the region in order, every sector once (the last size fitted to
+/// the region's end), each trim followed by the write of its range.
+#[test]
+fn trimwrite_with_variable_sizes_tiles_the_region() {
+    let mut j = job(Pattern::Seq, Direction::TrimWrite);
+    let range = BlockSizes::Range {
+        min: 512,
+        max: 4096,
+    };
+    j.bs = [range.clone(), range];
+    let mut g = Generator::new(&j, 0, 1 << 20, 8);
+    let ios: Vec<NextIo> = std::iter::from_fn(|| g.next_io()).collect();
+    let trims: Vec<NextIo> = ios.iter().copied().filter(|io| io.op == Op::Trim).collect();
+    tiles_once(&trims, 1 << 20);
+    assert!(
+        trims
+            .windows(2)
+            .all(|w| w[1].offset == w[0].offset + u64::from(w[0].len))
+    );
+    for pair in ios.chunks(2) {
+        assert_eq!(
+            (pair[1].op, pair[1].offset, pair[1].len),
+            (Op::Write, pair[0].offset, pair[0].len)
+        );
+    }
+}
+
+/// A random map beyond memory is refused when the job starts (naming
+/// `norandommap`); without the map, or with one size, nothing is allocated.
+#[test]
+fn a_random_map_beyond_memory_is_refused() {
+    let mut j = job(Pattern::Rand, Direction::Read);
+    j.bs[0] = BlockSizes::Range {
+        min: 512,
+        max: 4096,
+    };
+    let huge = 1u64 << 63;
+    assert!(check_random_map(&j, 1 << 30).is_ok());
+    let err = check_random_map(&j, huge).unwrap_err();
+    assert!(err.to_string().contains("norandommap=1"), "{err}");
+    j.norandommap = true;
+    assert!(check_random_map(&j, huge).is_ok());
+    let fixed = job(Pattern::Rand, Direction::Read);
+    assert!(check_random_map(&fixed, huge).is_ok());
+}
