@@ -78,6 +78,12 @@ pub enum EngineError {
     FillUnbounded { job: String, path: String },
     #[error("{job}: {err}")]
     Distribution { job: String, err: DistError },
+    /// The random map of a job with variable block sizes cannot be allocated.
+    #[error("{job}: {err}")]
+    RandomMap {
+        job: String,
+        err: crate::workload::blockmap::RandomMapError,
+    },
     #[error("{job}: {err}")]
     Zones {
         job: String,

@@ -475,6 +475,16 @@ fn prepare_stream(
             err,
         }
     })?;
+    if replay.is_none() {
+        for len in std::iter::once(region_len).chain(regions.iter().map(|r| r.1)) {
+            crate::workload::generator::check_random_map(job, len).map_err(|err| {
+                EngineError::RandomMap {
+                    job: label(job),
+                    err,
+                }
+            })?;
+        }
+    }
     let generator = if let Some(t) = replay {
         crate::engine::files::Source::Replay(Box::new(Replay::new(t)))
     } else if regions.len() > 1 {

@@ -6,6 +6,7 @@
 use crate::job::{BlockSizes, Direction, JobSpec, Pattern, RandomDist, RwSuffix};
 use crate::request::{Class, Op};
 
+use super::blockmap::{BlockMap, RandomMapError};
 use super::bs::BsPicker;
 use super::coverage::Coverage;
 use super::distribution::Picker;
@@ -59,8 +60,16 @@ pub struct Generator {
     /// write job wrote after every loop; `workload::verify`).
     new_loop: bool,
     /// fio's random map: with one block size, random offsets visit every block
-    /// once per pass. `None` with variable sizes (offsets drawn with replacement).
+    /// once per pass. `None` with variable sizes (`block_map`).
     coverage: Option<Coverage>,
+    /// fio's random map with variable block sizes: the blocks (of the job's
+    /// smallest size) this pass touched; an I/O is shortened to the free
+    /// blocks it starts on. `None` with one size or without the map.
+    block_map: Option<BlockMap>,
+    /// The map's block size (the smallest block size), and the run of blocks
+    /// the last request marked (first, count), for [`Generator::redo_as`].
+    map_unit: u64,
+    last_mark: (u64, u64),
     /// `rw=...:N`: bytes added after each sequential I/O (negative: backwards).
     seq_add: i64,
     /// `rw=rand...:N`: a new random offset every N I/Os (1 = every I/O), and
@@ -118,36 +127,16 @@ impl Generator {
     /// resolved by the engine against the real target.
     pub fn new(job: &JobSpec, region_start: u64, region_len: u64, seed: u64) -> Generator {
         let bs = [&job.bs[0], &job.bs[1], job.trim_bs()].map(BsPicker::new);
-        let min_bs = job.bs[0].min().min(job.bs[1].min()).max(1) as u64;
-        let rw_align = [0, 1].map(|d| match job.blockalign[d] {
-            0 => min_bs,
-            a => a as u64,
-        });
-        // Trims align to their own blockalign, or (as fio's per-direction
-        // default) to their own smallest size when they have their own sizes.
-        let trim_align = match (job.blockalign_trim, &job.bs_trim) {
-            (Some(a), _) => u64::from(a.max(1)),
-            (None, Some(b)) => u64::from(b.min().max(1)),
-            (None, None) => rw_align[1],
-        };
-        let align = [rw_align[0], rw_align[1], trim_align];
+        let align = aligns(job);
         let time_based = job.time_based;
         let mut rng = fastrand::Rng::with_seed(seed);
         // Trims' own sizes and alignment count only where the job trims.
         let trims = matches!(job.rw.dir, Direction::Trim | Direction::TrimWrite);
-        let fixed = match (&job.bs[0], &job.bs[1]) {
-            (BlockSizes::Fixed(r), BlockSizes::Fixed(w))
-                if r == w && (!trims || job.trim_bs() == &job.bs[1]) =>
-            {
-                Some(*r as u64)
-            }
-            _ => None,
-        };
+        let fixed = one_size(job);
         // fio turns its random map off for a non-uniform distribution and for
         // blockalign (offsets then need not be whole blocks).
         // A strided job draws within one zone at a time (with replacement).
-        let uniform = job.random_distribution == RandomDist::Random
-            && job.zones.mode != crate::job::zones::ZoneMode::Strided;
+        let uniform = uniform_unzoned(job);
         let coverage = match (job.rw.pattern, fixed) {
             (Pattern::Rand, Some(bs))
                 if region_len >= bs
@@ -160,6 +149,8 @@ impl Generator {
             }
             _ => None,
         };
+        let block_map = variable_map_unit(job, &align, fixed, region_len, uniform);
+        // The engine checked it can be allocated (`check_random_map`).
         let pick = [0, 1].map(|d| {
             Picker::new(
                 &job.random_distribution,
@@ -186,6 +177,9 @@ impl Generator {
             seq_pos: [0, 0],
             rng,
             coverage,
+            map_unit: block_map.unwrap_or(1),
+            block_map: block_map.map(|g| BlockMap::new(region_len / g)),
+            last_mark: (0, 0),
             seq_add: match job.rw_suffix {
                 RwSuffix::Add(n) => n,
                 _ => 0,
@@ -275,6 +269,9 @@ impl Generator {
         if let (Some(c), Some(x)) = (self.coverage.as_mut(), snap.coverage_x) {
             c.set_position(x);
         }
+        if let Some(m) = self.block_map.as_mut() {
+            m.unmark_run(self.last_mark.0, self.last_mark.1);
+        }
         if let (zones::Zones::Strided(z), Some(p)) = (&mut self.zones, snap.strided) {
             z.set_pos(p);
         }
@@ -311,6 +308,7 @@ impl Generator {
         if self.dir != Direction::Mixed {
             return;
         }
+        self.last_mark = (0, 0);
         self.undo = Some(Undo {
             seq_pos: self.seq_pos,
             last_end: self.last_end,
@@ -366,7 +364,8 @@ impl Generator {
         if self.ios_left == 0 || !self.within_limits() {
             return false;
         }
-        let map_full = self.coverage.is_some() && self.bytes_left == 0;
+        let map_full = (self.coverage.is_some() && self.bytes_left == 0)
+            || self.block_map.as_ref().is_some_and(BlockMap::is_full);
         !map_full || (self.next_pass(true) && self.within_limits())
     }
 
@@ -410,7 +409,7 @@ impl Generator {
             },
             (Pattern::Seq, _) => Some(self.zoned_seq_offset(d, a, *len)),
             (Pattern::Rand, zones::Zones::Strided(_)) => Some(self.strided_rand_offset(a, *len)),
-            (Pattern::Rand, _) => Some(self.rand_offset(d, a, *len)),
+            (Pattern::Rand, _) => Some(self.rand_offset(d, b, a, len)),
         }
     }
 
@@ -455,9 +454,11 @@ impl Generator {
     }
 
     /// A random job's offset: the next of a sequential run (`rw=randread:N`),
-    /// a sequential continuation (`percentage_random`), or a fresh draw.
+    /// a sequential continuation (`percentage_random`), or a fresh draw
+    /// (which the random map of variable sizes may shorten, `b` the picker).
     #[inline]
-    fn rand_offset(&mut self, d: usize, a: u64, len: u64) -> u64 {
+    fn rand_offset(&mut self, d: usize, b: usize, a: u64, len_io: &mut u64) -> u64 {
+        let len = *len_io;
         if self.rand_run_left > 0 && self.rand_run_pos + len <= self.len {
             self.rand_run_left -= 1;
             let o = self.rand_run_pos;
@@ -475,7 +476,12 @@ impl Generator {
                 self.last_end[d]
             };
         }
-        let o = self.draw_rand_offset(d, a, len);
+        let o = if self.block_map.is_some() {
+            self.draw_mapped_offset(b, len_io)
+        } else {
+            self.draw_rand_offset(d, a, len)
+        };
+        let len = *len_io;
         self.rand_run_left = self.rand_every - 1;
         self.rand_run_pos = if self.run_identical { o } else { o + len };
         o
@@ -497,6 +503,33 @@ impl Generator {
                 self.rng.u64(0..slots) * a
             }
         }
+    }
+
+    /// fio's random map with variable block sizes: a uniform block, or the
+    /// next free one after it (wrapping) when it is used; a length that fits
+    /// the region from there (drawn again among the sizes that fit, as fio
+    /// draws until one fits); then the length shortened to the free blocks
+    /// it covers from its start. `may_issue_more` ended the pass if the map
+    /// was full, so a free block exists.
+    #[inline]
+    fn draw_mapped_offset(&mut self, b: usize, len: &mut u64) -> u64 {
+        let g = self.map_unit;
+        let Some(map) = self.block_map.as_mut() else {
+            unreachable!("called with a block map only")
+        };
+        let drawn = self.rng.u64(0..map.len());
+        let blk = map.free_at_or_after(drawn).unwrap_or(drawn);
+        let o = blk * g;
+        if o + *len > self.len {
+            // The smallest size (the map's block) always fits: `blk` < len / g.
+            *len = self.bs[b]
+                .pick_within(self.len - o, &mut self.rng)
+                .map_or(g, u64::from);
+        }
+        let marked = map.mark_run(blk, len.div_ceil(g));
+        self.last_mark = (blk, marked);
+        *len = (*len).min(marked.max(1) * g);
+        o
     }
 
     /// Emulated zones (zbd) place writes at a zone's write pointer and keep
@@ -639,6 +672,9 @@ impl Generator {
             return false;
         };
         self.bytes_left = self.len;
+        if let Some(m) = self.block_map.as_mut() {
+            m.reset();
+        }
         self.new_pass = true;
         self.new_loop |= !self.time_based;
         match self.zones {
@@ -682,6 +718,97 @@ impl Generator {
             Op::Fsync => Class::SyncWrite,
         }
     }
+}
+
+/// Random offsets align to these per direction, reads, writes and trims
+/// (fio's blockalign; by default the smallest block size).
+fn aligns(job: &JobSpec) -> [u64; 3] {
+    let min_bs = job.bs[0].min().min(job.bs[1].min()).max(1) as u64;
+    let rw_align = [0, 1].map(|d| match job.blockalign[d] {
+        0 => min_bs,
+        a => a as u64,
+    });
+    // Trims align to their own blockalign, or (as fio's per-direction
+    // default) to their own smallest size when they have their own sizes.
+    let trim_align = match (job.blockalign_trim, &job.bs_trim) {
+        (Some(a), _) => u64::from(a.max(1)),
+        (None, Some(b)) => u64::from(b.min().max(1)),
+        (None, None) => rw_align[1],
+    };
+    [rw_align[0], rw_align[1], trim_align]
+}
+
+/// The job's one block size, if every direction it uses has the same fixed
+/// size (trims' own sizes count only where the job trims).
+fn one_size(job: &JobSpec) -> Option<u64> {
+    let trims = matches!(job.rw.dir, Direction::Trim | Direction::TrimWrite);
+    match (&job.bs[0], &job.bs[1]) {
+        (BlockSizes::Fixed(r), BlockSizes::Fixed(w))
+            if r == w && (!trims || job.trim_bs() == &job.bs[1]) =>
+        {
+            Some(*r as u64)
+        }
+        _ => None,
+    }
+}
+
+/// A uniform distribution outside a strided zone walk: where fio keeps its
+/// random map.
+fn uniform_unzoned(job: &JobSpec) -> bool {
+    job.random_distribution == RandomDist::Random
+        && job.zones.mode != crate::job::zones::ZoneMode::Strided
+}
+
+/// Whether the random map a job's generator keeps over a region of
+/// `region_len` bytes (with variable block sizes, a bitmap of its blocks)
+/// can be allocated: an error naming `norandommap` rather than an abort when
+/// the engine builds the generator.
+pub fn check_random_map(job: &JobSpec, region_len: u64) -> Result<(), RandomMapError> {
+    let align = aligns(job);
+    match variable_map_unit(job, &align, one_size(job), region_len, uniform_unzoned(job)) {
+        Some(g) => super::blockmap::check_alloc(region_len / g),
+        None => Ok(()),
+    }
+}
+
+/// The block size of fio's random map for a random job with variable block
+/// sizes (`None` where it keeps none: one size, which the coverage walk
+/// serves, `norandommap`, lfsr, a non-uniform distribution, `blockalign`,
+/// zones, or directions whose smallest sizes differ). fio's map counts
+/// blocks of the smallest size and marks each I/O in blocks of its
+/// direction's smallest size, which is one size only when every direction
+/// the job uses has the same smallest size and aligns to it.
+fn variable_map_unit(
+    job: &JobSpec,
+    align: &[u64; 3],
+    fixed: Option<u64>,
+    region_len: u64,
+    uniform: bool,
+) -> Option<u64> {
+    if job.rw.pattern != Pattern::Rand
+        || fixed.is_some()
+        || job.norandommap
+        || lfsr::visits_every_block(job)
+        || !uniform
+        || job.zones.mode != crate::job::zones::ZoneMode::None
+        || job.blockalign != [0, 0]
+        || job.blockalign_trim.is_some()
+    {
+        return None;
+    }
+    let used: &[usize] = match job.rw.dir {
+        Direction::Read => &[0],
+        Direction::Write => &[1],
+        Direction::Mixed => &[0, 1],
+        Direction::Trim => &[2],
+        Direction::TrimWrite => &[1, 2],
+    };
+    let sizes = [&job.bs[0], &job.bs[1], job.trim_bs()];
+    let g = align[used[0]];
+    let same = used
+        .iter()
+        .all(|&u| align[u] == g && u64::from(sizes[u].min()) == g);
+    (same && g > 0 && region_len >= g).then_some(g)
 }
 
 /// Bytes from `start` to the end of the target's file or device, read once

@@ -9,7 +9,9 @@
 //! - `passes`: fio's pass and loop accounting (when a pass ends, whether
 //!   another starts);
 //! - `bs`: the block-size picker (`bs`, `bsrange`, `bssplit`);
-//! - `coverage`: the random map (every block once per pass, O(1) space);
+//! - `coverage`: the random map with one block size (every block once per
+//!   pass, O(1) space); `blockmap`: the random map with variable sizes (a
+//!   bitmap of the blocks a pass touched, allocated once);
 //! - `distribution`, `lfsr`, `zones`: non-uniform offsets, the strided random
 //!   map, `zonemode`;
 //! - `pacer`: when the next request may go (`rate*`, `thinktime`), and
@@ -19,6 +21,7 @@
 //! - `buffers`, `dedupe`: the data written;
 //! - `verify*`: verification headers, digests, and dumps of failures.
 
+pub mod blockmap;
 mod bs;
 pub mod buffers;
 mod coverage;

@@ -215,6 +215,8 @@ fn loops_and_number_ios_bound_the_job() {
 fn bssplit_picks_only_listed_sizes_in_proportion() {
     let mut j = job(Pattern::Rand, Direction::Read);
     j.bs[0] = BlockSizes::Split(vec![(4096, 75), (65536, 25)]);
+    // The random map would shorten I/Os that run into used blocks.
+    j.norandommap = true;
     j.number_ios = Some(8000);
     j.time_based = true;
     let mut g = Generator::new(&j, 0, 1 << 24, 9);
@@ -395,4 +397,182 @@ fn trims_take_their_own_block_size() {
     j.bs_trim = Some(BlockSizes::Fixed(8192));
     let mut g = Generator::new(&j, 0, 1 << 20, 1);
     assert!(std::iter::from_fn(|| g.next_io()).all(|io| io.len == 4096));
+}
+
+/// Every 512-byte sector of the region once: no I/O overlaps another and
+/// together they cover the region (fio's random map with variable sizes,
+/// t0023). Returns the sizes issued.
+fn tiles_once(ios: &[NextIo], len: u64) -> Vec<u32> {
+    let mut seen = vec![false; (len / 512) as usize];
+    for io in ios {
+        assert_eq!(io.offset % 512, 0, "{io:?}");
+        assert!(io.offset + u64::from(io.len) <= len, "{io:?}");
+        for s in io.offset / 512..(io.offset + u64::from(io.len)) / 512 {
+            assert!(!seen[s as usize], "sector {s} twice ({io:?})");
+            seen[s as usize] = true;
+        }
+    }
+    assert!(seen.iter().all(|&s| s), "some sectors never touched");
+    ios.iter().map(|io| io.len).collect()
+}
+
+#[test]
+fn random_map_covers_every_block_with_variable_sizes() {
+    let range = BlockSizes::Range {
+        min: 512,
+        max: 4096,
+    };
+    let split = BlockSizes::Split(vec![(512, 25), (1024, 25), (2048, 25), (4096, 25)]);
+    for (bs, seed) in [(range.clone(), 1), (split, 2), (range, 3)] {
+        let mut j = job(Pattern::Rand, Direction::Read);
+        j.bs = [bs.clone(), bs];
+        let mut g = Generator::new(&j, 0, 1 << 20, seed);
+        let ios: Vec<NextIo> = std::iter::from_fn(|| g.next_io()).collect();
+        let sizes = tiles_once(&ios, 1 << 20);
+        assert_eq!(sizes.iter().map(|&s| u64::from(s)).sum::<u64>(), 1 << 20);
+        // Most I/Os keep the size drawn; some are shortened at used blocks
+        // (sizes stay whole sectors, and every listed size occurs).
+        for want in [512, 1024, 2048, 4096] {
+            assert!(sizes.contains(&want), "no {want}-byte I/O");
+        }
+        assert!(
+            sizes.len() > 400 && sizes.len() < 1200,
+            "{} I/Os",
+            sizes.len()
+        );
+    }
+}
+
+#[test]
+fn random_map_with_variable_sizes_starts_over_each_pass() {
+    let mut j = job(Pattern::Rand, Direction::Write);
+    j.bs = [
+        BlockSizes::Fixed(4096),
+        BlockSizes::Range {
+            min: 4096,
+            max: 16384,
+        },
+    ];
+    j.loops = 3;
+    let mut g = Generator::new(&j, 8192, 256 * 1024, 9);
+    let ios: Vec<NextIo> = std::iter::from_fn(|| g.next_io()).collect();
+    let total: u64 = ios.iter().map(|io| u64::from(io.len)).sum();
+    assert_eq!(total, 3 * 256 * 1024, "three passes of the whole region");
+    // Split into passes where the bytes add up to the region.
+    let mut at = 0;
+    for _ in 0..3 {
+        let mut sum = 0;
+        let start = at;
+        while sum < 256 * 1024 {
+            sum += u64::from(ios[at].len);
+            at += 1;
+        }
+        let pass: Vec<NextIo> = ios[start..at]
+            .iter()
+            .map(|io| NextIo {
+                offset: io.offset - 8192,
+                ..*io
+            })
+            .collect();
+        tiles_once(&pass, 256 * 1024);
+    }
+}
+
+/// fio 3.33's t0023 `bsrange` job: `rw=randtrimwrite bsrange=512-4k` over
+/// 1 MiB trims every sector once and writes each trimmed range after it.
+#[test]
+fn randtrimwrite_with_variable_sizes_trims_every_sector() {
+    let mut j = job(Pattern::Rand, Direction::TrimWrite);
+    let range = BlockSizes::Range {
+        min: 512,
+        max: 4096,
+    };
+    j.bs = [range.clone(), range];
+    let mut g = Generator::new(&j, 0, 1 << 20, 4);
+    let ios: Vec<NextIo> = std::iter::from_fn(|| g.next_io()).collect();
+    let trims: Vec<NextIo> = ios.iter().copied().filter(|io| io.op == Op::Trim).collect();
+    tiles_once(&trims, 1 << 20);
+    for pair in ios.chunks(2) {
+        assert_eq!(pair[0].op, Op::Trim);
+        assert_eq!(
+            (pair[1].op, pair[1].offset, pair[1].len),
+            (Op::Write, pair[0].offset, pair[0].len)
+        );
+    }
+}
+
+/// A mixed job that takes a request back (`redo_as`) frees the blocks it
+/// marked: the pass still touches every block exactly once.
+#[test]
+fn redo_as_frees_the_blocks_of_the_request_taken_back() {
+    let mut j = job(Pattern::Rand, Direction::Mixed);
+    let range = BlockSizes::Range {
+        min: 512,
+        max: 8192,
+    };
+    j.bs = [range.clone(), range];
+    let mut g = Generator::new(&j, 0, 512 * 1024, 6);
+    let mut ios = Vec::new();
+    while let Some(io) = g.next_io() {
+        // Every third request is taken back and made in the other direction.
+        let io = if ios.len() % 3 == 0 {
+            let other = if io.op == Op::Read {
+                Op::Write
+            } else {
+                Op::Read
+            };
+            g.redo_as(other).expect("a mixed job takes back")
+        } else {
+            io
+        };
+        ios.push(io);
+    }
+    tiles_once(&ios, 512 * 1024);
+}
+
+/// fio 3.33's t0024 `bsrange` job: `rw=trimwrite bsrange=512-4k` over 1 MiB
+/// trims the region in order, every sector once (the last size fitted to
+/// the region's end), each trim followed by the write of its range.
+#[test]
+fn trimwrite_with_variable_sizes_tiles_the_region() {
+    let mut j = job(Pattern::Seq, Direction::TrimWrite);
+    let range = BlockSizes::Range {
+        min: 512,
+        max: 4096,
+    };
+    j.bs = [range.clone(), range];
+    let mut g = Generator::new(&j, 0, 1 << 20, 8);
+    let ios: Vec<NextIo> = std::iter::from_fn(|| g.next_io()).collect();
+    let trims: Vec<NextIo> = ios.iter().copied().filter(|io| io.op == Op::Trim).collect();
+    tiles_once(&trims, 1 << 20);
+    assert!(
+        trims
+            .windows(2)
+            .all(|w| w[1].offset == w[0].offset + u64::from(w[0].len))
+    );
+    for pair in ios.chunks(2) {
+        assert_eq!(
+            (pair[1].op, pair[1].offset, pair[1].len),
+            (Op::Write, pair[0].offset, pair[0].len)
+        );
+    }
+}
+
+/// A random map beyond memory is refused when the job starts (naming
+/// `norandommap`); without the map, or with one size, nothing is allocated.
+#[test]
+fn a_random_map_beyond_memory_is_refused() {
+    let mut j = job(Pattern::Rand, Direction::Read);
+    j.bs[0] = BlockSizes::Range {
+        min: 512,
+        max: 4096,
+    };
+    let huge = 1u64 << 63;
+    assert!(check_random_map(&j, 1 << 30).is_ok());
+    let err = check_random_map(&j, huge).unwrap_err();
+    assert!(err.to_string().contains("norandommap=1"), "{err}");
+    j.norandommap = true;
+    assert!(check_random_map(&j, huge).is_ok());
+    let fixed = job(Pattern::Rand, Direction::Read);
+    assert!(check_random_map(&fixed, huge).is_ok());
 }
