@@ -188,6 +188,65 @@ pub mod results {
 /// relatives, libaio, io_uring, mmap, posixaio) implement it; the completion
 /// models drive any `Queue` through [`Wait::Peek`](backend::Wait::Peek)
 /// (polling) and [`Wait::Sleep`](backend::Wait::Sleep) (interrupts).
+///
+/// A backend of one's own implements five methods (the others have
+/// defaults). This one completes every command as soon as it is committed:
+///
+/// ```
+/// use iolab::backend::{Caps, Class, Completion, DevResult, IoCmd, Op, Queue, Queued, Wait};
+///
+/// /// A device with no latency: commit completes what was queued.
+/// struct Instant {
+///     queued: Vec<Completion>,
+///     done: Vec<Completion>,
+/// }
+///
+/// impl Queue for Instant {
+///     fn name(&self) -> &'static str {
+///         "instant"
+///     }
+///     fn caps(&self) -> Caps {
+///         Caps { can_peek: true, ..Caps::default() }
+///     }
+///     fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
+///         let c = Completion { slot: cmd.slot, result: cmd.len.into(), ..Completion::default() };
+///         self.queued.push(c); // within the capacity reserved up front
+///         Ok(Queued::Pending)
+///     }
+///     fn commit(&mut self) -> DevResult<u32> {
+///         let n = self.queued.len() as u32;
+///         self.done.append(&mut self.queued);
+///         Ok(n)
+///     }
+///     fn reap(&mut self, _wait: Wait, out: &mut [Completion]) -> DevResult<usize> {
+///         let n = out.len().min(self.done.len());
+///         for (o, c) in out.iter_mut().zip(self.done.drain(..n)) {
+///             *o = c;
+///         }
+///         Ok(n)
+///     }
+/// }
+///
+/// let mut q = Instant { queued: Vec::with_capacity(32), done: Vec::with_capacity(32) };
+/// let mut buf = vec![0u8; 4096];
+/// let cmd = IoCmd {
+///     op: Op::Read,
+///     offset: 0,
+///     len: 4096,
+///     slot: 7,
+///     buf: buf.as_mut_ptr(),
+///     buf_index: 0,
+///     file: 0,
+///     ioprio: 0,
+///     class: Class::Read,
+/// };
+/// assert_eq!(q.queue(&cmd)?, Queued::Pending);
+/// assert_eq!(q.commit()?, 1);
+/// let mut out = [Completion::default(); 4];
+/// assert_eq!(q.reap(Wait::Peek, &mut out)?, 1);
+/// assert_eq!((out[0].slot, out[0].result), (7, 4096));
+/// # Ok::<(), iolab::backend::DeviceError>(())
+/// ```
 pub mod backend {
     pub use crate::device::null::FaultCounts;
     pub use crate::device::{BackendStats, Caps, DevResult, DeviceError, Queue, Queued, Wait};
