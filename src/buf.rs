@@ -275,6 +275,7 @@ impl Buffers {
 
     /// Fill every buffer with pseudo-random bytes, as fio does, so writes do not
     /// send zero pages that a compressing device (zram) would store for free.
+    #[cfg(any(test, feature = "testing"))]
     pub fn fill_random(&mut self, seed: u64) {
         let mut rng = fastrand::Rng::with_seed(seed);
         let all = self.as_mut_slice();

@@ -6,7 +6,9 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Op {
+    /// Read from the target.
     Read,
+    /// Write to the target.
     Write,
     /// Discard the range (fio's `rw=trim` family): BLKDISCARD on a block
     /// device, a punched hole in a file (`device::trim`).
@@ -58,14 +60,17 @@ pub enum Class {
 }
 
 impl Class {
+    /// Every class, most urgent first.
     pub const ALL: [Class; 4] = [
         Class::Read,
         Class::SyncWrite,
         Class::Readahead,
         Class::AsyncWrite,
     ];
+    /// How many classes there are.
     pub const COUNT: usize = 4;
 
+    /// The class's index into per-class arrays (its priority order).
     pub const fn index(self) -> usize {
         self as usize
     }
@@ -75,6 +80,7 @@ impl Class {
         matches!(self, Class::Read | Class::SyncWrite)
     }
 
+    /// The class's name as the reports print it.
     pub fn name(self) -> &'static str {
         match self {
             Class::Read => "read",
@@ -84,6 +90,7 @@ impl Class {
         }
     }
 
+    /// The class named `s`, if any (the names of [`Class::name`]).
     pub fn parse(s: &str) -> Option<Class> {
         Class::ALL.into_iter().find(|c| c.name() == s)
     }
@@ -102,10 +109,15 @@ impl fmt::Display for Class {
 /// completion has been reaped. `slot` is echoed back in the completion.
 #[derive(Clone, Copy, Debug)]
 pub struct IoCmd {
+    /// What to do.
     pub op: Op,
+    /// Byte offset on the target.
     pub offset: u64,
+    /// Bytes to transfer.
     pub len: u32,
+    /// The issuer's request slot, echoed in the completion.
     pub slot: u32,
+    /// The data buffer (`len` bytes); see the type's notes on its lifetime.
     pub buf: *mut u8,
     /// Index of `buf` in the registered buffer table (for fixed buffers).
     pub buf_index: u16,
@@ -114,6 +126,7 @@ pub struct IoCmd {
     pub file: u16,
     /// Linux ioprio value (class << 13 | level); 0 = none.
     pub ioprio: u16,
+    /// The request's class (the host scheduler orders by it).
     pub class: Class,
 }
 
@@ -124,16 +137,19 @@ unsafe impl Send for IoCmd {}
 /// A finished command as a backend reports it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Completion {
+    /// The slot of the command that finished ([`IoCmd::slot`]).
     pub slot: u32,
     /// Bytes transferred, or a negative errno.
     pub result: i64,
     /// Device-side service start and finish on the engine clock (ns), where the
     /// backend knows them (the null device does); 0 when unknown.
     pub dev_start: u64,
+    /// See `dev_start`.
     pub dev_done: u64,
 }
 
 impl Completion {
+    /// The command failed (`result` is a negative errno).
     pub fn is_err(&self) -> bool {
         self.result < 0
     }

@@ -99,6 +99,7 @@ impl ClassicHybrid {
     }
 
     /// The bucket's current mean, ns (for reports and tests).
+    #[cfg(any(test, feature = "testing"))]
     pub fn mean_ns(&self, len: u32, write: bool) -> Option<u64> {
         let b = bucket(len, write)?;
         let m = self.buckets[b];

@@ -437,6 +437,7 @@ impl Dpas {
     }
 
     /// Current mode of `cpu` (for tests and reports).
+    #[cfg(any(test, feature = "testing"))]
     pub fn mode(&self, cpu: usize) -> Mode {
         Mode::from_u8(self.switches.cpu(cpu).mode.load(Ordering::Relaxed))
     }

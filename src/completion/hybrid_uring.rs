@@ -65,6 +65,7 @@ impl HybridUring {
     }
 
     /// The stored running time (ns), `None` before the first observation.
+    #[cfg(any(test, feature = "testing"))]
     pub fn min_runtime_ns(&self) -> Option<u64> {
         (self.min_runtime_ns != u64::MAX).then_some(self.min_runtime_ns)
     }

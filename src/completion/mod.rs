@@ -39,6 +39,7 @@ mod resolve;
 pub mod sync;
 mod wait;
 
+#[cfg(any(test, feature = "testing"))]
 pub use dpas::{ModeSwitch, RECENT_SWITCHES};
 pub use resolve::{CompletionError, Needs, resolve};
 
@@ -242,16 +243,16 @@ pub struct CompletionStats {
     pub spin_ns: u64,
     /// Wall time spent asleep waiting for completions, ns.
     pub sleep_ns: u64,
-    /// Adaptive's choices ([`adaptive::Counters`]).
+    /// Adaptive's choices (`adaptive::Counters`).
     #[serde(flatten)]
     pub adaptive: adaptive::Counters,
-    /// How the sleep-then-poll policies' naps ended ([`nap::Counters`]).
+    /// How the sleep-then-poll policies' naps ended (`nap::Counters`).
     #[serde(flatten)]
     pub nap: nap::Counters,
-    /// DPAS's modes and switches ([`dpas::Counters`]).
+    /// DPAS's modes and switches (`dpas::Counters`).
     #[serde(flatten)]
     pub dpas: dpas::Counters,
-    /// Waits the worker made for completions (calls of [`Completer::wait_for`]).
+    /// Waits the worker made for completions (calls of `Completer::wait_for`).
     #[serde(default)]
     pub waits: u64,
     /// The most completions one wait handed back (bounded by
@@ -272,6 +273,7 @@ pub struct CompletionStats {
 }
 
 impl CompletionStats {
+    /// Add another worker's counts to these.
     pub fn merge(&mut self, o: &CompletionStats) {
         self.completions += o.completions;
         self.polls_hit += o.polls_hit;
@@ -344,6 +346,7 @@ impl Completer {
     }
 
     /// An adaptive completer with the given state (synthetic calibrations).
+    #[cfg(any(test, feature = "testing"))]
     pub fn adaptive_with(a: adaptive::Adaptive) -> Completer {
         Completer {
             stats: CompletionStats::default(),
@@ -415,6 +418,7 @@ impl Completer {
     /// `deadline_ns` (0 = none) is when the engine must regain control even if
     /// nothing completed (a paced stream falls due).
     #[inline]
+    #[cfg(any(test, feature = "testing"))]
     pub fn wait(
         &mut self,
         q: &mut dyn Queue,

@@ -189,11 +189,13 @@ impl Pas {
     }
 
     /// Current duration of the class of `len`, ns.
+    #[cfg(any(test, feature = "testing"))]
     pub fn dur_ns(&self, len: u32) -> u64 {
         self.classes[class_of(len)].dur_ns as u64
     }
 
     /// Current (up, dn) steps of the class of `len`.
+    #[cfg(any(test, feature = "testing"))]
     pub fn steps(&self, len: u32) -> (f64, f64) {
         let c = &self.classes[class_of(len)];
         (c.up, c.dn)

@@ -345,6 +345,7 @@ impl Libaio {
 
     /// Whether completions are read from the ring in user space (the ring's
     /// layout is known and `userspace_reap` was asked for).
+    #[cfg(any(test, feature = "testing"))]
     pub fn reaps_in_user_space(&self) -> bool {
         self.ring.is_some()
     }
@@ -360,6 +361,7 @@ impl Libaio {
     }
 
     /// How completions were found so far.
+    #[cfg(any(test, feature = "testing"))]
     pub fn reap_counts(&self) -> ReapCounts {
         self.counts
     }
@@ -367,11 +369,13 @@ impl Libaio {
     /// Requests whose completion was already in the ring when the io_submit that
     /// sent them returned — on a buffered file, all of them: the kernel did the
     /// I/O inside the call. `None` where the ring is not read (nothing to look at).
+    #[cfg(any(test, feature = "testing"))]
     pub fn completed_in_submit(&self) -> Option<u64> {
         self.ring.map(|_| self.completed_in_submit)
     }
 
     /// Requests queued and not yet reaped.
+    #[cfg(any(test, feature = "testing"))]
     pub fn in_flight(&self) -> u32 {
         self.in_flight
     }

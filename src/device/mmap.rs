@@ -144,6 +144,7 @@ impl Mmap {
     }
 
     /// Bytes mapped for file `i`.
+    #[cfg(any(test, feature = "testing"))]
     pub fn mapped_len(&self, file: u16) -> usize {
         self.maps[file as usize].len
     }

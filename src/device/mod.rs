@@ -50,7 +50,10 @@ pub enum Wait {
     /// Return what is complete now; never sleep.
     Peek,
     /// Sleep until at least `min` completions are available (interrupt model).
-    Sleep { min: u32 },
+    Sleep {
+        /// Completions to wait for.
+        min: u32,
+    },
 }
 
 /// Result of queueing one command.
@@ -140,33 +143,42 @@ fn is_zero(n: &u64) -> bool {
 #[derive(Debug, thiserror::Error)]
 pub enum DeviceError {
     #[error("{0}")]
+    /// The backend cannot do what was asked; the message says what can.
     Unsupported(String),
     #[error("{what}: {source}")]
+    /// A system call failed.
     Io {
+        /// What was being done.
         what: String,
         #[source]
+        /// The operating system's error.
         source: std::io::Error,
     },
 }
 
 impl DeviceError {
+    /// An [`DeviceError::Io`] for `what`.
     pub fn io(what: impl Into<String>, source: std::io::Error) -> Self {
         DeviceError::Io {
             what: what.into(),
             source,
         }
     }
+    /// An [`DeviceError::Io`] for `what` from `errno` (the last OS error).
     pub fn last_os(what: impl Into<String>) -> Self {
         Self::io(what, std::io::Error::last_os_error())
     }
 }
 
+/// What a backend's calls return.
 pub type DevResult<T> = Result<T, DeviceError>;
 
 /// One queue pair on a device. Not shared between threads. `Any` lets the
-/// worker hold the null device by its own type ([`worker_queue`]).
+/// worker hold the null device by its own type (`device::worker_queue`).
 pub trait Queue: Send + std::any::Any {
+    /// The backend's name (fio's `ioengine` name).
     fn name(&self) -> &'static str;
+    /// What the backend can do ([`Caps`]).
     fn caps(&self) -> Caps;
     /// Queue one command. `cmd.buf` must stay valid until its completion is reaped.
     fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued>;
@@ -198,6 +210,7 @@ pub trait Queue: Send + std::any::Any {
     fn next_completion_at(&self) -> Option<u64> {
         None
     }
+    /// What the backend counted, for the run's report.
     fn stats(&self) -> BackendStats {
         BackendStats::default()
     }

@@ -134,6 +134,7 @@ impl Posixaio {
     }
 
     /// Requests in flight.
+    #[cfg(any(test, feature = "testing"))]
     pub fn in_flight(&self) -> usize {
         self.in_flight.len()
     }

@@ -83,6 +83,7 @@ impl SyncIo {
 
     /// lseek(2) calls made so far: a sequential job needs one, a random job one
     /// per request that does not follow its predecessor.
+    #[cfg(any(test, feature = "testing"))]
     pub fn seeks(&self) -> u64 {
         self.seeks
     }

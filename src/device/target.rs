@@ -77,6 +77,10 @@ pub enum Layout {
     #[default]
     Random,
     /// Zeroes (fio `zero_buffers=1`).
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests construct it")
+    )]
     Zero,
     /// Nothing: the file is created and the job's own writes grow it
     /// (`fill_device`, whose writes run until the size or ENOSPC).
@@ -106,10 +110,22 @@ pub struct Target {
     pub size: u64,
     /// Offset and length alignment direct I/O needs (the device's logical block
     /// size; for a file, what the filesystem reports through statx DIOALIGN).
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub logical_block_size: u32,
     /// Buffer address alignment direct I/O needs.
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub mem_align: u32,
     /// Bytes written while laying out the file (0 when it was already there).
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub laid_out: u64,
 }
 

@@ -46,6 +46,7 @@ impl TrimKind {
     }
 
     /// What the trim does, in words (for `iolab.engine` notes and errors).
+    #[cfg(any(test, feature = "testing"))]
     pub fn describe(self) -> &'static str {
         match self {
             TrimKind::Discard => "BLKDISCARD",

@@ -44,6 +44,7 @@ impl WorkerQueue {
     }
 
     /// Whether the queue's per-request calls are dispatched statically.
+    #[cfg(any(test, feature = "testing"))]
     pub fn is_static(&self) -> bool {
         matches!(self, WorkerQueue::Null(_))
     }

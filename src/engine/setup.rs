@@ -50,9 +50,17 @@ pub struct Prepared {
     pub target: Option<Target>,
     pub placed: Vec<Placed>,
     pub model: CompletionModel,
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub caps: Caps,
     pub backend: &'static str,
     /// Bytes the jobs may address on the target.
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub region_len: u64,
     /// CPUs to pin the worker thread to (empty = leave it to the kernel).
     pub cpus: Vec<u32>,
@@ -63,6 +71,10 @@ pub struct Prepared {
     /// cgroup, nice, uid/gid, exec_prerun/postrun, create_only (`engine::process`).
     pub process: crate::engine::process::ThreadSetup,
     /// The device's elevator and locked memory, undone when dropped.
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub held: crate::engine::process::Held,
 }
 

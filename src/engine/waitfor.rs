@@ -30,6 +30,7 @@ impl StartGate {
     }
 
     /// Whether the worker waits for another job at all.
+    #[cfg(any(test, feature = "testing"))]
     pub fn waits(&self) -> bool {
         !self.waits.is_empty()
     }

@@ -9,6 +9,7 @@ use crate::job::error::JobError;
 use crate::job::ini::{Keywords, ParseCtx};
 use crate::job::options::{Lookup, lookup};
 use crate::job::plan::{self, RunPlan};
+#[cfg(any(test, feature = "testing"))]
 use crate::job::spec::JobSpec;
 
 use super::error::{Error, Result};
@@ -188,7 +189,10 @@ impl Jobs {
         self.plan.jobs.iter().map(|j| j.name.as_str()).collect()
     }
 
-    /// Each job's typed options, in run order.
+    /// Each job's typed options, in run order (an internal type: for iolab's
+    /// own tests, which compare how two spellings of a job parse).
+    #[cfg(any(test, feature = "testing"))]
+    #[doc(hidden)]
     pub fn specs(&self) -> &[JobSpec] {
         &self.plan.jobs
     }

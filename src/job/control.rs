@@ -27,6 +27,7 @@ pub enum ExitWhat {
 impl ExitWhat {
     pub const VALID: &'static str = "group, stonewall or all";
 
+    #[cfg(any(test, feature = "testing"))]
     pub fn name(self) -> &'static str {
         match self {
             ExitWhat::Group => "group",

@@ -151,6 +151,7 @@ pub fn parse(s: &str) -> Option<i32> {
 }
 
 /// The name of an errno, for output (`ENOSPC`), when the kernel defines one.
+#[cfg(any(test, feature = "testing"))]
 pub fn name(errno: i32) -> Option<&'static str> {
     // The first entry for a number is the kernel's own name, not an alias.
     ERRNOS.iter().find(|(_, v)| *v == errno).map(|&(n, _)| n)

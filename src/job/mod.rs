@@ -47,8 +47,11 @@ mod workload_set;
 pub mod zones;
 mod zones_opts;
 
+#[cfg(any(test, feature = "testing"))]
 pub use error::JobError;
+#[cfg(any(test, feature = "testing"))]
 pub use ini::{Keywords, ParseCtx};
+#[cfg(any(test, feature = "testing"))]
 pub use plan::{
     OptionNote, OutputFormat, OutputFormats, RunPlan, parse_job_file_str, parse_run_args,
     parse_run_args_with,
@@ -56,6 +59,7 @@ pub use plan::{
 pub use spec::*;
 
 /// fio options iolab deliberately lacks, each with the reason (docs/fio-compat.md).
+#[cfg(any(test, feature = "testing"))]
 pub fn describe_unsupported() -> Vec<(&'static str, &'static str)> {
     options::unsupported_options()
 }

@@ -7,6 +7,7 @@ use super::error::JobError;
 use super::spec::*;
 use super::table::{self, Arity, COMMAND_LINE_ONLY, Status};
 
+#[cfg(any(test, feature = "testing"))]
 pub use super::parse::verify_pattern as parse_verify_pattern;
 
 pub(crate) enum Lookup {
@@ -471,6 +472,7 @@ impl Draft {
 }
 
 /// The supported options and their aliases, for docs and `--help`-like listings.
+#[cfg(any(test, feature = "testing"))]
 pub fn supported_options() -> impl Iterator<Item = (&'static str, &'static [&'static str])> {
     table::OPTIONS
         .iter()
@@ -479,6 +481,7 @@ pub fn supported_options() -> impl Iterator<Item = (&'static str, &'static [&'st
 }
 
 /// fio options iolab refuses, with the reason.
+#[cfg(any(test, feature = "testing"))]
 pub fn unsupported_options() -> Vec<(&'static str, &'static str)> {
     table::OPTIONS
         .iter()

@@ -216,6 +216,7 @@ impl RunCaps {
 
 /// `--cmdhelp[=OPTION|all|markdown]` anywhere among `iolab run`'s arguments:
 /// the help text to print instead of running (fio's flag).
+#[cfg(any(test, feature = "testing"))]
 pub fn cmdhelp(args: &[String]) -> Result<Option<String>, JobError> {
     let Some(arg) = args
         .iter()

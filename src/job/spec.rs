@@ -9,7 +9,9 @@ use crate::request::Class;
 
 // The refused engines' texts live beside the option table; `Engine::parse`
 // gives them.
-pub use crate::job::refusals::{ENGINE_NAMES, EngineNameError, REFUSED_ENGINES};
+#[cfg(any(test, feature = "testing"))]
+pub use crate::job::refusals::ENGINE_NAMES;
+pub use crate::job::refusals::{EngineNameError, REFUSED_ENGINES};
 // The verification types live in `verify_spec`, beside this file.
 pub use crate::job::verify_spec::{Digest, VerifyKind, VerifySpec};
 
@@ -145,12 +147,15 @@ impl BlockSizes {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
+/// A device backend (fio's `ioengine=`): how requests reach the target.
 pub enum Engine {
+    /// iolab's emulated NVMe-like device: no disk, no root (docs/null-device.md).
     Null,
     /// pread/pwrite.
     Psync,
     /// preadv2/pwritev2 (per-call flags: hipri, nowait).
     Pvsync2,
+    /// io_uring: submission and completion rings shared with the kernel.
     IoUring,
     /// lseek + read/write.
     Sync,
@@ -198,6 +203,7 @@ pub struct DepthBatch {
 }
 
 impl Engine {
+    /// The engine's fio name (`ioengine=` value).
     pub fn fio_name(self) -> &'static str {
         match self {
             Engine::Null => "null",
@@ -291,9 +297,13 @@ impl Engine {
 )]
 #[serde(rename_all = "lowercase")]
 pub enum CompletionModel {
+    /// Each I/O is done inside its submitting system call (psync and friends).
     Sync,
+    /// Sleep until the backend signals a completion (an interrupt).
     Interrupt,
+    /// Spin checking for completions without sleeping.
     Poll,
+    /// Sleep for an estimate of the service time, then poll (classic hybrid polling).
     Hybrid,
     /// io_uring's hybrid IOPOLL rule (Linux 6.13), in user space.
     #[serde(rename = "hybrid-uring")]
@@ -303,6 +313,7 @@ pub enum CompletionModel {
     /// DPAS (FAST '26): PAS with adaptive steps, switching among poll, PAS,
     /// overloaded and interrupt modes by measured load.
     Dpas,
+    /// Choose per request size between polling, hybrid sleeping and interrupts by measured cost.
     Adaptive,
 }
 
@@ -319,6 +330,7 @@ impl CompletionModel {
         )
     }
 
+    /// The model's name, as `completion=` takes it and the reports print it.
     pub fn name(self) -> &'static str {
         match self {
             CompletionModel::Sync => "sync",
@@ -337,8 +349,11 @@ impl CompletionModel {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SchedKind {
+    /// First come, first served.
     Noop,
+    /// Strict priority by request class.
     Prio,
+    /// Latency-aware queueing: low classes throttled while urgent ones are outstanding (study 003).
     Laq,
 }
 

@@ -11,6 +11,7 @@ use std::time::Duration;
 /// With 1024 (fio's default, "compat" mode) `k`, `kb` and `ki` mean 1024 while
 /// `kib` means 1000 — the reverse of SI/IEC, kept by fio for old job files.
 /// With 1000 the suffixes mean what the standards say.
+#[cfg(any(test, feature = "testing"))]
 pub const KB_BASES: [u32; 2] = [1024, 1000];
 
 /// A parsed size: bytes, or a percentage where the option allows it.
@@ -344,6 +345,7 @@ pub fn parse_percentile_list(s: &str) -> Result<Vec<f64>, UnitError> {
 /// Formats `bytes` with the largest suffix that divides it exactly, in the given
 /// base (`k`..`p` for kb_base, `kib`..`pib` for the other base). Used by tests
 /// and by messages; parse_size reads it back to the same value.
+#[cfg(any(test, feature = "testing"))]
 pub fn format_size(bytes: u64, kb_base: u32) -> String {
     let other: u64 = if kb_base == 1000 { 1024 } else { 1000 };
     for (i, letter) in ["p", "t", "g", "m", "k"].iter().enumerate() {

@@ -115,7 +115,7 @@ impl TscScale {
     /// Engine-clock ns of a raw TSC value. Ticks before the anchor (a kernel
     /// event stamped just before calibration) are scaled backwards, not wrapped.
     #[inline]
-    pub fn to_ns(&self, ticks: u64) -> u64 {
+    pub fn to_ns(self, ticks: u64) -> u64 {
         let d = ticks.wrapping_sub(self.tsc_base) as i64 as i128;
         let ns = self.ns_base as i128 + ((d * self.mult as i128) >> 32);
         ns.clamp(0, u64::MAX as i128) as u64

@@ -11,6 +11,7 @@ pub fn syscall_name(nr: usize) -> String {
 }
 
 /// Number of a syscall name (for filters and tests).
+#[cfg(any(test, feature = "testing"))]
 pub fn syscall_nr(name: &str) -> Option<usize> {
     if name.is_empty() {
         return None;

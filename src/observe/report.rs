@@ -54,26 +54,38 @@ pub struct InFlight {
 pub struct ObserveReport {
     /// "interval" or "total".
     pub kind: &'static str,
+    /// The interval's number (0 for the total report).
     pub index: u64,
+    /// What was observed: the command line or `pid N`.
     pub target: String,
     /// Collector that counted: "bpf" or "tracefs".
     pub backend: &'static str,
+    /// Seconds the report covers.
     pub elapsed_s: f64,
     /// System-wide /proc/stat split over the period.
     pub cpu: CpuPercent,
+    /// Context switches per second, system-wide.
     pub system_ctxt_per_s: f64,
+    /// Voluntary and involuntary context switches of the observed tasks.
     pub tasks: TaskSwitches,
     /// System-wide /proc/interrupts deltas, busiest first.
     pub interrupts: Vec<IrqRow>,
+    /// System calls by name, most frequent first.
     pub syscalls: Vec<SyscallRow>,
+    /// System calls counted, all names.
     pub syscalls_total: u64,
     /// One call in this many was timed, at random (1: every call); above 1,
     /// each row's total_ns is its avg_ns x calls.
     pub time_sample: u32,
+    /// Per-thread counts of the observed tasks.
     pub threads: Vec<ThreadStat>,
+    /// Tasks the observed process started.
     pub forks: u64,
+    /// Tasks that exited.
     pub exits: u64,
+    /// Trace events read.
     pub trace_events: u64,
+    /// Trace events the kernel dropped (counts then understate).
     pub lost_events: u64,
     /// Total report only: calls entered and not returned when observing stopped.
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -170,6 +170,7 @@ impl Tracer {
         })
     }
 
+    #[cfg(any(test, feature = "testing"))]
     pub fn instance_name(&self) -> &str {
         self.inst.name()
     }

@@ -170,6 +170,7 @@ impl AffinityGuard {
     }
 
     /// Threads whose masks are held.
+    #[cfg(any(test, feature = "testing"))]
     pub fn threads(&self) -> Vec<i32> {
         let mut v: Vec<i32> = self.undo.keys().copied().collect();
         v.sort_unstable();

@@ -16,6 +16,10 @@ pub mod predictor;
 pub mod procsignal;
 pub mod topology;
 
-pub use policy::{Plan, Policy, PolicyError, place};
+#[cfg(any(test, feature = "testing"))]
+pub use policy::{Plan, PolicyError};
+pub use policy::{Policy, place};
 pub use predictor::{PollSignal, Predictor, TaskKind};
-pub use topology::{Core, Topology, TopologyError};
+pub use topology::Topology;
+#[cfg(any(test, feature = "testing"))]
+pub use topology::{Core, TopologyError};

@@ -117,6 +117,7 @@ impl PollSignal {
     /// Record `n` poll batches at once (a worker that counts locally and publishes
     /// at its own pace).
     #[inline]
+    #[cfg(any(test, feature = "testing"))]
     pub fn add(&self, n: u64) {
         let v = self.0.load(Ordering::Relaxed);
         self.0.store(v.wrapping_add(n), Ordering::Relaxed);

@@ -60,6 +60,10 @@ pub struct ProcVerdict {
 /// Samples one thread of one process.
 #[derive(Debug)]
 pub struct ProcSampler {
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub pid: u32,
     pub tid: u32,
     dir: PathBuf,

@@ -154,15 +154,23 @@ pub struct MachineCosts {
 /// Everything `iolab probe` found.
 #[derive(Debug, serde::Serialize)]
 pub struct ProbeReport {
+    /// The path as given.
     pub given: PathBuf,
+    /// What the path turned out to be (a block device, a file on a filesystem, ...).
     pub origin: target::TargetOrigin,
+    /// The filesystem's type, when the target is a file.
     pub fs_type: Option<String>,
+    /// What the target supports (direct I/O, polled queues, alignment).
     pub caps: TargetCaps,
+    /// Facts about the target worth knowing, in words.
     pub notes: Vec<String>,
     /// One line per capability, with what it means for I/O here.
     pub consequences: Vec<String>,
+    /// This machine's clock and wake-up costs.
     pub machine: MachineCosts,
+    /// The read measurements, one row per completion model.
     pub read: OpResult,
+    /// The write measurements (with `write` only).
     pub write: Option<OpResult>,
 }
 

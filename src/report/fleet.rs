@@ -97,6 +97,10 @@ pub enum RecordStatus {
 /// `host.json`: what was asked of the host and how it ended.
 #[derive(Clone, Debug, Deserialize)]
 pub struct HostRecord {
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub host: String,
     pub status: RecordStatus,
     /// The playbook task that failed.
@@ -116,6 +120,10 @@ pub struct HostRecord {
 /// The part of `iolab topology --json` the fleet view shows.
 #[derive(Clone, Debug, Deserialize)]
 pub struct TopologyView {
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub packages: u32,
     pub cores: Vec<CoreView>,
 }
@@ -167,6 +175,10 @@ pub struct ProbeOp {
 #[derive(Clone, Debug, Deserialize)]
 pub struct ProbeRow {
     pub model: String,
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub label: String,
     pub iops: f64,
     pub p50_ns: u64,
@@ -181,6 +193,10 @@ pub struct ProbeRow {
 pub struct ProbeRecommendation {
     pub model: String,
     pub label: String,
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub reason: String,
     pub rule: String,
     #[serde(default)]
@@ -204,6 +220,10 @@ impl ProbeOp {
 /// One probe output file of a host.
 #[derive(Debug)]
 pub struct HostProbe {
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub file: PathBuf,
     pub probe: ProbeView,
 }

@@ -32,11 +32,13 @@ pub fn render_plus(run: &RunResult) -> String {
 }
 
 /// The `json` document as a value (for tests and for callers that post-process).
+#[cfg(any(test, feature = "testing"))]
 pub fn to_value(run: &RunResult) -> serde_json::Value {
     serde_json::to_value(without_bins(run).as_ref()).unwrap_or(serde_json::Value::Null)
 }
 
 /// The `json+` document as a value.
+#[cfg(any(test, feature = "testing"))]
 pub fn to_value_plus(run: &RunResult) -> serde_json::Value {
     serde_json::to_value(run).unwrap_or(serde_json::Value::Null)
 }

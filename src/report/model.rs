@@ -38,7 +38,7 @@ pub const FIO_VERSION_STRING: &str = concat!("iolab-", env!("CARGO_PKG_VERSION")
 /// docs/json.md), written as `iolab.schema_version`: MAJOR.MINOR.PATCH, where a
 /// new optional key raises MINOR and a key removed, renamed or retyped raises
 /// MAJOR.
-pub const RUN_SCHEMA_VERSION: &str = "1.0.0";
+pub const RUN_SCHEMA_VERSION: &str = "1.0.1";
 
 /// Ordered string map (fio prints options in the order given).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -217,11 +217,16 @@ impl<'de> Deserialize<'de> for Dist {
     schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
 )]
 pub struct LatStats {
+    /// Smallest sample, ns.
     pub min: u64,
+    /// Largest sample, ns.
     pub max: u64,
+    /// Mean, ns.
     pub mean: f64,
+    /// Standard deviation, ns.
     pub stddev: f64,
     #[serde(rename = "N")]
+    /// Samples (fio's `N`).
     pub n: u64,
     /// Present where fio prints it: clat and sync latency with samples.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -264,33 +269,51 @@ impl LatStats {
     schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
 )]
 pub struct DirResult {
+    /// Bytes transferred.
     pub io_bytes: u64,
+    /// KiB transferred.
     pub io_kbytes: u64,
     /// Bytes per second over `runtime`.
     pub bw_bytes: u64,
     /// KiB per second.
     pub bw: u64,
+    /// Requests per second over `runtime`.
     pub iops: f64,
     /// Milliseconds.
     pub runtime: u64,
+    /// Requests completed.
     pub total_ios: u64,
+    /// Requests that transferred fewer bytes than asked.
     pub short_ios: u64,
+    /// Requests dropped (always 0: iolab drops none).
     pub drop_ios: u64,
+    /// Submission latency: from issue to the backend accepting it (fio's slat).
     pub slat_ns: LatStats,
+    /// Completion latency: from submission to completion seen (fio's clat).
     pub clat_ns: LatStats,
+    /// Total latency: slat plus clat (fio's lat).
     pub lat_ns: LatStats,
     /// Per-interval bandwidth samples, KiB/s.
     pub bw_min: u64,
+    /// Highest per-interval bandwidth sample, KiB/s.
     pub bw_max: u64,
     /// Mean sample bandwidth as percent of the group's aggregate bandwidth.
     pub bw_agg: f64,
+    /// Mean of the bandwidth samples, KiB/s.
     pub bw_mean: f64,
+    /// Standard deviation of the bandwidth samples, KiB/s.
     pub bw_dev: f64,
+    /// Bandwidth samples taken.
     pub bw_samples: u64,
+    /// Lowest per-interval IOPS sample.
     pub iops_min: u64,
+    /// Highest per-interval IOPS sample.
     pub iops_max: u64,
+    /// Mean of the IOPS samples.
     pub iops_mean: f64,
+    /// Standard deviation of the IOPS samples.
     pub iops_stddev: f64,
+    /// IOPS samples taken.
     pub iops_samples: u64,
     /// Left out of the reports: `unified_rw_reporting=mixed` reports only
     /// the `mixed` sum (`report::unified`).
@@ -310,7 +333,9 @@ impl DirResult {
     schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
 )]
 pub struct SyncResult {
+    /// fsyncs issued.
     pub total_ios: u64,
+    /// fsync latency, ns.
     pub lat_ns: LatStats,
     /// Left out, as fio leaves it out under `unified_rw_reporting=mixed`.
     #[serde(skip)]
@@ -318,6 +343,7 @@ pub struct SyncResult {
 }
 
 impl SyncResult {
+    /// For serde: a hidden `sync` has no key in the JSON.
     pub fn is_hidden(&self) -> bool {
         self.hidden
     }
@@ -328,9 +354,13 @@ impl SyncResult {
     schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
 )]
 pub struct ClassResult {
+    /// The class's name (`read`, `syncwrite`, `readahead`, `asyncwrite`).
     pub class: String,
+    /// Requests of the class completed.
     pub ios: u64,
+    /// Bytes of the class transferred.
     pub bytes: u64,
+    /// The class's completion latency, ns.
     pub clat_ns: LatStats,
 }
 
@@ -339,6 +369,7 @@ pub struct ClassResult {
     schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
 )]
 pub struct IopsLog {
+    /// Length of one interval, ms.
     pub interval_ms: u64,
     /// `[read, write, trim, sync]` completions per interval.
     pub ios: Vec<[u64; DIRS]>,
@@ -351,16 +382,22 @@ pub struct IopsLog {
 /// How the latency histograms were kept, so readers know the error bound.
 #[derive(schemars::JsonSchema, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HistogramInfo {
+    /// The histogram implementation (`hdrhistogram`).
     pub kind: String,
+    /// Significant decimal digits kept per value.
     pub significant_digits: u8,
+    /// Largest relative error of a recorded value (from `significant_digits`).
     pub max_relative_error: f64,
+    /// Lowest value the histograms resolve, ns.
     pub lowest_ns: u64,
+    /// Highest value the histograms record, ns.
     pub highest_ns: u64,
     /// Samples above `highest_ns`, recorded as `highest_ns`.
     pub clamped: u64,
 }
 
 impl HistogramInfo {
+    /// How this build keeps its histograms, with `clamped` samples above the top.
     pub fn current(clamped: u64) -> HistogramInfo {
         HistogramInfo {
             kind: "hdrhistogram".to_string(),
@@ -376,6 +413,7 @@ impl HistogramInfo {
 /// What fio has no key for, per job.
 #[derive(schemars::JsonSchema, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct JobExtras {
+    /// The job's number among the run's jobs (fio's job order).
     pub jobnum: u32,
     /// Workers folded into this result (numjobs / group_reporting).
     pub workers: u32,
@@ -383,13 +421,17 @@ pub struct JobExtras {
     /// the workers' times summed; this is the wall span the logs cover.
     #[serde(default)]
     pub runtime_ms: u64,
+    /// The process id that ran the job.
     pub pid: u32,
+    /// How the latency histograms were kept (their error bound).
     pub histogram: HistogramInfo,
     /// Failed requests per direction `[read, write, trim, sync]`.
     pub errors: [u64; DIRS],
     /// Classes that saw requests.
     pub classes: Vec<ClassResult>,
+    /// Completions and bytes per interval.
     pub iops_log: IopsLog,
+    /// CPU time of the job's worker threads.
     pub cpu: ThreadUsage,
     /// How the run actually went (`report::assemble` fills it from the engine's
     /// results); serialised as `{}` for a result built without an engine run.
@@ -426,7 +468,9 @@ fn engine_unless_empty<'de, D: Deserializer<'de>>(d: D) -> Result<Option<JobEngi
     schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
 )]
 pub struct JobEngine {
+    /// The device backend that did the I/O (fio's `ioengine` name).
     pub backend: String,
+    /// The completion model the job ran with (`poll`, `interrupt`, ...).
     pub completion_model: String,
     /// Polls, sleeps, spin time... summed over the job's workers.
     pub completion: CompletionStats,
@@ -435,8 +479,11 @@ pub struct JobEngine {
     /// What a hybrid polling policy did (hybrid-uring, pas, dpas), in a sentence.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub policy_summary: Option<String>,
+    /// What the backend counted (submit calls, reaps, ...).
     pub backend_stats: BackendStats,
+    /// The host scheduler (`noop`, `prio`, `laq`).
     pub scheduler: String,
+    /// What the host scheduler counted per request class.
     pub scheduler_stats: SchedStats,
     /// Adaptive's choice per size class (adaptive only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -451,15 +498,21 @@ pub struct JobEngine {
     pub total_err: u64,
     /// fio's `first_error`: the first errno, 0 if none.
     pub first_error: i32,
+    /// fio's `continue_on_error` as the job set it.
     pub continue_on_error: String,
+    /// Requests submitted, completed, failed, timed out.
     pub accounting: Accounting,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// Data verification (jobs that verify only).
     pub verify: Option<VerifyReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// Faults the emulated device injected (null device with fault options only).
     pub faults_injected: Option<FaultCounts>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The error that ended the job early, in words.
     pub error_message: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The per-request trace (`--trace` runs only).
     pub trace: Option<JobTrace>,
     /// The latency-target depth search (`latency_target=` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -472,15 +525,19 @@ pub struct JobEngine {
 )]
 pub struct VerifyReport {
     #[serde(flatten)]
+    /// Blocks verified and failures found.
     pub stats: VerifyStats,
     #[serde(skip_serializing_if = "Option::is_none")]
+    /// The first verification failure, in words.
     pub first_failure_message: Option<String>,
 }
 
 /// One job (or group of workers) in fio's JSON shape.
 #[derive(schemars::JsonSchema, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct JobResult {
+    /// The job's name (its section in the job file).
     pub jobname: String,
+    /// The job's stonewall group.
     pub groupid: u32,
     /// First error (errno), 0 if none.
     pub error: i32,
@@ -489,16 +546,20 @@ pub struct JobResult {
     /// Wall seconds since the job started.
     pub elapsed: u64,
     #[serde(rename = "job options")]
+    /// The options the job set, in order, as given.
     pub job_options: OrderedMap,
     #[serde(default, skip_serializing_if = "DirResult::is_hidden")]
+    /// Reads.
     pub read: DirResult,
     #[serde(default, skip_serializing_if = "DirResult::is_hidden")]
+    /// Writes.
     pub write: DirResult,
     /// Trims (`rw=trim` and friends): discards on a block device, punched
     /// holes in a file.
     #[serde(default, skip_serializing_if = "DirResult::is_hidden")]
     pub trim: DirResult,
     #[serde(default, skip_serializing_if = "SyncResult::is_hidden")]
+    /// fsyncs.
     pub sync: SyncResult,
     /// fio's `mixed` direction: reads, writes and trims summed
     /// (`unified_rw_reporting=mixed` or `both`).
@@ -506,26 +567,41 @@ pub struct JobResult {
     pub mixed: Option<DirResult>,
     /// Milliseconds.
     pub job_runtime: u64,
+    /// User CPU, percent of the job's runtime.
     pub usr_cpu: f64,
+    /// System CPU, percent of the job's runtime.
     pub sys_cpu: f64,
+    /// Context switches.
     pub ctx: u64,
+    /// Major page faults.
     pub majf: u64,
+    /// Minor page faults.
     pub minf: u64,
+    /// Queue depth over time: percent of the time at each depth bucket.
     pub iodepth_level: Dist,
+    /// Requests per submit call: percent of calls per bucket.
     pub iodepth_submit: Dist,
+    /// Completions per reap call: percent of calls per bucket.
     pub iodepth_complete: Dist,
+    /// Latency distribution under 1 us: percent of requests per ns bucket.
     pub latency_ns: Dist,
+    /// Latency distribution, percent of requests per us bucket.
     pub latency_us: Dist,
+    /// Latency distribution, percent of requests per ms bucket.
     pub latency_ms: Dist,
+    /// The queue depth the latency-target search settled on (the job's iodepth without one).
     pub latency_depth: u32,
     /// fio's latency-target search (`latency_target=`, ns; window in us); without
     /// one, fio's "off" values and `latency_depth` = iodepth.
     pub latency_target: u64,
+    /// The percentile the latency target applies to (`latency_percentile`).
     pub latency_percentile: f64,
+    /// The latency target's window, us (`latency_window`).
     pub latency_window: u64,
     /// fio's steady-state result (jobs with `steadystate=` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steadystate: Option<crate::report::steady::SteadyReport>,
+    /// What fio has no key for: iolab's own figures for the job.
     pub iolab: JobExtras,
     /// How the text report prints this job's figures (`significant_figures`,
     /// `unit_base`); not part of fio's JSON.
@@ -887,7 +963,7 @@ pub fn apply_group_aggregates(jobs: &mut [JobResult]) {
 /// What fio has no key for, per run.
 #[derive(schemars::JsonSchema, Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct RunExtras {
-    /// The schema this document follows ([`RUN_SCHEMA_VERSION`]); empty when
+    /// The schema this document follows (`RUN_SCHEMA_VERSION`); empty when
     /// read from a document written before the field existed.
     #[serde(default)]
     pub schema_version: String,
@@ -909,26 +985,32 @@ pub struct RunExtras {
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct RunResult {
     #[serde(rename = "fio version")]
+    /// The producer and its version: `iolab-<version>`, never fio's (fio's `fio version` key).
     pub fio_version: String,
     /// Unix seconds at the end of the run.
     pub timestamp: u64,
+    /// Milliseconds since the Unix epoch at the end of the run.
     pub timestamp_ms: u64,
     /// Local time, ctime(3) style.
     pub time: String,
-    /// fio prints this only when the job file has a [global] section.
+    /// fio prints this only when the job file has a `[global]` section.
     #[serde(
         rename = "global options",
         default,
         skip_serializing_if = "OrderedMap::is_empty"
     )]
     pub global_options: OrderedMap,
+    /// One result per job (per group with `group_reporting`).
     pub jobs: Vec<JobResult>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Disk utilisation of the block devices the run used (fio's `disk_util`).
     pub disk_util: Vec<DiskUtil>,
+    /// What fio has no key for: iolab's run-level figures.
     pub iolab: RunExtras,
 }
 
 impl OrderedMap {
+    /// True when no global options were given.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

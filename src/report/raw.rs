@@ -22,6 +22,10 @@ use crate::workload::verify::VerifyStats;
 pub struct JobRun {
     pub job: usize,
     pub jobnum: u32,
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub groupid: u32,
     pub rec: Recorder,
     /// Measured runtime (after ramp) in ns.
@@ -43,8 +47,16 @@ pub struct JobRun {
     /// Data verification of this stream (None when the job does not verify).
     pub verify: Option<VerifyStats>,
     /// The worker's request slots free at the end, and in all (shared worker).
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub slots_free: (usize, usize),
     /// Commands the backend still holds at the end, where it counts them.
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub device_in_flight: Option<u32>,
     /// Faults the device injected (null device; shared worker: whole device).
     pub injected: Option<FaultCounts>,

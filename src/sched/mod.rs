@@ -107,8 +107,11 @@ impl PerClass {
     serde::Deserialize,
 )]
 pub struct SchedStats {
+    /// Requests dispatched to the device, per class.
     pub dispatched: PerClass,
+    /// Bytes dispatched to the device, per class.
     pub dispatched_bytes: PerClass,
+    /// Requests completed, per class.
     pub completed: PerClass,
     /// Requests that had to wait at the head of the queue because OIS was at
     /// `ois_max` (counted once per request, however often the loop looked).
@@ -123,6 +126,7 @@ pub struct SchedStats {
     pub time_at_ois_min_ns: u64,
     /// ... and the rest of the time since the first request (at `ois_max`).
     pub time_at_ois_max_ns: u64,
+    /// The most bytes outstanding at once (OIS, outstanding I/O size).
     pub ois_peak: u64,
     /// Requests refused because the scheduler was full (capacity too small).
     pub rejected_full: u64,
@@ -383,12 +387,14 @@ impl Scheduler {
     }
 
     /// Requests of one class waiting in the scheduler.
+    #[cfg(any(test, feature = "testing"))]
     pub fn pending_class(&self, class: Class) -> usize {
         self.waiting[class.index()] as usize
     }
 
     /// Outstanding I/O size: bytes dispatched and not yet completed.
     #[inline]
+    #[cfg(any(test, feature = "testing"))]
     pub fn ois(&self) -> u64 {
         self.ois
     }
@@ -427,11 +433,13 @@ impl Scheduler {
     }
 
     /// The cap a low-priority request faces at `now_ns` (`None` for noop/prio).
+    #[cfg(any(test, feature = "testing"))]
     pub fn low_cap(&self, now_ns: u64) -> Option<u64> {
         (self.kind == SchedKind::Laq).then(|| self.lat.low_cap(now_ns))
     }
 
     /// The cap a request of `class` faces at `now_ns` (`None` for noop/prio).
+    #[cfg(any(test, feature = "testing"))]
     pub fn cap_for(&self, class: Class, now_ns: u64) -> Option<u64> {
         (self.kind == SchedKind::Laq).then(|| {
             if class.is_high() {

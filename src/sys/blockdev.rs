@@ -247,19 +247,23 @@ impl BlockDev {
         self.queue_num("logical_block_size")
     }
 
+    #[cfg(any(test, feature = "testing"))]
     pub fn physical_block_size(&self) -> Result<u32> {
         self.queue_num("physical_block_size")
     }
 
+    #[cfg(any(test, feature = "testing"))]
     pub fn rotational(&self) -> Result<bool> {
         Ok(self.queue_num::<u32>("rotational")? != 0)
     }
 
     /// Whether the queue has poll queues (`io_poll`); IOPOLL needs it.
+    #[cfg(any(test, feature = "testing"))]
     pub fn io_poll(&self) -> Result<bool> {
         Ok(self.queue_num::<u32>("io_poll")? != 0)
     }
 
+    #[cfg(any(test, feature = "testing"))]
     pub fn nr_requests(&self) -> Result<u32> {
         self.queue_num("nr_requests")
     }
@@ -364,6 +368,10 @@ pub fn parse_scheduler(s: &str) -> Elevators {
 /// (also on a second Ctrl-C, through the cleanup registry).
 #[derive(Debug)]
 pub struct ElevatorGuard {
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     dev: BlockDev,
     previous: String,
     id: Option<CleanupId>,
@@ -418,6 +426,7 @@ impl ElevatorGuard {
         &self.previous
     }
 
+    #[cfg(any(test, feature = "testing"))]
     pub fn device(&self) -> &BlockDev {
         &self.dev
     }

@@ -128,6 +128,7 @@ pub fn run(id: CleanupId) -> Option<Result<(), CleanupFailure>> {
 
 /// Deregister without running (the guard's owner decided to keep the change).
 /// Returns whether it was still registered.
+#[cfg(any(test, feature = "testing"))]
 pub fn forget(id: CleanupId) -> bool {
     match take(|e| e.id == id.0) {
         Some(_) => {
@@ -163,6 +164,7 @@ pub fn stop_requested() -> bool {
 }
 
 /// Ask the engine to stop, as a first SIGINT would.
+#[cfg(any(test, feature = "testing"))]
 pub fn request_stop() {
     STOP.store(true, Ordering::Relaxed);
 }
@@ -192,6 +194,10 @@ pub enum SecondSignal {
     /// command a signal stopped: the `iolab` command's policy.
     UndoAndExit = 0,
     /// Keep the process: the stop flag stays set and the program decides.
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests construct it")
+    )]
     UndoOnly = 1,
 }
 

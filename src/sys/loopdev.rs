@@ -99,8 +99,23 @@ struct LoopConfig {
 #[derive(Debug)]
 pub struct LoopDev {
     number: u32,
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     backing: PathBuf,
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     direct_io: bool,
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(
+            dead_code,
+            reason = "held open for the loop device's lifetime; only iolab's tests read it"
+        )
+    )]
     dev: File,
     cleanup: Option<CleanupId>,
 }
@@ -187,6 +202,7 @@ impl LoopDev {
         Err(LoopDevError::AllTaken)
     }
 
+    #[cfg(any(test, feature = "testing"))]
     pub fn number(&self) -> u32 {
         self.number
     }
@@ -200,10 +216,12 @@ impl LoopDev {
         PathBuf::from(format!("/dev/loop{}", self.number))
     }
 
+    #[cfg(any(test, feature = "testing"))]
     pub fn backing_file(&self) -> &Path {
         &self.backing
     }
 
+    #[cfg(any(test, feature = "testing"))]
     pub fn direct_io_requested(&self) -> bool {
         self.direct_io
     }
@@ -217,6 +235,7 @@ impl LoopDev {
     }
 
     /// The open device node, kept open for the device's lifetime.
+    #[cfg(any(test, feature = "testing"))]
     pub fn file(&self) -> &File {
         &self.dev
     }

@@ -51,6 +51,10 @@ type Result<T, E = ZramError> = std::result::Result<T, E>;
 #[derive(Debug)]
 pub struct Zram {
     id: u32,
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     size: u64,
     cleanup: Option<CleanupId>,
 }
@@ -90,6 +94,7 @@ impl Zram {
     }
 
     /// The kernel's number N of zramN.
+    #[cfg(any(test, feature = "testing"))]
     pub fn id(&self) -> u32 {
         self.id
     }
@@ -103,6 +108,7 @@ impl Zram {
         PathBuf::from(format!("/dev/zram{}", self.id))
     }
 
+    #[cfg(any(test, feature = "testing"))]
     pub fn size(&self) -> u64 {
         self.size
     }

@@ -106,10 +106,12 @@ impl WorkingSet {
         self.pages[(draw % self.pages.len() as u64) as usize]
     }
 
+    #[cfg(any(test, feature = "testing"))]
     pub fn len(&self) -> usize {
         self.pages.len()
     }
 
+    #[cfg(any(test, feature = "testing"))]
     pub fn is_empty(&self) -> bool {
         self.pages.is_empty()
     }

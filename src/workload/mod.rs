@@ -42,7 +42,9 @@ pub mod zones;
 use std::time::Duration;
 
 pub use generator::{Generator, NextIo, target_end};
-pub use pacer::{MinRateMiss, Pacer, due_or_switch};
+#[cfg(any(test, feature = "testing"))]
+pub use pacer::MinRateMiss;
+pub use pacer::{Pacer, due_or_switch};
 
 /// A duration in nanoseconds, saturating at `u64::MAX` (the unit of every
 /// schedule in the workload and the engine).

@@ -264,6 +264,7 @@ impl Pacer {
     }
 
     /// The window that fell short, if one did.
+    #[cfg(any(test, feature = "testing"))]
     pub fn min_rate_missed(&self) -> Option<MinRateMiss> {
         self.missed
     }

@@ -18,14 +18,19 @@
 //! Per request nothing here allocates: filling and checking walk the buffer in
 //! place and a failure is a `Copy` value formatted only when the run ends.
 
-use crate::job::{Direction, JobSpec, VerifyKind, VerifySpec};
+#[cfg(any(test, feature = "testing"))]
+use crate::job::VerifySpec;
+use crate::job::{Direction, JobSpec, VerifyKind};
 use crate::request::{Class, Op};
 use crate::workload::NextIo;
 use crate::workload::verify_block::{Layout, Write, WriterId, failure};
 use crate::workload::verify_dump::Dumper;
 
-pub use crate::workload::verify_block::{Field, HEADER_LEN, MAGIC, VerifyFailure};
+pub use crate::workload::verify_block::{Field, VerifyFailure};
+#[cfg(any(test, feature = "testing"))]
+pub use crate::workload::verify_block::{HEADER_LEN, MAGIC};
 /// Smallest block verification accepts: a header and some data to check.
+#[cfg(any(test, feature = "testing"))]
 pub const MIN_BLOCK: usize = VerifySpec::MIN_BLOCK;
 /// Most units a block map may hold (12 bytes each: ~200 MiB).
 pub const MAX_UNITS: u64 = 16 << 20;
@@ -351,6 +356,7 @@ impl Verifier {
         }))
     }
 
+    #[cfg(any(test, feature = "testing"))]
     pub fn kind(&self) -> VerifyKind {
         self.kind
     }

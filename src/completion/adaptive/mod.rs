@@ -51,6 +51,7 @@ mod rule;
 pub use explain::Decision;
 
 use self::contention::Contention;
+#[cfg(any(test, feature = "testing"))]
 use self::hist::Hist;
 use self::rule::{
     CALIBRATION_SAMPLES, CALIBRATION_STEP, CLASSES, ClassStats, PROBE, Probe, RECHECK, REDECIDE,
@@ -242,6 +243,7 @@ impl Adaptive {
 }
 
 /// `samples` values spread evenly over `p50 +- spread` (synthetic calibrations).
+#[cfg(any(test, feature = "testing"))]
 fn spread(p50_ns: u64, spread_ns: u64, samples: u64) -> impl Iterator<Item = u64> {
     (0..samples).map(move |i| {
         let f = if samples > 1 {
@@ -284,6 +286,7 @@ impl Adaptive {
 
     /// Seed a class with a known latency distribution (synthetic calibrations,
     /// tests, `probe`): `samples` values spread evenly over p50 +- spread.
+    #[cfg(any(test, feature = "testing"))]
     pub fn calibrate(&mut self, len: u32, p50_ns: u64, spread_ns: u64, samples: u64) {
         let c = &mut self.classes[class_of(len)];
         *c = ClassStats::default();
@@ -294,6 +297,7 @@ impl Adaptive {
     }
 
     /// Seed a class's inline path the same way, and compare the two paths.
+    #[cfg(any(test, feature = "testing"))]
     pub fn calibrate_inline(&mut self, len: u32, p50_ns: u64, spread_ns: u64, samples: u64) {
         let c = &mut self.classes[class_of(len)];
         c.inline = Hist::default();

@@ -37,6 +37,7 @@ pub struct FaultCounts {
 }
 
 impl FaultCounts {
+    /// Faults injected, of every kind.
     pub fn total(&self) -> u64 {
         self.errors + self.corruptions + self.hangs + self.spikes
     }

@@ -116,6 +116,7 @@ impl IrqThread {
     }
 
     /// Kernel thread id of the device thread, so placement can pin it.
+    #[cfg(any(test, feature = "testing"))]
     pub(super) fn tid(&self) -> i32 {
         self.sh.tid.load(Ordering::Acquire)
     }

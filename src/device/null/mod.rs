@@ -268,11 +268,13 @@ impl NullDevice {
     }
 
     /// Commands that hung (fault injection) and have not been aborted.
+    #[cfg(any(test, feature = "testing"))]
     pub fn hung(&self) -> u32 {
         self.hung
     }
 
     /// Most commands accepted before `queue` answers Busy.
+    #[cfg(any(test, feature = "testing"))]
     pub fn capacity(&self) -> u32 {
         self.limit
     }
@@ -282,6 +284,7 @@ impl NullDevice {
     }
 
     /// Kernel thread id of the interrupt thread (irqmode=thread), for pinning.
+    #[cfg(any(test, feature = "testing"))]
     pub fn irq_thread_tid(&self) -> Option<i32> {
         self.irq_thread.as_ref().map(|t| t.tid())
     }

@@ -459,11 +459,13 @@ impl Uring {
     /// completion reaches the CQ ring only when the issuer enters the kernel
     /// for events, so CQ spinning makes a non-blocking enter when the kernel
     /// flags pending work (IORING_SQ_TASKRUN).
+    #[cfg(any(test, feature = "testing"))]
     pub fn deferred(&self) -> bool {
         self.deferred
     }
 
     /// Requests queued and not yet reaped.
+    #[cfg(any(test, feature = "testing"))]
     pub fn in_flight(&self) -> u32 {
         self.in_flight
     }

@@ -27,6 +27,7 @@ mod stream;
 
 // The stream's request accounting is a reported fact: its type lives with
 // the engine's raw results in `report::raw`.
+#[cfg(any(test, feature = "testing"))]
 pub use crate::report::raw::Accounting;
 
 pub use stream::Stream;
@@ -74,6 +75,10 @@ pub struct Worker {
 /// What the loop reports besides the recorders.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct LoopOutcome {
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub started_ns: u64,
     pub ended_ns: u64,
     pub completion: CompletionStats,

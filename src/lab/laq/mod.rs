@@ -33,8 +33,12 @@ use anyhow::Result;
 
 use crate::report::study::StudyResult;
 
-pub use emulated::{NULL_PERIOD, PUB_LATENCY_CUT_PCT, null_jobs, ufs_like};
+pub use emulated::{NULL_PERIOD, ufs_like};
+#[cfg(any(test, feature = "testing"))]
+pub use emulated::{PUB_LATENCY_CUT_PCT, null_jobs};
+#[cfg(any(test, feature = "testing"))]
 pub use kernel::{KERNEL_SCHEDULERS, KernelPeerResult, run_kernel_peers};
+#[cfg(any(test, feature = "testing"))]
 pub use pair::{BG_IOPRIO, FG_IOPRIO, PairResult, measure_pair};
 
 use emulated::{NULL_BG_DEPTH, RAMP, null_schedulers, verdict_null};

@@ -57,6 +57,7 @@ use device::{Device, Mounted, StudyDir};
 use mariadb::{MariaInstall, find_mariadb};
 use pg::{PgInstall, find_postgres};
 
+#[cfg(any(test, feature = "testing"))]
 pub use bench::BenchOut;
 pub use pg::parse_pgbench;
 pub use sysbench::parse_sysbench;

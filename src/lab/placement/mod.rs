@@ -829,6 +829,7 @@ impl PlacementStudyResult {
         }
     }
 
+    #[cfg(any(test, feature = "testing"))]
     pub fn render_text(&self) -> String {
         self.to_study_result().render_text()
     }

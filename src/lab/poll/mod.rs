@@ -39,6 +39,7 @@ use crate::sys::is_root;
 /// Published figures (FAST '12, as summarised in seeds/README.md).
 pub const PUB_POLL_4K_US: f64 = 4.4;
 pub const PUB_INTR_4K_US: f64 = 7.6;
+#[cfg(any(test, feature = "testing"))]
 pub const PUB_DEVICE_4K_US: f64 = 4.1;
 pub const PUB_TU_US: f64 = 2.7;
 pub const PUB_INTR_SHARE_OF_POLL_IOPS: f64 = 0.65;

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::measure::tracefs::format::FormatError;
 use crate::measure::tracefs::{EventFormat, Field, RawEvent, field_i64, field_str, field_u64};
+#[cfg(any(test, feature = "testing"))]
 use crate::sys::blockdev::kernel_dev;
 
 /// blktrace's action letters.
@@ -115,6 +116,7 @@ fn rwbs_is_write(rwbs: &str) -> bool {
 /// Parse one line of tracefs text output (`cat trace`) into a block event, so saved
 /// text traces can be analysed too. Lines of other events give `None`.
 /// Text timestamps have microsecond resolution.
+#[cfg(any(test, feature = "testing"))]
 pub fn parse_trace_line(line: &str) -> Option<BlockEvent> {
     // "  dd-19976   [000] .....   626.589672: block_bio_queue: 7,0 RS 0 + 8 [dd]"
     let (head, rest) = line.split_once("] ")?;
@@ -154,6 +156,7 @@ pub fn parse_trace_line(line: &str) -> Option<BlockEvent> {
     })
 }
 
+#[cfg(any(test, feature = "testing"))]
 fn parse_text_ts(s: &str) -> Option<u64> {
     let (sec, frac) = s.split_once('.')?;
     let sec: u64 = sec.trim().parse().ok()?;

@@ -4,6 +4,7 @@
 use super::decode::{Action, BlockDecoder, BlockEvent, EVENTS};
 use super::matching::{BlockRequest, MatchStats, Window, match_windows};
 use super::stats::{BttTable, btt_table};
+#[cfg(any(test, feature = "testing"))]
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,7 +19,9 @@ use crate::measure::tracefs::instance::TracefsError;
 use crate::measure::tracefs::mount::MountError;
 use crate::measure::tracefs::page::PageError;
 use crate::measure::tracefs::{Instance, LossReport, RawEvent, Tracefs, parse_page};
-use crate::sys::blockdev::{BlockDevError, block_dev_numbers, kernel_dev};
+#[cfg(any(test, feature = "testing"))]
+use crate::sys::blockdev::block_dev_numbers;
+use crate::sys::blockdev::{BlockDevError, kernel_dev};
 
 /// Why a block trace could not be set up, run or collected. Causes are part of
 /// the message, not a `source`, so a `{:#}` chain says each once.
@@ -163,6 +166,10 @@ pub struct BlockTrace {
     worker: Option<JoinHandle<Result<Collected>>>,
     device: String,
     clock: &'static str,
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     events: Vec<&'static str>,
     sampling: Option<Sampling>,
 }
@@ -247,6 +254,7 @@ fn default_buffer_kb() -> u64 {
 
 impl BlockTrace {
     /// Trace the block device node `dev_path` (e.g. /dev/zram0, /dev/loop3).
+    #[cfg(any(test, feature = "testing"))]
     pub fn start(dev_path: &Path, opts: BlockTraceOptions) -> Result<BlockTrace> {
         let (major, minor) = block_dev_numbers(dev_path)?;
         Self::start_dev(major, minor, opts).map_err(|e| BlockTraceError::Of {
@@ -301,12 +309,14 @@ impl BlockTrace {
     }
 
     /// The `block:*` events enabled for this device (what its kind can fire).
+    #[cfg(any(test, feature = "testing"))]
     pub fn events(&self) -> &[&'static str] {
         &self.events
     }
 
     /// The trace clock events are stamped with (`x86-tsc` or `mono`); either way
     /// [`BlockTraceResult::events`] carry engine-clock ns.
+    #[cfg(any(test, feature = "testing"))]
     pub fn clock(&self) -> &'static str {
         self.clock
     }

@@ -24,6 +24,7 @@ mod stats;
 #[cfg(test)]
 mod tests;
 
+#[cfg(any(test, feature = "testing"))]
 pub use decode::*;
 pub use join::*;
 pub use live::*;

@@ -1,5 +1,6 @@
 //! Text views: btt's stage table and the per-layer breakdown (report calls these).
 
+#[cfg(any(test, feature = "testing"))]
 use super::join::{Breakdown, LayerSplit};
 use super::stats::{BttTable, StageStats};
 
@@ -45,6 +46,7 @@ fn stage_row(s: &mut String, name: &str, v: &StageStats, w: [usize; 5]) {
     }
 }
 
+#[cfg(any(test, feature = "testing"))]
 pub fn render_breakdown(b: &Breakdown) -> String {
     let mut s = String::from(
         "stage                              MIN (us)       AVG (us)       MAX (us)         N\n",

@@ -32,6 +32,7 @@ pub fn plat_index(ns: u64) -> usize {
 }
 
 /// The smallest latency (ns) that falls in bin `idx`.
+#[cfg(any(test, feature = "testing"))]
 pub fn plat_bin_low(idx: usize) -> u64 {
     let idx = idx as u64;
     if idx < 2 * PLAT_VAL {

@@ -140,6 +140,10 @@ pub struct LogOutcome {
     pub sent: u64,
     /// Records dropped because the writer fell behind.
     pub dropped: u64,
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub files: Vec<PathBuf>,
     /// The jobs whose records these are (for the message).
     pub jobs: Vec<String>,

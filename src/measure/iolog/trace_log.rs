@@ -60,6 +60,10 @@ pub struct TracePlan {
 /// What a run's trace logs came to.
 #[derive(Clone, Debug, Default)]
 pub struct TraceOutcome {
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub ios: u64,
     /// Times the worker waited for the writer, and for how long in all.
     pub waits: u64,

@@ -1,6 +1,7 @@
 //! Event formats (`events/<system>/<name>/format`): record layouts, and reading
 //! fields out of a raw record.
 
+#[cfg(any(test, feature = "testing"))]
 use std::collections::HashMap;
 
 /// What is wrong with an event's `format` file or one of its field lines.
@@ -194,6 +195,7 @@ pub fn field_str<'a>(payload: &'a [u8], f: &Field) -> Option<&'a str> {
 }
 
 /// Event ids of an instance's enabled events, by `system:name`.
+#[cfg(any(test, feature = "testing"))]
 pub fn ids_by_name(formats: &[EventFormat]) -> HashMap<String, u16> {
     formats
         .iter()

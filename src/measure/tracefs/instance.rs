@@ -315,6 +315,10 @@ pub struct DrainStats {
 pub struct Instance {
     root: PathBuf,
     dir: PathBuf,
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     name: String,
     readers: Vec<CpuReader>,
     page_layout: Option<PageLayout>,
@@ -331,10 +335,12 @@ impl std::fmt::Debug for Instance {
 }
 
 impl Instance {
+    #[cfg(any(test, feature = "testing"))]
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    #[cfg(any(test, feature = "testing"))]
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -373,6 +379,7 @@ impl Instance {
     }
 
     /// The trace clocks this kernel offers (`trace_clock`).
+    #[cfg(any(test, feature = "testing"))]
     pub fn clocks(&self) -> Result<Vec<String>> {
         Ok(self
             .read("trace_clock")?
@@ -381,6 +388,7 @@ impl Instance {
             .collect())
     }
 
+    #[cfg(any(test, feature = "testing"))]
     pub fn clock(&self) -> Result<String> {
         let avail = self.read("trace_clock")?;
         avail
@@ -445,6 +453,7 @@ impl Instance {
     }
 
     /// Enable every event of a system (e.g. `io_uring`).
+    #[cfg(any(test, feature = "testing"))]
     pub fn enable_system(&self, system: &str) -> Result<Vec<EventFormat>> {
         let dir = self.dir.join("events").join(system);
         let rd = fs::read_dir(&dir).map_err(|err| TracefsError::NoSystem {
@@ -502,6 +511,7 @@ impl Instance {
             .map_err(|err| TracefsError::AddPids { path: p, err })
     }
 
+    #[cfg(any(test, feature = "testing"))]
     pub fn event_pids(&self) -> Result<Vec<i32>> {
         Ok(self
             .read("set_event_pid")?

@@ -26,7 +26,15 @@ pub mod instance;
 pub mod mount;
 pub mod page;
 
-pub use format::{EventFormat, Field, field_i64, field_str, field_u64, ids_by_name};
-pub use instance::{CpuStats, DrainStats, Instance, LossReport};
-pub use mount::{Tracefs, read_text};
-pub use page::{PageInfo, PageLayout, RawEvent, parse_page};
+#[cfg(any(test, feature = "testing"))]
+pub use format::ids_by_name;
+pub use format::{EventFormat, Field, field_i64, field_str, field_u64};
+#[cfg(any(test, feature = "testing"))]
+pub use instance::{CpuStats, DrainStats};
+pub use instance::{Instance, LossReport};
+pub use mount::Tracefs;
+#[cfg(any(test, feature = "testing"))]
+pub use mount::read_text;
+#[cfg(any(test, feature = "testing"))]
+pub use page::{PageInfo, PageLayout};
+pub use page::{RawEvent, parse_page};

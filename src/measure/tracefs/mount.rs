@@ -28,6 +28,10 @@ const DEFAULT_ROOT: &str = "/sys/kernel/tracing";
 pub struct Tracefs {
     root: PathBuf,
     /// True when this process mounted it (it is left mounted, as perf does).
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub mounted_by_us: bool,
 }
 
@@ -68,6 +72,7 @@ impl Tracefs {
     }
 
     /// Use a tracefs at a given path (tests, unusual mounts).
+    #[cfg(any(test, feature = "testing"))]
     pub fn at(root: impl Into<PathBuf>) -> Tracefs {
         Tracefs {
             root: root.into(),
@@ -80,6 +85,7 @@ impl Tracefs {
     }
 
     /// Whether `system:name` exists in this kernel.
+    #[cfg(any(test, feature = "testing"))]
     pub fn has_event(&self, system: &str, name: &str) -> bool {
         self.root
             .join("events")

@@ -31,6 +31,10 @@ type Result<T, E = PageError> = std::result::Result<T, E>;
 /// One event read from the ring buffer.
 #[derive(Clone, Copy, Debug)]
 pub struct RawEvent<'a> {
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub cpu: u32,
     /// Timestamp on the instance's trace clock (CLOCK_MONOTONIC ns with `mono`).
     pub ts: u64,

@@ -36,6 +36,7 @@ impl Insn {
     }
 
     /// The little-endian wire form the kernel reads.
+    #[cfg(any(test, feature = "testing"))]
     pub fn to_bytes(self) -> [u8; 8] {
         let mut b = [0u8; 8];
         b[0] = self.code;
@@ -78,7 +79,15 @@ const X: u8 = 0x08;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Size {
     W = 0x00,
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests construct it")
+    )]
     H = 0x08,
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests construct it")
+    )]
     B = 0x10,
     DW = 0x18,
 }
@@ -90,6 +99,10 @@ pub enum Alu {
     Sub = 0x10,
     Mul = 0x20,
     And = 0x50,
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests construct it")
+    )]
     Rsh = 0x70,
     Mov = 0xb0,
 }
@@ -102,6 +115,10 @@ pub enum Cond {
     Gt = 0x20,
     Ge = 0x30,
     Ne = 0x50,
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests construct it")
+    )]
     Slt = 0xc0,
 }
 

@@ -274,6 +274,10 @@ pub struct Map {
     pub fd: OwnedFd,
     pub name: &'static str,
     pub key_size: usize,
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub value_size: usize,
     pub max_entries: u32,
 }

@@ -16,11 +16,18 @@ mod logs;
 mod run;
 mod shell;
 
+#[cfg(any(test, feature = "testing"))]
 pub use crate::report::escape::escape;
-pub use crate::report::load::{LoadError, load_results};
-pub use fleet::{fleet_charts, render_fleet_html};
+#[cfg(any(test, feature = "testing"))]
+pub use crate::report::load::LoadError;
+pub use crate::report::load::load_results;
+#[cfg(any(test, feature = "testing"))]
+pub use fleet::fleet_charts;
+pub use fleet::render_fleet_html;
 pub use lab::{LabSet, render_lab_html, render_lab_set_html};
 pub use run::render_run_html;
-pub use shell::{WriteError, write_index};
+#[cfg(any(test, feature = "testing"))]
+pub use shell::WriteError;
+pub use shell::write_index;
 // The page shell, shared with `iolab compare`'s page.
 pub(crate) use shell::{anchor, page_close, page_open};

@@ -19,8 +19,11 @@ mod scale;
 use crate::report::chart::{Chart, ChartKind};
 
 pub use bar::Whisker;
+#[cfg(any(test, feature = "testing"))]
 pub use layout::PALETTE;
-pub use scale::{Ticks, fmt_si_single, linear_ticks, log_ticks, nice_step};
+pub use scale::fmt_si_single;
+#[cfg(any(test, feature = "testing"))]
+pub use scale::{Ticks, linear_ticks, log_ticks, nice_step};
 
 use bar::bar_svg;
 use layout::clean;

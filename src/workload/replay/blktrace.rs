@@ -26,6 +26,7 @@ pub const RECORD: usize = 48;
 pub const TC_READ: u32 = 1 << 0;
 pub const TC_WRITE: u32 = 1 << 1;
 pub const TC_FLUSH: u32 = 1 << 2;
+#[cfg(any(test, feature = "testing"))]
 pub const TC_QUEUE: u32 = 1 << 4;
 pub const TC_NOTIFY: u32 = 1 << 10;
 pub const TC_DISCARD: u32 = 1 << 13;

@@ -126,13 +126,25 @@ pub struct Entry {
 #[derive(Clone, Debug)]
 pub struct Trace {
     /// The log it came from.
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub source: PathBuf,
     /// The files (or devices) its I/Os go to, in the order the log named them.
     pub files: Vec<PathBuf>,
     pub entries: Vec<Entry>,
     /// Read from a blktrace binary file.
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub blktrace: bool,
     /// I/Os `replay_skip` left out.
+    #[cfg_attr(
+        not(any(test, feature = "testing")),
+        expect(dead_code, reason = "only iolab's tests read it")
+    )]
     pub skipped: u64,
 }
 
@@ -150,6 +162,7 @@ impl Trace {
     }
 
     /// The sum of its gaps: at least this long to replay it with stalls.
+    #[cfg(any(test, feature = "testing"))]
     pub fn span_ns(&self) -> u64 {
         self.entries.iter().map(|e| e.gap_ns).sum()
     }
@@ -439,6 +452,7 @@ impl Replay {
     }
 
     /// I/Os handed out so far.
+    #[cfg(any(test, feature = "testing"))]
     pub fn position(&self) -> usize {
         self.next
     }
