@@ -77,10 +77,6 @@ pub enum Layout {
     #[default]
     Random,
     /// Zeroes (fio `zero_buffers=1`).
-    #[cfg_attr(
-        not(any(test, feature = "testing")),
-        expect(dead_code, reason = "only iolab's tests construct it")
-    )]
     Zero,
     /// Nothing: the file is created and the job's own writes grow it
     /// (`fill_device`, whose writes run until the size or ENOSPC).

@@ -31,12 +31,18 @@ pub fn check_bounded(job: &JobSpec, path: &Path) -> Result<(), EngineError> {
 }
 
 /// How the job's file is laid out: a `fill_device` job's writes make it
-/// (laying out `size` first could itself run out of space).
+/// (laying out `size` first could itself run out of space); with
+/// `zero_buffers` it is laid out with zeroes, as fio fills its layout from the
+/// job's buffer contents (a zram or deduplicating target reads zero pages
+/// differently from data).
 pub fn layout(job: &JobSpec) -> crate::device::target::Layout {
+    use crate::device::target::Layout;
     if job.fill_device {
-        crate::device::target::Layout::Grow
+        Layout::Grow
+    } else if job.buffers.zero {
+        Layout::Zero
     } else {
-        crate::device::target::Layout::default()
+        Layout::default()
     }
 }
 

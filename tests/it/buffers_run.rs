@@ -198,3 +198,36 @@ fn bad_buffer_options_name_the_option_and_what_is_valid() {
         assert!(err.contains(key) && err.contains(says), "{arg}: {err}");
     }
 }
+
+/// fio lays a read job's file out with the job's buffer contents, so with
+/// `zero_buffers=1` the reads meet zeroes (a zram or deduplicating target
+/// serves zero pages differently from data); without it, data.
+#[test]
+fn zero_buffers_lays_out_zeroes_for_a_read_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let layout = |name: &str, extra: &[&str]| {
+        let path = dir.path().join(name);
+        let mut args = vec![
+            format!("--name={name}"),
+            format!("--filename={}", path.display()),
+            "--rw=read".to_string(),
+            "--bs=4k".to_string(),
+            "--size=1m".to_string(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        run_json(&a);
+        std::fs::read(&path).unwrap()
+    };
+    let zeroes = layout("z", &["--zero_buffers=1"]);
+    assert_eq!(zeroes.len(), 1 << 20);
+    assert!(
+        zeroes.iter().all(|&b| b == 0),
+        "zero_buffers layout holds data"
+    );
+    let data = layout("d", &[]);
+    assert!(
+        data.iter().filter(|&&b| b == 0).count() < data.len() / 100,
+        "the default layout is data, not zeroes"
+    );
+}
