@@ -21,8 +21,31 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use super::{BackendStats, Caps, Completion, DevResult, DeviceError, Queue, Queued, Wait};
-pub use crate::job::engine_opts::StatType;
 use crate::request::IoCmd;
+
+/// The options of fio's filestat list a job may set only with filestat.
+pub(crate) const OWNED: &[&str] = &["stat_type"];
+
+/// fio's `stat_type` (filestat): which call is timed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StatType {
+    #[default]
+    Stat,
+    Lstat,
+    Statx,
+}
+
+impl StatType {
+    pub const VALID: &'static str = "stat, lstat or statx";
+}
+
+/// filestat's own option, as a job sets it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FileStatOptions {
+    /// `stat_type`.
+    pub stat_type: StatType,
+}
 
 /// Which operation a [`FileOps`] queue times.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -40,6 +40,16 @@ pub struct MmapOpts {
     pub sync_each: bool,
 }
 
+/// The options of fio's mmap list a job may set only with mmap.
+pub(crate) const OWNED: &[&str] = &["thp"];
+
+/// mmap's own option, as a job sets it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct MmapOptions {
+    /// `thp`: private mapping with MADV_HUGEPAGE.
+    pub thp: bool,
+}
+
 /// One file's mapping.
 #[derive(Debug)]
 struct Mapping {

@@ -8,11 +8,13 @@
 
 pub mod atomic;
 pub mod cpuio;
+pub mod engine;
 pub mod fileops;
 pub mod files;
 pub mod libaio;
 pub mod mmap;
 pub mod null;
+pub mod options;
 pub mod polled;
 pub mod posixaio;
 pub mod psync;

@@ -11,6 +11,43 @@ use super::trim::{self, TrimKind};
 use super::{BackendStats, Caps, Completion, DevResult, DeviceError, Queue, Queued, Wait};
 use crate::request::{IoCmd, Op};
 
+/// The options of fio's pvsync2 list a job may set only with pvsync2 (or
+/// another engine that has them).
+pub(crate) const PVSYNC2_OWNED: &[&str] = &["hipri_percentage", "nowait", "uncached"];
+
+/// pvsync2's own option (its per-call flags are `device::options::CallFlags`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Pvsync2Options {
+    /// `hipri_percentage`: share of requests (0-100) sent with RWF_HIPRI when
+    /// `hipri=1`.
+    pub hipri_percentage: u32,
+}
+
+impl Default for Pvsync2Options {
+    fn default() -> Self {
+        Pvsync2Options {
+            hipri_percentage: 100,
+        }
+    }
+}
+
+impl Pvsync2Options {
+    pub(crate) fn check(
+        &self,
+        job: &super::options::JobFacts,
+        flags: &super::options::CallFlags,
+    ) -> Result<(), super::options::OptionError> {
+        if job.is_set("hipri_percentage") && !flags.hipri {
+            return Err(super::options::OptionError::new(
+                "hipri_percentage",
+                "hipri_percentage is the share of requests sent with RWF_HIPRI when hipri=1 \
+                 (fio ignores it without): add hipri=1",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Per-queue options of the psync backend.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PsyncFlags {

@@ -101,9 +101,9 @@ mod tests {
 
     use super::*;
     use crate::device::Wait;
+    use crate::device::null::options::NullParams;
     use crate::device::psync::{Psync, PsyncFlags};
     use crate::device::sync::{SyncIo, SyncKind};
-    use crate::job::spec::NullParams;
     use crate::request::{Class, Completion, Op};
 
     fn read(slot: u32, buf: *mut u8) -> IoCmd {

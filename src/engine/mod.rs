@@ -139,7 +139,7 @@ fn run_group(
                 stops: stops.clone(),
                 io_left: io_left.clone(),
                 io_worker: is_io(&p),
-                until_io_done: jobs[p.placed[0].job].engine.exit_on_io_done,
+                until_io_done: jobs[p.placed[0].job].backend.cpuio.exit_on_io_done,
             };
             std::thread::Builder::new()
                 .name(format!("iolab-w{i}"))

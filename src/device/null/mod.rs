@@ -49,6 +49,7 @@
 mod backing;
 mod fault;
 mod irq;
+pub mod options;
 mod service;
 
 use std::cell::Cell;
@@ -60,10 +61,10 @@ use self::fault::{Fault, FaultInjector};
 use self::irq::{Coalescer, IrqThread};
 use self::service::ServiceModel;
 use super::{BackendStats, Caps, Completion, DevResult, DeviceError, Queue, Queued, Wait};
-use crate::job::spec::{IrqMode, LatDist, NullOrder, NullParams};
 use crate::measure::clock::{now_ns, set_thread_timer_slack_ns, sleep_until};
 use crate::request::{IoCmd, Op};
 use crate::ring::Ring;
+use options::{IrqMode, LatDist, NullOrder, NullParams};
 
 const NONE: u32 = u32::MAX;
 

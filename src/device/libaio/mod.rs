@@ -25,6 +25,8 @@
 //! and `BackendStats::completed_in_submit`), as the io_uring backend counts its
 //! io-wq punts, so a report can say the "asynchronous" run was not.
 
+pub mod options;
+
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU32, Ordering};
 
