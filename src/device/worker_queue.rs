@@ -66,6 +66,19 @@ impl WorkerQueue {
         }
     }
 
+    /// [`Queue::commit`] as if made at `at_ns` (engine clock, at most now):
+    /// the scheduler's completion path releasing held requests at the
+    /// completion that made room. Only the null device keeps device time and
+    /// can honour a past time ([`NullDevice::commit_at`]); the others commit
+    /// now.
+    #[inline(always)]
+    pub fn commit_at(&mut self, at_ns: u64) -> DevResult<u32> {
+        match self {
+            WorkerQueue::Null(d) => d.commit_at(at_ns),
+            WorkerQueue::Other(q) => q.commit(),
+        }
+    }
+
     /// [`Queue::clock_hint`].
     #[inline(always)]
     pub fn clock_hint(&self) -> u64 {

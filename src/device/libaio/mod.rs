@@ -851,10 +851,12 @@ impl Queue for Libaio {
     fn stats(&self) -> BackendStats {
         BackendStats {
             completed_in_submit: self.completed_in_submit,
-            aio_reap: Some(AioReap {
-                path: self.reap_path(),
-                counts: self.counts,
-            }),
+            own: super::OwnStats {
+                aio_reap: Some(AioReap {
+                    path: self.reap_path(),
+                    counts: self.counts,
+                }),
+            },
             ..self.stats
         }
     }
