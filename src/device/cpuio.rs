@@ -13,7 +13,8 @@
 //!
 //! A request "reads" its block size, which counts as done, as fio counts it.
 
-use super::{BackendStats, Caps, Completion, DevResult, Queue, Queued, Wait};
+use super::perform::Perform;
+use super::{BackendStats, DevResult};
 use crate::measure::clock;
 use crate::request::IoCmd;
 
@@ -141,43 +142,24 @@ impl CpuBurn {
     }
 }
 
-impl Queue for CpuBurn {
-    fn name(&self) -> &'static str {
+impl Perform for CpuBurn {
+    fn engine_name(&self) -> &'static str {
         "cpuio"
     }
 
-    fn caps(&self) -> Caps {
-        Caps {
-            sync: true,
-            ..Caps::default()
-        }
-    }
-
-    fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
+    /// One cycle burnt: the request's block counts as done.
+    #[inline]
+    fn perform_one(&mut self, cmd: &IoCmd) -> i64 {
         self.burn();
-        Ok(Queued::Done(Completion {
-            slot: cmd.slot,
-            result: i64::from(cmd.len),
-            dev_start: 0,
-            dev_done: 0,
-        }))
+        i64::from(cmd.len)
     }
 
-    fn commit(&mut self) -> DevResult<u32> {
-        Ok(0)
-    }
-
-    /// Nothing is ever in flight: every cycle completed inside `queue`.
-    fn reap(&mut self, _wait: Wait, _out: &mut [Completion]) -> DevResult<usize> {
-        Ok(0)
-    }
-
-    fn stats(&self) -> BackendStats {
+    fn counters(&self) -> BackendStats {
         self.stats
     }
 
     /// Burns address no file.
-    fn set_files(&mut self, _fds: &[std::os::fd::RawFd]) -> DevResult<()> {
+    fn address_files(&mut self, _fds: &[std::os::fd::RawFd]) -> DevResult<()> {
         Ok(())
     }
 }

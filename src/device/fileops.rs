@@ -20,7 +20,8 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use super::{BackendStats, Caps, Completion, DevResult, DeviceError, Queue, Queued, Wait};
+use super::perform::Perform;
+use super::{BackendStats, DevResult, DeviceError};
 use crate::request::IoCmd;
 
 /// The options of fio's filestat list a job may set only with filestat.
@@ -148,20 +149,14 @@ impl FileOps {
     }
 }
 
-impl Queue for FileOps {
-    fn name(&self) -> &'static str {
+impl Perform for FileOps {
+    fn engine_name(&self) -> &'static str {
         self.op.fio_name()
     }
 
-    fn caps(&self) -> Caps {
-        Caps {
-            sync: true,
-            ..Caps::default()
-        }
-    }
-
-    fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
-        let result = match self.paths.get(usize::from(cmd.file)) {
+    #[inline]
+    fn perform_one(&mut self, cmd: &IoCmd) -> i64 {
+        match self.paths.get(usize::from(cmd.file)) {
             None => -(libc::EBADF as i64),
             Some(p) => {
                 let p = p.as_ptr();
@@ -170,25 +165,10 @@ impl Queue for FileOps {
                 self.stats.submit_calls = calls;
                 if r < 0 { r } else { i64::from(cmd.len) }
             }
-        };
-        Ok(Queued::Done(Completion {
-            slot: cmd.slot,
-            result,
-            dev_start: 0,
-            dev_done: 0,
-        }))
+        }
     }
 
-    fn commit(&mut self) -> DevResult<u32> {
-        Ok(0)
-    }
-
-    /// Nothing is ever in flight: every command completed inside `queue`.
-    fn reap(&mut self, _wait: Wait, _out: &mut [Completion]) -> DevResult<usize> {
-        Ok(0)
-    }
-
-    fn stats(&self) -> BackendStats {
+    fn counters(&self) -> BackendStats {
         self.stats
     }
 }

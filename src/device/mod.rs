@@ -15,6 +15,7 @@ pub mod libaio;
 pub mod mmap;
 pub mod null;
 pub mod options;
+pub mod perform;
 pub mod polled;
 pub mod posixaio;
 pub mod psync;
@@ -255,10 +256,6 @@ pub trait Queue: Send + std::any::Any {
     /// Address several files: `IoCmd::file` = i goes to `fds[i]` (`fds[0]` is
     /// the descriptor the queue was made with). Called before the clock starts.
     fn set_files(&mut self, _fds: &[std::os::fd::RawFd]) -> DevResult<()> {
-        Err(DeviceError::Unsupported(format!(
-            "backend {} addresses one file; use a file engine (psync, sync, libaio, io_uring) \
-             for nrfiles > 1",
-            self.name()
-        )))
+        Err(perform::one_file_only(self.name()))
     }
 }

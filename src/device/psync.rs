@@ -7,8 +7,9 @@
 
 use std::os::fd::RawFd;
 
+use super::perform::Perform;
 use super::trim::{self, TrimKind};
-use super::{BackendStats, Caps, Completion, DevResult, DeviceError, Queue, Queued, Wait};
+use super::{BackendStats, Completion, DevResult, DeviceError};
 use crate::request::{IoCmd, Op};
 
 /// The options of fio's pvsync2 list a job may set only with pvsync2 (or
@@ -302,44 +303,22 @@ pub(crate) fn retry_eintr(calls: &mut u64, mut call: impl FnMut() -> isize) -> i
     }
 }
 
-impl Queue for Psync {
-    fn name(&self) -> &'static str {
+impl Perform for Psync {
+    fn engine_name(&self) -> &'static str {
         if self.vectored { "pvsync2" } else { "psync" }
     }
 
-    fn caps(&self) -> Caps {
-        Caps {
-            sync: true,
-            ..Caps::default()
-        }
+    #[inline]
+    fn perform_one(&mut self, cmd: &IoCmd) -> i64 {
+        self.call(cmd.file)
+            .perform(cmd, &mut self.stats.submit_calls)
     }
 
-    fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
-        let result = self
-            .call(cmd.file)
-            .perform(cmd, &mut self.stats.submit_calls);
-        Ok(Queued::Done(Completion {
-            slot: cmd.slot,
-            result,
-            dev_start: 0,
-            dev_done: 0,
-        }))
-    }
-
-    fn commit(&mut self) -> DevResult<u32> {
-        Ok(0)
-    }
-
-    /// Nothing is ever in flight: every command completed inside `queue`.
-    fn reap(&mut self, _wait: Wait, _out: &mut [Completion]) -> DevResult<usize> {
-        Ok(0)
-    }
-
-    fn stats(&self) -> BackendStats {
+    fn counters(&self) -> BackendStats {
         self.stats
     }
 
-    fn set_files(&mut self, fds: &[RawFd]) -> DevResult<()> {
+    fn address_files(&mut self, fds: &[RawFd]) -> DevResult<()> {
         self.files.set(fds)
     }
 }
