@@ -90,7 +90,9 @@ pub(super) fn sleep(
     let t0 = clock::now_ns();
     let n = if deadline_ns != 0
         && q.caps().predicts_completion
-        && q.next_completion_at().is_none_or(|t| t > deadline_ns)
+        && q.null_hooks()
+            .and_then(|h| h.next_completion_at())
+            .is_none_or(|t| t > deadline_ns)
     {
         // The device will not finish before the engine must act: sleep on a
         // timer to the deadline instead of in the device's interrupt path.

@@ -13,10 +13,52 @@
 //!
 //! A request "reads" its block size, which counts as done, as fio counts it.
 
-use super::{BackendStats, Caps, Completion, DevResult, Queue, Queued, Wait};
-pub use crate::job::engine_opts::CpuMode;
+use super::perform::Perform;
+use super::{BackendStats, DevResult};
 use crate::measure::clock;
 use crate::request::IoCmd;
+
+/// The options of fio's cpuio list a job may set only with cpuio.
+pub(crate) const OWNED: &[&str] = &["cpuload", "cpuchunks", "cpumode", "exit_on_io_done"];
+
+/// fio's `cpumode` (cpuio): how a cycle burns CPU.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CpuMode {
+    #[default]
+    Noop,
+    Qsort,
+}
+
+impl CpuMode {
+    pub const VALID: &'static str = "noop or qsort";
+}
+
+/// cpuio's options, as a job sets them (defaults are fio's). The engine
+/// turns `cpuload` and `cpuchunks` into the job's think time (`job::spec`'s
+/// checks: that is pacing, the job's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CpuioOptions {
+    /// `cpuload`: percent of a CPU to use (1-100; 0 = not set).
+    pub cpuload: u32,
+    /// `cpuchunks`: microseconds per burn cycle.
+    pub cpuchunks: u32,
+    /// `cpumode`.
+    pub cpumode: CpuMode,
+    /// `exit_on_io_done`: end when the group's I/O jobs have ended.
+    pub exit_on_io_done: bool,
+}
+
+impl Default for CpuioOptions {
+    fn default() -> Self {
+        CpuioOptions {
+            cpuload: 0,
+            cpuchunks: 50_000,
+            cpumode: CpuMode::Noop,
+            exit_on_io_done: false,
+        }
+    }
+}
 
 /// Numbers sorted per qsort round (fio's 256 Ki).
 const QSORT_LEN: usize = 256 << 10;
@@ -100,43 +142,24 @@ impl CpuBurn {
     }
 }
 
-impl Queue for CpuBurn {
-    fn name(&self) -> &'static str {
+impl Perform for CpuBurn {
+    fn engine_name(&self) -> &'static str {
         "cpuio"
     }
 
-    fn caps(&self) -> Caps {
-        Caps {
-            sync: true,
-            ..Caps::default()
-        }
-    }
-
-    fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
+    /// One cycle burnt: the request's block counts as done.
+    #[inline]
+    fn perform_one(&mut self, cmd: &IoCmd) -> i64 {
         self.burn();
-        Ok(Queued::Done(Completion {
-            slot: cmd.slot,
-            result: i64::from(cmd.len),
-            dev_start: 0,
-            dev_done: 0,
-        }))
+        i64::from(cmd.len)
     }
 
-    fn commit(&mut self) -> DevResult<u32> {
-        Ok(0)
-    }
-
-    /// Nothing is ever in flight: every cycle completed inside `queue`.
-    fn reap(&mut self, _wait: Wait, _out: &mut [Completion]) -> DevResult<usize> {
-        Ok(0)
-    }
-
-    fn stats(&self) -> BackendStats {
+    fn counters(&self) -> BackendStats {
         self.stats
     }
 
     /// Burns address no file.
-    fn set_files(&mut self, _fds: &[std::os::fd::RawFd]) -> DevResult<()> {
+    fn address_files(&mut self, _fds: &[std::os::fd::RawFd]) -> DevResult<()> {
         Ok(())
     }
 }

@@ -20,9 +20,33 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use super::{BackendStats, Caps, Completion, DevResult, DeviceError, Queue, Queued, Wait};
-pub use crate::job::engine_opts::StatType;
+use super::perform::Perform;
+use super::{BackendStats, DevResult, DeviceError};
 use crate::request::IoCmd;
+
+/// The options of fio's filestat list a job may set only with filestat.
+pub(crate) const OWNED: &[&str] = &["stat_type"];
+
+/// fio's `stat_type` (filestat): which call is timed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StatType {
+    #[default]
+    Stat,
+    Lstat,
+    Statx,
+}
+
+impl StatType {
+    pub const VALID: &'static str = "stat, lstat or statx";
+}
+
+/// filestat's own option, as a job sets it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FileStatOptions {
+    /// `stat_type`.
+    pub stat_type: StatType,
+}
 
 /// Which operation a [`FileOps`] queue times.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -125,20 +149,14 @@ impl FileOps {
     }
 }
 
-impl Queue for FileOps {
-    fn name(&self) -> &'static str {
+impl Perform for FileOps {
+    fn engine_name(&self) -> &'static str {
         self.op.fio_name()
     }
 
-    fn caps(&self) -> Caps {
-        Caps {
-            sync: true,
-            ..Caps::default()
-        }
-    }
-
-    fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
-        let result = match self.paths.get(usize::from(cmd.file)) {
+    #[inline]
+    fn perform_one(&mut self, cmd: &IoCmd) -> i64 {
+        match self.paths.get(usize::from(cmd.file)) {
             None => -(libc::EBADF as i64),
             Some(p) => {
                 let p = p.as_ptr();
@@ -147,25 +165,10 @@ impl Queue for FileOps {
                 self.stats.submit_calls = calls;
                 if r < 0 { r } else { i64::from(cmd.len) }
             }
-        };
-        Ok(Queued::Done(Completion {
-            slot: cmd.slot,
-            result,
-            dev_start: 0,
-            dev_done: 0,
-        }))
+        }
     }
 
-    fn commit(&mut self) -> DevResult<u32> {
-        Ok(0)
-    }
-
-    /// Nothing is ever in flight: every command completed inside `queue`.
-    fn reap(&mut self, _wait: Wait, _out: &mut [Completion]) -> DevResult<usize> {
-        Ok(0)
-    }
-
-    fn stats(&self) -> BackendStats {
+    fn counters(&self) -> BackendStats {
         self.stats
     }
 }

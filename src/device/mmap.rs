@@ -21,8 +21,9 @@
 
 use std::os::fd::RawFd;
 
+use super::perform::Perform;
 use super::trim::{self, TrimKind};
-use super::{BackendStats, Caps, Completion, DevResult, DeviceError, Queue, Queued, Wait};
+use super::{BackendStats, DevResult, DeviceError};
 use crate::request::{IoCmd, Op};
 
 /// How the mapping is made and used.
@@ -38,6 +39,16 @@ pub struct MmapOpts {
     pub thp: bool,
     /// `direct=1`: msync(MS_SYNC) each read and write's range after the copy.
     pub sync_each: bool,
+}
+
+/// The options of fio's mmap list a job may set only with mmap.
+pub(crate) const OWNED: &[&str] = &["thp"];
+
+/// mmap's own option, as a job sets it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct MmapOptions {
+    /// `thp`: private mapping with MADV_HUGEPAGE.
+    pub thp: bool,
 }
 
 /// One file's mapping.
@@ -149,7 +160,7 @@ impl Mmap {
         self.maps[file as usize].len
     }
 
-    fn perform(&mut self, cmd: &IoCmd) -> i64 {
+    fn call(&mut self, cmd: &IoCmd) -> i64 {
         let Some(m) = self.maps.get(cmd.file as usize) else {
             return -(libc::EBADF as i64);
         };
@@ -212,45 +223,24 @@ fn errno() -> i32 {
         .unwrap_or(libc::EIO)
 }
 
-impl Queue for Mmap {
-    fn name(&self) -> &'static str {
+impl Perform for Mmap {
+    fn engine_name(&self) -> &'static str {
         "mmap"
     }
 
-    fn caps(&self) -> Caps {
-        Caps {
-            sync: true,
-            ..Caps::default()
-        }
+    #[inline]
+    fn perform_one(&mut self, cmd: &IoCmd) -> i64 {
+        self.call(cmd)
     }
 
-    fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
-        let result = self.perform(cmd);
-        Ok(Queued::Done(Completion {
-            slot: cmd.slot,
-            result,
-            dev_start: 0,
-            dev_done: 0,
-        }))
-    }
-
-    fn commit(&mut self) -> DevResult<u32> {
-        Ok(0)
-    }
-
-    /// Nothing is ever in flight: every command completed inside `queue`.
-    fn reap(&mut self, _wait: Wait, _out: &mut [Completion]) -> DevResult<usize> {
-        Ok(0)
-    }
-
-    fn stats(&self) -> BackendStats {
+    fn counters(&self) -> BackendStats {
         BackendStats {
             performed_by: Some(super::PerformedBy::PageCopy),
             ..self.stats
         }
     }
 
-    fn set_files(&mut self, fds: &[RawFd]) -> DevResult<()> {
+    fn address_files(&mut self, fds: &[RawFd]) -> DevResult<()> {
         let mut maps = Vec::with_capacity(fds.len());
         for &fd in fds {
             maps.push(Mapping::new(fd, &self.opts)?);

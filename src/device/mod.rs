@@ -8,11 +8,14 @@
 
 pub mod atomic;
 pub mod cpuio;
+pub mod engine;
 pub mod fileops;
 pub mod files;
 pub mod libaio;
 pub mod mmap;
 pub mod null;
+pub mod options;
+pub mod perform;
 pub mod polled;
 pub mod posixaio;
 pub mod psync;
@@ -95,13 +98,42 @@ pub struct BackendStats {
     /// (libaio on a buffered file: the kernel did the I/O inside io_submit).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub completed_in_submit: u64,
-    /// libaio: how completions were reaped (ring / io_getevents) and counted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub aio_reap: Option<libaio::AioReap>,
+    /// What one backend counts of its own, each under its own keys.
+    #[serde(flatten)]
+    pub own: OwnStats,
     /// Who or what moves the data, where that is not the submitting thread's
     /// own system call (a reader of the latencies needs to know).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub performed_by: Option<PerformedBy>,
+}
+
+/// Counters only one backend keeps: one field per such backend, its type in
+/// the backend's file, flattened into [`BackendStats`] (the JSON keys stay
+/// the backend's own).
+#[derive(
+    schemars::JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+pub struct OwnStats {
+    /// libaio: how completions were reaped (ring / io_getevents) and counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aio_reap: Option<libaio::AioReap>,
+}
+
+impl OwnStats {
+    /// Sum over a job's workers.
+    pub fn merge(self, other: OwnStats) -> OwnStats {
+        OwnStats {
+            aio_reap: libaio::AioReap::merge(self.aio_reap, other.aio_reap),
+        }
+    }
 }
 
 /// Who performs a backend's requests, where it is not the worker's own call.
@@ -184,14 +216,6 @@ pub trait Queue: Send + std::any::Any {
     fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued>;
     /// Submit what was queued since the last commit; returns how many went out.
     fn commit(&mut self) -> DevResult<u32>;
-    /// [`commit`](Self::commit) as if made at `at_ns` (engine clock, at most
-    /// now): the scheduler's completion path releasing held requests at the
-    /// completion that made room (sched::Scheduler::completion_time). Only a
-    /// backend that keeps device time can honour a past time (the null device);
-    /// the others commit now.
-    fn commit_at(&mut self, _at_ns: u64) -> DevResult<u32> {
-        self.commit()
-    }
     /// Move completions into `out` (at most `out.len()`); returns how many.
     fn reap(&mut self, wait: Wait, out: &mut [Completion]) -> DevResult<usize>;
     /// Sleep like `reap(Wait::Sleep { min })`, but return by `deadline_ns` (engine
@@ -204,11 +228,6 @@ pub trait Queue: Send + std::any::Any {
         out: &mut [Completion],
     ) -> DevResult<usize> {
         self.reap(Wait::Sleep { min }, out)
-    }
-    /// Engine-clock time (ns) at which the earliest in-flight command completes,
-    /// if the backend can know it (see [`Caps::predicts_completion`]).
-    fn next_completion_at(&self) -> Option<u64> {
-        None
     }
     /// What the backend counted, for the run's report.
     fn stats(&self) -> BackendStats {
@@ -227,11 +246,6 @@ pub trait Queue: Send + std::any::Any {
     fn abort(&mut self, _slot: u32) -> bool {
         false
     }
-    /// Faults the backend injected (null device), so a run can show that every
-    /// one of them was seen by the engine.
-    fn injected_faults(&self) -> Option<null::FaultCounts> {
-        None
-    }
     /// Perform one command now, in the caller's context, bypassing the queue
     /// (only where [`Caps::inline`]); its completion is returned, not reaped.
     fn perform(&mut self, _cmd: &IoCmd) -> DevResult<Completion> {
@@ -241,6 +255,13 @@ pub trait Queue: Send + std::any::Any {
             self.name()
         )))
     }
+    /// The null device's own calls (device time, injected faults), for a
+    /// completion model holding this queue as a `dyn Queue`; `None` for every
+    /// other backend. The engine's per-request path reaches the null device
+    /// by its type instead (`worker_queue`).
+    fn null_hooks(&mut self) -> Option<&mut dyn null::NullHooks> {
+        None
+    }
     /// Commands accepted and not yet reaped, where the backend counts them.
     fn commands_in_flight(&self) -> Option<u32> {
         None
@@ -248,10 +269,6 @@ pub trait Queue: Send + std::any::Any {
     /// Address several files: `IoCmd::file` = i goes to `fds[i]` (`fds[0]` is
     /// the descriptor the queue was made with). Called before the clock starts.
     fn set_files(&mut self, _fds: &[std::os::fd::RawFd]) -> DevResult<()> {
-        Err(DeviceError::Unsupported(format!(
-            "backend {} addresses one file; use a file engine (psync, sync, libaio, io_uring) \
-             for nrfiles > 1",
-            self.name()
-        )))
+        Err(perform::one_file_only(self.name()))
     }
 }

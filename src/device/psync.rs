@@ -7,9 +7,47 @@
 
 use std::os::fd::RawFd;
 
+use super::perform::Perform;
 use super::trim::{self, TrimKind};
-use super::{BackendStats, Caps, Completion, DevResult, DeviceError, Queue, Queued, Wait};
+use super::{BackendStats, Completion, DevResult, DeviceError};
 use crate::request::{IoCmd, Op};
+
+/// The options of fio's pvsync2 list a job may set only with pvsync2 (or
+/// another engine that has them).
+pub(crate) const PVSYNC2_OWNED: &[&str] = &["hipri_percentage", "nowait", "uncached"];
+
+/// pvsync2's own option (its per-call flags are `device::options::CallFlags`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Pvsync2Options {
+    /// `hipri_percentage`: share of requests (0-100) sent with RWF_HIPRI when
+    /// `hipri=1`.
+    pub hipri_percentage: u32,
+}
+
+impl Default for Pvsync2Options {
+    fn default() -> Self {
+        Pvsync2Options {
+            hipri_percentage: 100,
+        }
+    }
+}
+
+impl Pvsync2Options {
+    pub(crate) fn check(
+        &self,
+        job: &super::options::JobFacts,
+        flags: &super::options::CallFlags,
+    ) -> Result<(), super::options::OptionError> {
+        if job.is_set("hipri_percentage") && !flags.hipri {
+            return Err(super::options::OptionError::new(
+                "hipri_percentage",
+                "hipri_percentage is the share of requests sent with RWF_HIPRI when hipri=1 \
+                 (fio ignores it without): add hipri=1",
+            ));
+        }
+        Ok(())
+    }
+}
 
 /// Per-queue options of the psync backend.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -265,44 +303,22 @@ pub(crate) fn retry_eintr(calls: &mut u64, mut call: impl FnMut() -> isize) -> i
     }
 }
 
-impl Queue for Psync {
-    fn name(&self) -> &'static str {
+impl Perform for Psync {
+    fn engine_name(&self) -> &'static str {
         if self.vectored { "pvsync2" } else { "psync" }
     }
 
-    fn caps(&self) -> Caps {
-        Caps {
-            sync: true,
-            ..Caps::default()
-        }
+    #[inline]
+    fn perform_one(&mut self, cmd: &IoCmd) -> i64 {
+        self.call(cmd.file)
+            .perform(cmd, &mut self.stats.submit_calls)
     }
 
-    fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
-        let result = self
-            .call(cmd.file)
-            .perform(cmd, &mut self.stats.submit_calls);
-        Ok(Queued::Done(Completion {
-            slot: cmd.slot,
-            result,
-            dev_start: 0,
-            dev_done: 0,
-        }))
-    }
-
-    fn commit(&mut self) -> DevResult<u32> {
-        Ok(0)
-    }
-
-    /// Nothing is ever in flight: every command completed inside `queue`.
-    fn reap(&mut self, _wait: Wait, _out: &mut [Completion]) -> DevResult<usize> {
-        Ok(0)
-    }
-
-    fn stats(&self) -> BackendStats {
+    fn counters(&self) -> BackendStats {
         self.stats
     }
 
-    fn set_files(&mut self, fds: &[RawFd]) -> DevResult<()> {
+    fn address_files(&mut self, fds: &[RawFd]) -> DevResult<()> {
         self.files.set(fds)
     }
 }

@@ -17,8 +17,9 @@
 
 use std::os::fd::RawFd;
 
+use super::perform::Perform;
 use super::psync::{flush, retry_eintr};
-use super::{BackendStats, Caps, Completion, DevResult, DeviceError, Queue, Queued, Wait};
+use super::{BackendStats, DevResult, DeviceError};
 use crate::request::{IoCmd, Op};
 
 /// Which allocation call a [`Space`] queue makes.
@@ -66,7 +67,7 @@ impl Space {
         })
     }
 
-    fn perform(&mut self, cmd: &IoCmd) -> i64 {
+    fn call(&mut self, cmd: &IoCmd) -> i64 {
         let fd = self.files.fd(cmd.file);
         let calls = &mut self.stats.submit_calls;
         let off = cmd.offset as libc::off_t;
@@ -97,42 +98,21 @@ impl Space {
     }
 }
 
-impl Queue for Space {
-    fn name(&self) -> &'static str {
+impl Perform for Space {
+    fn engine_name(&self) -> &'static str {
         self.kind.fio_name()
     }
 
-    fn caps(&self) -> Caps {
-        Caps {
-            sync: true,
-            ..Caps::default()
-        }
+    #[inline]
+    fn perform_one(&mut self, cmd: &IoCmd) -> i64 {
+        self.call(cmd)
     }
 
-    fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
-        let result = self.perform(cmd);
-        Ok(Queued::Done(Completion {
-            slot: cmd.slot,
-            result,
-            dev_start: 0,
-            dev_done: 0,
-        }))
-    }
-
-    fn commit(&mut self) -> DevResult<u32> {
-        Ok(0)
-    }
-
-    /// Nothing is ever in flight: every command completed inside `queue`.
-    fn reap(&mut self, _wait: Wait, _out: &mut [Completion]) -> DevResult<usize> {
-        Ok(0)
-    }
-
-    fn stats(&self) -> BackendStats {
+    fn counters(&self) -> BackendStats {
         self.stats
     }
 
-    fn set_files(&mut self, fds: &[RawFd]) -> DevResult<()> {
+    fn address_files(&mut self, fds: &[RawFd]) -> DevResult<()> {
         self.files.set(fds)
     }
 }

@@ -12,8 +12,9 @@
 
 use std::os::fd::RawFd;
 
+use super::perform::Perform;
 use super::psync::{flush, retry_eintr};
-use super::{BackendStats, Caps, Completion, DevResult, DeviceError, Queue, Queued, Wait};
+use super::{BackendStats, DevResult, DeviceError};
 use crate::request::{IoCmd, Op};
 
 /// Which system calls a [`SyncIo`] queue makes.
@@ -95,7 +96,7 @@ impl SyncIo {
         self
     }
 
-    fn perform(&mut self, cmd: &IoCmd) -> i64 {
+    fn call(&mut self, cmd: &IoCmd) -> i64 {
         let fd = self.files.fd(cmd.file);
         if cmd.file != self.pos_file {
             // Each file has its own position; this queue knows only the last.
@@ -167,42 +168,21 @@ impl SyncIo {
     }
 }
 
-impl Queue for SyncIo {
-    fn name(&self) -> &'static str {
+impl Perform for SyncIo {
+    fn engine_name(&self) -> &'static str {
         self.kind.fio_name()
     }
 
-    fn caps(&self) -> Caps {
-        Caps {
-            sync: true,
-            ..Caps::default()
-        }
+    #[inline]
+    fn perform_one(&mut self, cmd: &IoCmd) -> i64 {
+        self.call(cmd)
     }
 
-    fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
-        let result = self.perform(cmd);
-        Ok(Queued::Done(Completion {
-            slot: cmd.slot,
-            result,
-            dev_start: 0,
-            dev_done: 0,
-        }))
-    }
-
-    fn commit(&mut self) -> DevResult<u32> {
-        Ok(0)
-    }
-
-    /// Nothing is ever in flight: every command completed inside `queue`.
-    fn reap(&mut self, _wait: Wait, _out: &mut [Completion]) -> DevResult<usize> {
-        Ok(0)
-    }
-
-    fn stats(&self) -> BackendStats {
+    fn counters(&self) -> BackendStats {
         self.stats
     }
 
-    fn set_files(&mut self, fds: &[RawFd]) -> DevResult<()> {
+    fn address_files(&mut self, fds: &[RawFd]) -> DevResult<()> {
         self.pos = None;
         self.files.set(fds)
     }

@@ -13,6 +13,28 @@ use std::path::PathBuf;
 
 use crate::sys::safety::{self, SafetyError};
 
+/// fio's `fallocate`: how a file's space is reserved before it is laid out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fallocate {
+    /// Nothing before the layout writes (iolab's default: the layout writes
+    /// every block anyway).
+    #[default]
+    None,
+    /// fallocate(2), mode 0.
+    Native,
+    /// posix_fallocate(3).
+    Posix,
+    /// fallocate(2) with FALLOC_FL_KEEP_SIZE.
+    Keep,
+    /// ftruncate(2) to the file's size.
+    Truncate,
+}
+
+impl Fallocate {
+    pub const VALID: &'static str = "none, native, posix, keep, truncate, 0 (none) or 1 (posix)";
+}
+
 /// What a job wants from its target.
 #[derive(Clone, Debug)]
 pub struct TargetSpec {
@@ -39,7 +61,7 @@ pub struct TargetSpec {
     pub layout: Layout,
     /// fio's `fallocate`: how a new or short file's space is reserved before
     /// the layout writes it.
-    pub prealloc: crate::job::files::Fallocate,
+    pub prealloc: Fallocate,
     /// fio's `allow_file_create`: false = a missing or short file is an
     /// error instead of being created or extended.
     pub allow_create: bool,
@@ -62,7 +84,7 @@ impl TargetSpec {
             allow_destructive: false,
             allow_mounted_write: false,
             layout: Layout::Random,
-            prealloc: crate::job::files::Fallocate::None,
+            prealloc: Fallocate::None,
             allow_create: true,
         }
     }
@@ -496,8 +518,7 @@ fn lay_out(spec: &TargetSpec, from: u64, to: u64) -> Result<u64, TargetErrorKind
 }
 
 /// Reserve [from, to) of a file being laid out, as fio's `fallocate=` does.
-fn preallocate(f: &File, mode: crate::job::files::Fallocate, from: u64, to: u64) -> io::Result<()> {
-    use crate::job::files::Fallocate;
+fn preallocate(f: &File, mode: Fallocate, from: u64, to: u64) -> io::Result<()> {
     let fd = f.as_raw_fd();
     let (off, len) = (from as libc::off_t, (to - from) as libc::off_t);
     // Every call below takes our own open descriptor and numbers, and touches

@@ -67,6 +67,19 @@ impl WorkerQueue {
         }
     }
 
+    /// [`Queue::commit`] as if made at `at_ns` (engine clock, at most now):
+    /// the scheduler's completion path releasing held requests at the
+    /// completion that made room. Only the null device keeps device time and
+    /// can honour a past time ([`NullDevice::commit_at`]); the others commit
+    /// now.
+    #[inline(always)]
+    pub fn commit_at(&mut self, at_ns: u64) -> DevResult<u32> {
+        match self {
+            WorkerQueue::Null(d) => d.commit_at(at_ns),
+            WorkerQueue::Other(q) => q.commit(),
+        }
+    }
+
     /// [`Queue::clock_hint`].
     #[inline(always)]
     pub fn clock_hint(&self) -> u64 {
@@ -102,9 +115,9 @@ mod tests {
 
     use super::*;
     use crate::device::Wait;
+    use crate::device::null::options::NullParams;
     use crate::device::psync::{Psync, PsyncFlags};
     use crate::device::sync::{SyncIo, SyncKind};
-    use crate::job::spec::NullParams;
     use crate::request::{Class, Completion, Op};
 
     fn read(slot: u32, buf: *mut u8) -> IoCmd {

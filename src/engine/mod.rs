@@ -139,7 +139,7 @@ fn run_group(
                 stops: stops.clone(),
                 io_left: io_left.clone(),
                 io_worker: is_io(&p),
-                until_io_done: jobs[p.placed[0].job].engine.exit_on_io_done,
+                until_io_done: jobs[p.placed[0].job].backend.cpuio.exit_on_io_done,
             };
             std::thread::Builder::new()
                 .name(format!("iolab-w{i}"))
@@ -341,7 +341,7 @@ fn collect_worker(
         cpu_ns: cpu.user_ns + cpu.sys_ns,
     };
     let backend_stats = worker.queue.stats();
-    let injected = worker.queue.injected_faults();
+    let injected = worker.queue.null_hooks().map(|h| h.injected_faults());
     let device_in_flight = worker.queue.commands_in_flight();
     let slots_free = worker.slots_free();
     let decisions = worker.completer.decisions();

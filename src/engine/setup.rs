@@ -117,12 +117,13 @@ pub fn plan_workers(jobs: &[JobSpec], group: &[usize]) -> Vec<Vec<Placed>> {
 /// The completion model a job asks for: `completion=` wins, `hipri=1` means poll.
 fn asked_model(job: &JobSpec) -> Option<CompletionModel> {
     // fio's userspace_reap=1 spins on the AIO ring: iolab's poll model.
-    job.completion
-        .or(if job.hipri || job.userspace_reap == Some(true) {
+    job.completion.or(
+        if job.backend.flags.hipri || job.backend.libaio.ring_only() {
             Some(CompletionModel::Poll)
         } else {
             None
-        })
+        },
+    )
 }
 
 /// Check that jobs sharing a worker agree on what the worker is.
@@ -136,7 +137,7 @@ fn check_shared(jobs: &[JobSpec], placed: &[Placed]) -> Result<()> {
             Some("iosched/ois_max/ois_min/t_wait")
         } else if asked_model(j) != asked_model(first) {
             Some("completion/hipri")
-        } else if j.ioengine == Engine::Null && j.null != first.null {
+        } else if j.ioengine == Engine::Null && j.backend.null != first.backend.null {
             Some("null_* device options")
         } else if j.direct != first.direct {
             Some("direct")
@@ -155,17 +156,9 @@ fn check_shared(jobs: &[JobSpec], placed: &[Placed]) -> Result<()> {
     Ok(())
 }
 
-/// RWF_* flags every read and write of the job carries (fio's `nowait`;
-/// `uncached` on buffered I/O, as RWF_DONTCACHE).
+/// RWF_* flags every read and write of the job carries.
 fn engine_rw_flags(job: &JobSpec) -> u32 {
-    let mut f = 0;
-    if job.engine.nowait {
-        f |= libc::RWF_NOWAIT as u32;
-    }
-    if job.engine.uncached && !job.direct {
-        f |= libc::RWF_DONTCACHE as u32;
-    }
-    f
+    job.backend.flags.rw_flags(job.direct)
 }
 
 /// The files of a file-operation engine (filecreate, filestat, filedelete)
@@ -400,7 +393,7 @@ fn completion_for(
     nslots: u32,
 ) -> Result<(CompletionModel, Completer)> {
     // psync with hipri polls inside the kernel (RWF_HIPRI): the model is still sync.
-    let asked = if caps.sync && first.hipri && first.completion.is_none() {
+    let asked = if caps.sync && first.backend.flags.hipri && first.completion.is_none() {
         None
     } else {
         asked_model(first)
@@ -608,14 +601,14 @@ fn open_backend(cx: &Worker1, bufs: &Buffers) -> Result<Opened> {
     let (target, region_len, queue): (Option<Target>, u64, Box<dyn Queue>) = match first.ioengine {
         Engine::Cpuio => {
             // No target: one block of region, burned over and over.
-            let burn = CpuBurn::new(first.engine.cpuchunks, first.engine.cpumode);
+            let burn = CpuBurn::new(first.backend.cpuio.cpuchunks, first.backend.cpuio.cpumode);
             (None, max_bs as u64, Box::new(burn))
         }
         engine if engine.is_file_op() => {
             let (paths, block) = file_op_paths(first, placed[0].jobnum, writes, allow_destructive)?;
             let op = match engine {
                 Engine::FileCreate => FileOp::Create,
-                Engine::FileStat => FileOp::Stat(first.engine.stat_type),
+                Engine::FileStat => FileOp::Stat(first.backend.filestat.stat_type),
                 _ => FileOp::Delete,
             };
             let q = FileOps::new(op, &paths).map_err(|err| EngineError::Backend {
@@ -629,13 +622,12 @@ fn open_backend(cx: &Worker1, bufs: &Buffers) -> Result<Opened> {
             let size = first
                 .size
                 .ok_or_else(|| EngineError::NullNeedsSize { job: label(first) })?;
-            let dev =
-                NullDevice::new(&first.null, size, nslots, first.randseed).map_err(|err| {
-                    EngineError::NullDevice {
-                        job: label(first),
-                        err,
-                    }
-                })?;
+            let dev = NullDevice::new(&first.backend.null, size, nslots, first.randseed).map_err(
+                |err| EngineError::NullDevice {
+                    job: label(first),
+                    err,
+                },
+            )?;
             (
                 None,
                 size.saturating_sub(first.clone_offset(placed[0].jobnum)),
@@ -793,13 +785,13 @@ fn file_queue(
                 fd,
                 engine == Engine::Pvsync2,
                 PsyncFlags {
-                    hipri: first.hipri,
+                    hipri: first.backend.flags.hipri,
                     datasync: first.syncs.datasync,
                     sync_range: first.syncs.range_flags,
-                    nowait: first.engine.nowait,
-                    uncached: first.engine.uncached && !first.direct,
-                    hipri_percentage: Some(first.engine.hipri_percentage),
-                    atomic: first.engine.atomic,
+                    nowait: first.backend.flags.nowait,
+                    uncached: first.backend.flags.uncached && !first.direct,
+                    hipri_percentage: Some(first.backend.pvsync2.hipri_percentage),
+                    atomic: first.backend.flags.atomic,
                 },
             )
             .map_err(backend_err)?,
@@ -822,7 +814,7 @@ fn file_queue(
                 write: writes,
                 read: job_reads || first.verify.kind.is_some(),
                 random: first.rw.pattern == crate::job::Pattern::Rand,
-                thp: first.engine.thp,
+                thp: first.backend.mmap.thp,
                 sync_each: first.direct,
             };
             Box::new(Mmap::new(fd, opts).map_err(backend_err)?)
@@ -850,10 +842,10 @@ fn file_queue(
                 batch_submit: fill.submit,
                 batch_complete_max: fill.complete_max,
                 datasync: first.syncs.datasync,
-                userspace_reap: first.userspace_reap != Some(false),
-                ring_only: first.userspace_reap == Some(true),
+                userspace_reap: first.backend.libaio.reaps_in_user_space(),
+                ring_only: first.backend.libaio.ring_only(),
                 rw_flags: engine_rw_flags(first),
-                atomic_writes: first.engine.atomic,
+                atomic_writes: first.backend.flags.atomic,
             };
             Box::new(Libaio::new(fd, &opts).map_err(backend_err)?)
         }
@@ -862,25 +854,29 @@ fn file_queue(
             let iov = bufs.iovecs();
             let opts = UringOpts {
                 entries: nslots,
-                iopoll: first.hipri,
-                hybrid_iopoll: first.hybrid_iopoll,
-                sqpoll: first.sqthread_poll,
-                fixed_files: first.registerfiles,
-                detect_punts: first.count_punts,
-                fixed_bufs: if first.fixedbufs { Some(&iov) } else { None },
+                iopoll: first.backend.flags.hipri,
+                hybrid_iopoll: first.backend.uring.hybrid_iopoll,
+                sqpoll: first.backend.uring.sqthread_poll,
+                fixed_files: first.backend.uring.registerfiles,
+                detect_punts: first.backend.uring.count_punts,
+                fixed_bufs: if first.backend.uring.fixedbufs {
+                    Some(&iov)
+                } else {
+                    None
+                },
                 datasync: first.syncs.datasync,
                 sync_range: first.syncs.range_flags,
-                sqpoll_cpu: first.engine.sqthread_poll_cpu,
+                sqpoll_cpu: first.backend.uring.sqthread_poll_cpu,
                 rw_flags: engine_rw_flags(first),
-                atomic_writes: first.engine.atomic,
-                vectored: first.engine.nonvectored == Some(false),
-                force_async: first.engine.force_async,
+                atomic_writes: first.backend.flags.atomic,
+                vectored: first.backend.uring.nonvectored == Some(false),
+                force_async: first.backend.uring.force_async,
                 ..Default::default()
             };
             Box::new(Uring::new(fd, &opts).map_err(backend_err)?)
         }
     };
-    if first.engine.atomic {
+    if first.backend.flags.atomic {
         let min_w = placed
             .iter()
             .map(|p| jobs[p.job].bs[1].min())

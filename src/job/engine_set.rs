@@ -1,10 +1,13 @@
-//! Parsers and cross-option checks of the engine options (`job::engine_opts`
-//! holds their types; kept apart so the job spec does not import the draft).
+//! Parsers of the backends' option values that have a grammar of their own,
+//! and the checks of the backends' options on a job: the rules are each
+//! backend's (`device::options`), the job says where an option was set.
 
 use super::draft::{Ctx, Draft};
-use super::engine_opts::*;
 use super::error::JobError;
 use super::spec::Engine;
+use crate::device::cpuio::CpuMode;
+use crate::device::fileops::StatType;
+use crate::device::options::JobFacts;
 use std::time::Duration;
 
 pub(crate) fn stat_type(c: &Ctx) -> Result<StatType, JobError> {
@@ -24,103 +27,41 @@ pub(crate) fn cpumode(c: &Ctx) -> Result<CpuMode, JobError> {
     })
 }
 
-/// Which engines each engine option belongs to, as fio's `--enghelp` lists them.
-const OWNERS: &[(&str, &[Engine])] = &[
-    ("sqthread_poll_cpu", &[Engine::IoUring]),
-    ("hipri_percentage", &[Engine::Pvsync2]),
-    (
-        "nowait",
-        &[Engine::IoUring, Engine::Libaio, Engine::Pvsync2],
-    ),
-    ("uncached", &[Engine::IoUring, Engine::Pvsync2]),
-    ("nonvectored", &[Engine::IoUring]),
-    ("force_async", &[Engine::IoUring]),
-    ("cmd_type", &[Engine::IoUring]),
-    ("thp", &[Engine::Mmap]),
-    ("stat_type", &[Engine::FileStat]),
-    ("cpuload", &[Engine::Cpuio]),
-    ("cpuchunks", &[Engine::Cpuio]),
-    ("cpumode", &[Engine::Cpuio]),
-    ("exit_on_io_done", &[Engine::Cpuio]),
-];
-
-fn names(engines: &[Engine]) -> String {
-    let v: Vec<&str> = engines.iter().map(|e| e.fio_name()).collect();
-    match v.as_slice() {
-        [one] => format!("ioengine={one}"),
-        [rest @ .., last] => format!("ioengine={} or {last}", rest.join(", ")),
-        [] => String::new(),
-    }
-}
-
 impl Draft {
-    fn engine_set_at(&self, name: &str) -> Option<&str> {
-        self.set
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, at)| at.as_str())
-    }
-
-    /// Engine options against the job's engine, and what the engines that
-    /// are not data paths imply (cpuio's think time, atomic's O_DIRECT).
-    pub(crate) fn check_engine(&mut self, section_at: &str) -> Result<(), JobError> {
-        let engine = self.spec.ioengine;
-        let conflict = |at: Option<&str>, job: &str, problem: String| JobError::Conflict {
-            at: at.unwrap_or(section_at).to_string(),
-            job: job.to_string(),
-            problem,
+    /// The backends' options against the job's engine and each other
+    /// (`device::options`, each backend's rules beside it), and what they
+    /// imply for the job (atomic's O_DIRECT, cpuio's think time).
+    pub(crate) fn check_backend(&mut self, section_at: &str) -> Result<(), JobError> {
+        let set: Vec<&'static str> = self.set.iter().map(|(n, _)| *n).collect();
+        let facts = JobFacts {
+            engine: self.spec.ioengine,
+            set: &set,
+            complete_min: self.spec.depth_batch.complete_min,
+            completion: self.spec.completion.map(|m| m.name()),
         };
-        let job = self.spec.name.clone();
-        for (opt, owners) in OWNERS {
-            if let Some(at) = self.engine_set_at(opt)
-                && !owners.contains(&engine)
-            {
-                return Err(conflict(
-                    Some(at),
-                    &job,
-                    format!(
-                        "{opt} is an option of {}, but the job uses ioengine={}",
-                        names(owners),
-                        engine.fio_name()
-                    ),
-                ));
-            }
+        if let Err(e) = self.spec.backend.check(&facts) {
+            return Err(JobError::Conflict {
+                at: self
+                    .set
+                    .iter()
+                    .find(|(n, _)| *n == e.option)
+                    .map_or(section_at, |(_, at)| at.as_str())
+                    .to_string(),
+                job: self.spec.name.clone(),
+                problem: e.problem,
+            });
         }
-        let o = self.spec.engine;
-        if o.sqthread_poll_cpu.is_some() && !self.spec.sqthread_poll {
-            return Err(conflict(
-                self.engine_set_at("sqthread_poll_cpu"),
-                &job,
-                "sqthread_poll_cpu pins the SQ polling thread, which only sqthread_poll=1 starts \
-                 (fio ignores it without): add sqthread_poll=1"
-                    .into(),
-            ));
-        }
-        if self.engine_set_at("hipri_percentage").is_some() && !self.spec.hipri {
-            return Err(conflict(
-                self.engine_set_at("hipri_percentage"),
-                &job,
-                "hipri_percentage is the share of requests sent with RWF_HIPRI when hipri=1 \
-                 (fio ignores it without): add hipri=1"
-                    .into(),
-            ));
-        }
-        if o.atomic {
-            if !matches!(engine, Engine::Pvsync2 | Engine::IoUring | Engine::Libaio) {
-                return Err(conflict(
-                    self.engine_set_at("atomic"),
-                    &job,
-                    format!(
-                        "atomic=1 sends each write with RWF_ATOMIC, a per-call flag that \
-                         ioengine={} cannot carry: use pvsync2, libaio or io_uring",
-                        engine.fio_name()
-                    ),
-                ));
-            }
-            // fio: atomic implies O_DIRECT.
+        // fio: atomic implies O_DIRECT.
+        if self.spec.backend.implies_direct() {
             self.spec.direct = true;
         }
-        if engine == Engine::Cpuio {
+        Ok(())
+    }
+
+    /// What the engines that are not data paths imply for the job: cpuio's
+    /// think time.
+    pub(crate) fn check_engine(&mut self, section_at: &str) -> Result<(), JobError> {
+        if self.spec.ioengine == Engine::Cpuio {
             self.finish_cpuio(section_at)?;
         }
         Ok(())
@@ -130,7 +71,7 @@ impl Draft {
     /// a think time of `cycle x (100 - load) / load` after each one.
     fn finish_cpuio(&mut self, section_at: &str) -> Result<(), JobError> {
         let s = &mut self.spec;
-        if s.engine.cpuload == 0 {
+        if s.backend.cpuio.cpuload == 0 {
             return Err(JobError::Conflict {
                 at: section_at.to_string(),
                 job: s.name.clone(),
@@ -138,7 +79,7 @@ impl Draft {
                     .into(),
             });
         }
-        if s.runtime.is_none() && !s.engine.exit_on_io_done {
+        if s.runtime.is_none() && !s.backend.cpuio.exit_on_io_done {
             return Err(JobError::Conflict {
                 at: section_at.to_string(),
                 job: s.name.clone(),
@@ -147,8 +88,8 @@ impl Draft {
                     .into(),
             });
         }
-        let load = u64::from(s.engine.cpuload.min(100));
-        let cycle = u64::from(s.engine.cpuchunks);
+        let load = u64::from(s.backend.cpuio.cpuload.min(100));
+        let cycle = u64::from(s.backend.cpuio.cpuchunks);
         s.thinktime = Duration::from_micros(cycle * (100 - load) / load);
         s.thinktime_blocks = 1;
         // A burner runs for its time, never out of "blocks": one block of

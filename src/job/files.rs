@@ -24,27 +24,8 @@ pub enum ServiceKind {
     Distributed,
 }
 
-/// fio's `fallocate`: how a file's space is reserved before it is laid out.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Fallocate {
-    /// Nothing before the layout writes (iolab's default: the layout writes
-    /// every block anyway).
-    #[default]
-    None,
-    /// fallocate(2), mode 0.
-    Native,
-    /// posix_fallocate(3).
-    Posix,
-    /// fallocate(2) with FALLOC_FL_KEEP_SIZE.
-    Keep,
-    /// ftruncate(2) to the file's size.
-    Truncate,
-}
-
-impl Fallocate {
-    pub const VALID: &'static str = "none, native, posix, keep, truncate, 0 (none) or 1 (posix)";
-}
+// fio's `fallocate` is how the target lays a file out (device::target).
+pub use crate::device::target::Fallocate;
 
 /// The job's files.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]

@@ -11,7 +11,6 @@ mod cmdprio;
 pub mod control;
 mod control_opts;
 mod draft;
-pub mod engine_opts;
 mod engine_set;
 pub mod errno;
 pub mod error;

@@ -153,64 +153,10 @@ impl Draft {
             job: spec.name.clone(),
             problem,
         };
+        // The backends' options first: an option of another engine is the
+        // likeliest mistake, and its message says which engine has it.
+        self.check_backend(section_at)?;
         let s = &self.spec;
-
-        let uring_only = [
-            ("hybrid_iopoll", s.hybrid_iopoll),
-            ("sqthread_poll", s.sqthread_poll),
-            ("fixedbufs", s.fixedbufs),
-            ("registerfiles", s.registerfiles),
-            ("count_punts", s.count_punts),
-        ];
-        for (opt, on) in uring_only {
-            if on && s.ioengine != Engine::IoUring {
-                return Err(conflict(
-                    self.set_at(opt),
-                    s,
-                    format!(
-                        "{opt} needs ioengine=io_uring, but the job uses ioengine={}",
-                        s.ioengine.fio_name()
-                    ),
-                ));
-            }
-        }
-        // Hybrid IOPOLL is IOPOLL with a kernel sleep first: everything hipri
-        // means (O_DIRECT, poll queues, completion=poll) applies to it.
-        if s.hybrid_iopoll {
-            self.spec.hipri = true;
-        }
-        let s = &self.spec;
-        if s.hipri && !matches!(s.ioengine, Engine::IoUring | Engine::Pvsync2) {
-            return Err(conflict(
-                self.set_at("hipri"),
-                s,
-                format!(
-                    "hipri needs ioengine=io_uring or pvsync2, but the job uses ioengine={}",
-                    s.ioengine.fio_name()
-                ),
-            ));
-        }
-        if s.ioengine != Engine::Null
-            && let Some((n, at)) = self.set.iter().find(|(n, _)| n.starts_with("null_"))
-        {
-            return Err(conflict(
-                Some(at),
-                s,
-                format!(
-                    "{n} configures the emulated device and needs ioengine=null, \
-                     but the job uses ioengine={}",
-                    s.ioengine.fio_name()
-                ),
-            ));
-        }
-        if s.null.faults.corrupt_rate > 0.0 && !s.null.backing_mem {
-            return Err(conflict(
-                self.set_at("null_corrupt_rate"),
-                s,
-                "null_corrupt_rate needs null_backing=mem (there is no data to corrupt otherwise)"
-                    .to_string(),
-            ));
-        }
         if s.scheduler != SchedKind::Laq
             && let Some((n, at)) = self
                 .set
@@ -284,7 +230,7 @@ impl Draft {
                 ),
             ));
         }
-        if s.null.faults.hang_rate > 0.0 && s.io_timeout.is_none() {
+        if s.backend.null.faults.hang_rate > 0.0 && s.io_timeout.is_none() {
             return Err(conflict(
                 self.set_at("null_hang_rate"),
                 s,
@@ -299,7 +245,7 @@ impl Draft {
         self.check_dedupe(section_at)?;
         self.check_random_and_rate(section_at)?;
         self.check_files(section_at)?;
-        self.check_reap_and_epoch(section_at)?;
+        self.check_log_epoch(section_at)?;
         self.check_zones(section_at)?;
         self.check_target(section_at)?;
         self.check_iolog(section_at)?;
@@ -424,7 +370,7 @@ impl Draft {
                 "verify=pattern needs verify_pattern= (e.g. verify_pattern=0xdeadbeef)".into(),
             ));
         }
-        if s.ioengine == Engine::Null && !s.null.backing_mem {
+        if s.ioengine == Engine::Null && !s.backend.null.backing_mem {
             return Err(conflict(
                 "verify",
                 "verify on ioengine=null needs null_backing=mem: without a memory image the \

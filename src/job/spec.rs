@@ -12,6 +12,12 @@ use crate::request::Class;
 #[cfg(any(test, feature = "testing"))]
 pub use crate::job::refusals::ENGINE_NAMES;
 pub use crate::job::refusals::{EngineNameError, REFUSED_ENGINES};
+// The backends and their options are the backends' (`device::engine`,
+// `device::options`, each backend's options beside it); a job holds the
+// options as one value, `JobSpec::backend`.
+pub use crate::device::engine::Engine;
+pub use crate::device::null::options::{IrqMode, LatDist, NullFaults, NullOrder, NullParams};
+pub use crate::device::options::{BackendOptions, CallFlags};
 // The verification types live in `verify_spec`, beside this file.
 pub use crate::job::verify_spec::{Digest, VerifyKind, VerifySpec};
 
@@ -145,46 +151,6 @@ impl BlockSizes {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-/// A device backend (fio's `ioengine=`): how requests reach the target.
-pub enum Engine {
-    /// iolab's emulated NVMe-like device: no disk, no root (docs/null-device.md).
-    Null,
-    /// pread/pwrite.
-    Psync,
-    /// preadv2/pwritev2 (per-call flags: hipri, nowait).
-    Pvsync2,
-    /// io_uring: submission and completion rings shared with the kernel.
-    IoUring,
-    /// lseek + read/write.
-    Sync,
-    /// lseek + readv/writev.
-    Vsync,
-    /// preadv/pwritev.
-    Pvsync,
-    /// Linux kernel AIO (io_submit/io_getevents).
-    Libaio,
-    /// The target mapped with mmap(2); reads and writes are memcpy.
-    Mmap,
-    /// POSIX AIO through glibc (aio_read/aio_write), whose helper threads
-    /// perform each request with pread/pwrite.
-    Posixaio,
-    /// fallocate(2) as the I/O: writes allocate, reads allocate keeping the
-    /// size, trims punch holes.
-    Falloc,
-    /// ftruncate(2) to each write's offset as the I/O.
-    Ftruncate,
-    /// Each file's open(O_CREAT), timed.
-    FileCreate,
-    /// Each file's stat/lstat/statx (`stat_type`), timed.
-    FileStat,
-    /// Each file's unlink(2), timed.
-    FileDelete,
-    /// No I/O: burns CPU (`cpuload`, `cpuchunks`, `cpumode`).
-    Cpuio,
-}
-
 /// fio's queue-filling options as a job sets them (`None`: not set). The
 /// engine resolves them against `iodepth` (`engine::fill::Fill`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -202,29 +168,9 @@ pub struct DepthBatch {
     pub low: Option<u32>,
 }
 
+// `Engine` is the backends' list (device::engine); reading its name from a
+// job, with the refused engines' reasons, is the option language's.
 impl Engine {
-    /// The engine's fio name (`ioengine=` value).
-    pub fn fio_name(self) -> &'static str {
-        match self {
-            Engine::Null => "null",
-            Engine::Psync => "psync",
-            Engine::Pvsync2 => "pvsync2",
-            Engine::IoUring => "io_uring",
-            Engine::Sync => "sync",
-            Engine::Vsync => "vsync",
-            Engine::Pvsync => "pvsync",
-            Engine::Libaio => "libaio",
-            Engine::Mmap => "mmap",
-            Engine::Posixaio => "posixaio",
-            Engine::Falloc => "falloc",
-            Engine::Ftruncate => "ftruncate",
-            Engine::FileCreate => "filecreate",
-            Engine::FileStat => "filestat",
-            Engine::FileDelete => "filedelete",
-            Engine::Cpuio => "cpuio",
-        }
-    }
-
     /// Parse an `ioengine=` value. The error says why a known fio engine is not
     /// run here, or lists the engines that are.
     pub fn parse(name: &str) -> Result<Engine, EngineNameError> {
@@ -259,35 +205,6 @@ impl Engine {
             }
         };
         Ok(e)
-    }
-
-    /// The engine performs each I/O inside the submitting system call
-    /// (completion model `sync` only).
-    pub fn is_sync(self) -> bool {
-        matches!(
-            self,
-            Engine::Sync
-                | Engine::Psync
-                | Engine::Vsync
-                | Engine::Pvsync
-                | Engine::Pvsync2
-                | Engine::Mmap
-                | Engine::Falloc
-                | Engine::Ftruncate
-                | Engine::FileCreate
-                | Engine::FileStat
-                | Engine::FileDelete
-                | Engine::Cpuio
-        )
-    }
-
-    /// fio's file-operation engines: the timed operation is on the file as a
-    /// whole (create, stat, delete), one request per file.
-    pub fn is_file_op(self) -> bool {
-        matches!(
-            self,
-            Engine::FileCreate | Engine::FileStat | Engine::FileDelete
-        )
     }
 }
 
@@ -371,97 +288,6 @@ impl Default for LaqParams {
             ois_max: 1 << 20,
             ois_min: 1 << 19,
             t_wait: Duration::from_millis(1),
-        }
-    }
-}
-
-/// How the null device services queued commands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum NullOrder {
-    /// In arrival order.
-    Fifo,
-    /// Queued reads before queued writes (UFS/NCQ-like command queue).
-    ReadFirst,
-}
-
-/// How the null device signals completions to a sleeping host (null_blk's irqmode).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum IrqMode {
-    /// An hrtimer wakes the sleeping thread at the completion time.
-    Timer,
-    /// A device thread wakes the host across CPUs.
-    Thread,
-}
-
-/// Service-time distribution of the null device.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
-pub enum LatDist {
-    Fixed,
-    /// Exponential around the mean (`null_lat`).
-    Exp,
-    /// Uniform in [lat*(1-j), lat*(1+j)].
-    Uniform {
-        jitter: f64,
-    },
-}
-
-/// Fault injection on the null device (issue: reliability).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
-pub struct NullFaults {
-    /// Probability that a command fails with EIO.
-    pub error_rate: f64,
-    /// Probability that a read returns corrupted data (backing=mem).
-    pub corrupt_rate: f64,
-    /// Probability that a command never completes.
-    pub hang_rate: f64,
-    /// Probability of a latency spike, and its extra latency.
-    pub spike_rate: f64,
-    pub spike_lat: Duration,
-    /// Restrict faults to [start, end) byte range of the device.
-    pub range: Option<(u64, u64)>,
-    /// Stop injecting after this many faults (0 = unlimited).
-    pub limit: u64,
-}
-
-/// The emulated device's parameters (`null_*` options).
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct NullParams {
-    /// Fixed part of the service time per command.
-    pub lat: Duration,
-    /// Size-dependent part: bytes per second per channel (0 = infinite).
-    pub bw: u64,
-    pub dist: LatDist,
-    /// Commands serviced in parallel.
-    pub channels: u32,
-    /// Device queue depth (commands accepted before `Busy`); 0 = unlimited.
-    pub qd: u32,
-    pub order: NullOrder,
-    /// Keep written data in memory so it can be read back and verified.
-    pub backing_mem: bool,
-    pub irqmode: IrqMode,
-    /// Coalesce interrupts: fire after this many completions (1 = every one) ...
-    pub irq_coalesce_count: u32,
-    /// ... or once the oldest uncoalesced completion is this old.
-    pub irq_coalesce_time: Duration,
-    pub faults: NullFaults,
-}
-
-impl Default for NullParams {
-    fn default() -> Self {
-        NullParams {
-            lat: Duration::ZERO,
-            bw: 0,
-            dist: LatDist::Fixed,
-            channels: 1,
-            qd: 0,
-            order: NullOrder::Fifo,
-            backing_mem: false,
-            irqmode: IrqMode::Timer,
-            irq_coalesce_count: 1,
-            irq_coalesce_time: Duration::ZERO,
-            faults: NullFaults::default(),
         }
     }
 }
@@ -602,23 +428,10 @@ pub struct JobSpec {
     /// ENOSPC ends there, cleanly (the region's end bounds it otherwise).
     pub fill_device: bool,
     pub ioengine: Engine,
-    /// The engine-specific options (`job::engine_opts`).
-    pub engine: super::engine_opts::EngineOpts,
-    pub hipri: bool,
-    /// io_uring IORING_SETUP_HYBRID_IOPOLL (Linux 6.13); implies `hipri`.
-    pub hybrid_iopoll: bool,
-    pub sqthread_poll: bool,
-    pub fixedbufs: bool,
-    pub registerfiles: bool,
-    /// iolab's `count_punts`: count io_uring requests handed to io-wq workers.
-    /// Off by default: the kernel tracepoint that counts them costs each punted
-    /// request about half a microsecond of CPU (BENCHMARKS.md).
-    pub count_punts: bool,
-    /// fio's libaio `userspace_reap`: `None` = iolab's default (the AIO ring
-    /// first, io_getevents to sleep), `Some(true)` = only the ring, spinning
-    /// (fio's meaning, with `iodepth_batch_complete_min=0`), `Some(false)` =
-    /// every reap is io_getevents (fio's default).
-    pub userspace_reap: Option<bool>,
+    /// The backends' own options (`hipri`, io_uring's, libaio's, `null_*`,
+    /// ...), each backend's part beside it in `device/`; the chosen engine's
+    /// part is the one used.
+    pub backend: BackendOptions,
     /// `slat_percentiles`, `clat_percentiles`, `lat_percentiles`: which latency
     /// objects of the JSON carry `percentile` (and, in json+, `bins`).
     pub lat_percentiles: LatPercentiles,
@@ -639,7 +452,6 @@ pub struct JobSpec {
     pub ioprio: u16,
     pub scheduler: SchedKind,
     pub laq: LaqParams,
-    pub null: NullParams,
     /// CPUs the job's worker threads may run on (fio `cpus_allowed`); empty = any.
     pub cpus_allowed: Vec<u32>,
     /// fio `cpus_allowed_policy=split`: clone N runs on the N-th allowed CPU only.
@@ -890,14 +702,7 @@ impl Default for JobSpec {
             offset_increment: 0,
             fill_device: false,
             ioengine: Engine::Psync,
-            engine: Default::default(),
-            hipri: false,
-            hybrid_iopoll: false,
-            sqthread_poll: false,
-            fixedbufs: false,
-            registerfiles: false,
-            count_punts: false,
-            userspace_reap: None,
+            backend: BackendOptions::default(),
             lat_percentiles: LatPercentiles::default(),
             fsync: 0,
             sync: false,
@@ -910,7 +715,6 @@ impl Default for JobSpec {
             ioprio: 0,
             scheduler: SchedKind::Noop,
             laq: LaqParams::default(),
-            null: NullParams::default(),
             cpus_allowed: Vec::new(),
             cpus_allowed_split: false,
             placement: None,

@@ -1389,7 +1389,7 @@ pub static OPTIONS: &[OptionDef] = &[
     )
     .flag()
     .set(|d, c| {
-        d.spec.hipri = c.boolean()?;
+        d.spec.backend.flags.hipri = c.boolean()?;
         Ok(())
     }),
     OptionDef::new(
@@ -1402,7 +1402,7 @@ pub static OPTIONS: &[OptionDef] = &[
     .ours()
     .flag()
     .set(|d, c| {
-        d.spec.hybrid_iopoll = c.boolean()?;
+        d.spec.backend.uring.hybrid_iopoll = c.boolean()?;
         Ok(())
     }),
     OptionDef::new(
@@ -1412,7 +1412,7 @@ pub static OPTIONS: &[OptionDef] = &[
     )
     .flag()
     .set(|d, c| {
-        d.spec.sqthread_poll = c.boolean()?;
+        d.spec.backend.uring.sqthread_poll = c.boolean()?;
         Ok(())
     }),
     OptionDef::new(
@@ -1422,7 +1422,7 @@ pub static OPTIONS: &[OptionDef] = &[
     )
     .flag()
     .set(|d, c| {
-        d.spec.fixedbufs = c.boolean()?;
+        d.spec.backend.uring.fixedbufs = c.boolean()?;
         Ok(())
     }),
     OptionDef::new(
@@ -1432,7 +1432,7 @@ pub static OPTIONS: &[OptionDef] = &[
     )
     .flag()
     .set(|d, c| {
-        d.spec.registerfiles = c.boolean()?;
+        d.spec.backend.uring.registerfiles = c.boolean()?;
         Ok(())
     }),
     OptionDef::new(
@@ -1446,7 +1446,7 @@ pub static OPTIONS: &[OptionDef] = &[
     .ours()
     .flag()
     .set(|d, c| {
-        d.spec.count_punts = c.boolean()?;
+        d.spec.backend.uring.count_punts = c.boolean()?;
         Ok(())
     }),
     OptionDef::new(
@@ -1501,7 +1501,7 @@ pub static OPTIONS: &[OptionDef] = &[
     )
     .flag()
     .set(|d, c| {
-        d.spec.userspace_reap = Some(c.boolean()?);
+        d.spec.backend.libaio.userspace_reap = Some(c.boolean()?);
         Ok(())
     }),
     OptionDef::new(
@@ -1521,7 +1521,7 @@ pub static OPTIONS: &[OptionDef] = &[
         cmdprio.bssplit = super::cmdprio::bssplit(c, &cmdprio.bssplit)?;
         Ok(())
     }),
-    // Engine-specific options (fio's --enghelp lists; job::engine_opts).
+    // Engine-specific options (fio's --enghelp lists; each backend's in device/).
     OptionDef::new(
         "sqthread_poll_cpu",
         S::Engine,
@@ -1531,7 +1531,7 @@ pub static OPTIONS: &[OptionDef] = &[
     .stricter("needs sqthread_poll=1 (fio ignores it without an SQ thread)")
     .expects("a CPU number")
     .set(|d, c| {
-        d.spec.engine.sqthread_poll_cpu = Some(c.int(0, 4095)? as u32);
+        d.spec.backend.uring.sqthread_poll_cpu = Some(c.int(0, 4095)? as u32);
         Ok(())
     }),
     OptionDef::new(
@@ -1543,7 +1543,7 @@ pub static OPTIONS: &[OptionDef] = &[
     .stricter("needs hipri=1 (fio ignores it without)")
     .expects("a percentage, 0-100")
     .set(|d, c| {
-        d.spec.engine.hipri_percentage = c.int(0, 100)? as u32;
+        d.spec.backend.pvsync2.hipri_percentage = c.int(0, 100)? as u32;
         Ok(())
     }),
     OptionDef::new(
@@ -1554,7 +1554,7 @@ pub static OPTIONS: &[OptionDef] = &[
     )
     .flag()
     .set(|d, c| {
-        d.spec.engine.nowait = c.boolean()?;
+        d.spec.backend.flags.nowait = c.boolean()?;
         Ok(())
     }),
     OptionDef::new(
@@ -1572,7 +1572,7 @@ pub static OPTIONS: &[OptionDef] = &[
     )
     .flag()
     .set(|d, c| {
-        d.spec.engine.uncached = c.boolean()?;
+        d.spec.backend.flags.uncached = c.boolean()?;
         Ok(())
     }),
     OptionDef::new(
@@ -1584,7 +1584,7 @@ pub static OPTIONS: &[OptionDef] = &[
     )
     .flag()
     .set(|d, c| {
-        d.spec.engine.nonvectored = Some(c.boolean()?);
+        d.spec.backend.uring.nonvectored = Some(c.boolean()?);
         Ok(())
     }),
     OptionDef::new(
@@ -1596,7 +1596,7 @@ pub static OPTIONS: &[OptionDef] = &[
     )
     .expects("a count, 0 or more")
     .set(|d, c| {
-        d.spec.engine.force_async = c.int(0, u64::from(u32::MAX))? as u32;
+        d.spec.backend.uring.force_async = c.int(0, u64::from(u32::MAX))? as u32;
         Ok(())
     }),
     OptionDef::new(
@@ -1631,7 +1631,7 @@ pub static OPTIONS: &[OptionDef] = &[
     )
     .flag()
     .set(|d, c| {
-        d.spec.engine.atomic = c.boolean()?;
+        d.spec.backend.flags.atomic = c.boolean()?;
         Ok(())
     }),
     OptionDef::new(
@@ -1643,7 +1643,7 @@ pub static OPTIONS: &[OptionDef] = &[
     )
     .expects("0 or 1")
     .set(|d, c| {
-        d.spec.engine.thp = c.int(0, u64::from(u32::MAX))? != 0;
+        d.spec.backend.mmap.thp = c.int(0, u64::from(u32::MAX))? != 0;
         Ok(())
     }),
     OptionDef::new(
@@ -1651,9 +1651,9 @@ pub static OPTIONS: &[OptionDef] = &[
         S::Engine,
         "filestat: the call timed per file: stat, lstat or statx",
     )
-    .expects(super::engine_opts::StatType::VALID)
+    .expects(crate::device::fileops::StatType::VALID)
     .set(|d, c| {
-        d.spec.engine.stat_type = super::engine_set::stat_type(c)?;
+        d.spec.backend.filestat.stat_type = super::engine_set::stat_type(c)?;
         Ok(())
     }),
     OptionDef::new(
@@ -1663,7 +1663,7 @@ pub static OPTIONS: &[OptionDef] = &[
     )
     .expects("a percentage, 1-100")
     .set(|d, c| {
-        d.spec.engine.cpuload = c.int(1, u64::from(u32::MAX))?.min(100) as u32;
+        d.spec.backend.cpuio.cpuload = c.int(1, u64::from(u32::MAX))?.min(100) as u32;
         Ok(())
     }),
     OptionDef::new(
@@ -1674,7 +1674,7 @@ pub static OPTIONS: &[OptionDef] = &[
     )
     .expects("microseconds, 1 or more")
     .set(|d, c| {
-        d.spec.engine.cpuchunks = c.int(1, u64::from(u32::MAX))? as u32;
+        d.spec.backend.cpuio.cpuchunks = c.int(1, u64::from(u32::MAX))? as u32;
         Ok(())
     }),
     OptionDef::new(
@@ -1683,9 +1683,9 @@ pub static OPTIONS: &[OptionDef] = &[
         "cpuio: noop spins, qsort sorts fio's 256 Ki numbers round \
          after round for each cycle",
     )
-    .expects(super::engine_opts::CpuMode::VALID)
+    .expects(crate::device::cpuio::CpuMode::VALID)
     .set(|d, c| {
-        d.spec.engine.cpumode = super::engine_set::cpumode(c)?;
+        d.spec.backend.cpuio.cpumode = super::engine_set::cpumode(c)?;
         Ok(())
     }),
     OptionDef::new(
@@ -1696,7 +1696,7 @@ pub static OPTIONS: &[OptionDef] = &[
     )
     .flag()
     .set(|d, c| {
-        d.spec.engine.exit_on_io_done = c.boolean()?;
+        d.spec.backend.cpuio.exit_on_io_done = c.boolean()?;
         Ok(())
     }),
     // I/O depth.
@@ -3212,7 +3212,7 @@ pub static OPTIONS: &[OptionDef] = &[
     .ours()
     .expects(TIME_US)
     .set(|d, c| {
-        d.spec.null.lat = c.time(TimeUnit::Micros, true)?;
+        d.spec.backend.null.lat = c.time(TimeUnit::Micros, true)?;
         Ok(())
     }),
     OptionDef::new(
@@ -3223,7 +3223,7 @@ pub static OPTIONS: &[OptionDef] = &[
     .ours()
     .expects(SIZE)
     .set(|d, c| {
-        d.spec.null.bw = c.size()?;
+        d.spec.backend.null.bw = c.size()?;
         Ok(())
     }),
     OptionDef::new(
@@ -3234,7 +3234,7 @@ pub static OPTIONS: &[OptionDef] = &[
     .ours()
     .expects("fixed, exp, or uniform[:JITTER]")
     .set(|d, c| {
-        d.spec.null.dist = parse::lat_dist(c)?;
+        d.spec.backend.null.dist = parse::lat_dist(c)?;
         Ok(())
     }),
     OptionDef::new(
@@ -3245,7 +3245,7 @@ pub static OPTIONS: &[OptionDef] = &[
     .ours()
     .expects("a count, 1-65535")
     .set(|d, c| {
-        d.spec.null.channels = c.int(1, 65535)? as u32;
+        d.spec.backend.null.channels = c.int(1, 65535)? as u32;
         Ok(())
     }),
     OptionDef::new(
@@ -3256,7 +3256,7 @@ pub static OPTIONS: &[OptionDef] = &[
     .ours()
     .expects("a depth, 0-65535")
     .set(|d, c| {
-        d.spec.null.qd = c.int(0, 65535)? as u32;
+        d.spec.backend.null.qd = c.int(0, 65535)? as u32;
         Ok(())
     }),
     OptionDef::new(
@@ -3267,7 +3267,7 @@ pub static OPTIONS: &[OptionDef] = &[
     .ours()
     .expects("fifo or readfirst")
     .set(|d, c| {
-        d.spec.null.order = match c.value {
+        d.spec.backend.null.order = match c.value {
             "fifo" => NullOrder::Fifo,
             "readfirst" => NullOrder::ReadFirst,
             _ => return Err(c.bad("fifo or readfirst")),
@@ -3282,7 +3282,7 @@ pub static OPTIONS: &[OptionDef] = &[
     .ours()
     .expects("none or mem")
     .set(|d, c| {
-        d.spec.null.backing_mem = match c.value {
+        d.spec.backend.null.backing_mem = match c.value {
             "none" => false,
             "mem" => true,
             _ => return Err(c.bad("none or mem")),
@@ -3297,7 +3297,7 @@ pub static OPTIONS: &[OptionDef] = &[
     .ours()
     .expects("timer or thread")
     .set(|d, c| {
-        d.spec.null.irqmode = match c.value {
+        d.spec.backend.null.irqmode = match c.value {
             "timer" => IrqMode::Timer,
             "thread" => IrqMode::Thread,
             _ => return Err(c.bad("timer or thread")),
@@ -3312,7 +3312,7 @@ pub static OPTIONS: &[OptionDef] = &[
     .ours()
     .expects("a count, 1-65535")
     .set(|d, c| {
-        d.spec.null.irq_coalesce_count = c.int(1, 65535)? as u32;
+        d.spec.backend.null.irq_coalesce_count = c.int(1, 65535)? as u32;
         Ok(())
     }),
     OptionDef::new(
@@ -3323,7 +3323,7 @@ pub static OPTIONS: &[OptionDef] = &[
     .ours()
     .expects(TIME_US)
     .set(|d, c| {
-        d.spec.null.irq_coalesce_time = c.time(TimeUnit::Micros, true)?;
+        d.spec.backend.null.irq_coalesce_time = c.time(TimeUnit::Micros, true)?;
         Ok(())
     }),
     OptionDef::new(
@@ -3334,7 +3334,7 @@ pub static OPTIONS: &[OptionDef] = &[
     .ours()
     .expects(PROB)
     .set(|d, c| {
-        d.spec.null.faults.error_rate = c.prob()?;
+        d.spec.backend.null.faults.error_rate = c.prob()?;
         Ok(())
     }),
     OptionDef::new(
@@ -3345,7 +3345,7 @@ pub static OPTIONS: &[OptionDef] = &[
     .ours()
     .expects(PROB)
     .set(|d, c| {
-        d.spec.null.faults.corrupt_rate = c.prob()?;
+        d.spec.backend.null.faults.corrupt_rate = c.prob()?;
         Ok(())
     }),
     OptionDef::new(
@@ -3356,7 +3356,7 @@ pub static OPTIONS: &[OptionDef] = &[
     .ours()
     .expects(PROB)
     .set(|d, c| {
-        d.spec.null.faults.hang_rate = c.prob()?;
+        d.spec.backend.null.faults.hang_rate = c.prob()?;
         Ok(())
     }),
     OptionDef::new(
@@ -3367,7 +3367,7 @@ pub static OPTIONS: &[OptionDef] = &[
     .ours()
     .expects(PROB)
     .set(|d, c| {
-        d.spec.null.faults.spike_rate = c.prob()?;
+        d.spec.backend.null.faults.spike_rate = c.prob()?;
         Ok(())
     }),
     OptionDef::new(
@@ -3378,7 +3378,7 @@ pub static OPTIONS: &[OptionDef] = &[
     .ours()
     .expects(TIME_US)
     .set(|d, c| {
-        d.spec.null.faults.spike_lat = c.time(TimeUnit::Micros, true)?;
+        d.spec.backend.null.faults.spike_lat = c.time(TimeUnit::Micros, true)?;
         Ok(())
     }),
     OptionDef::new(
@@ -3389,7 +3389,7 @@ pub static OPTIONS: &[OptionDef] = &[
     .ours()
     .expects("a range such as 4k-64k")
     .set(|d, c| {
-        d.spec.null.faults.range = Some(parse::fault_range(c)?);
+        d.spec.backend.null.faults.range = Some(parse::fault_range(c)?);
         Ok(())
     }),
     OptionDef::new(
@@ -3400,7 +3400,7 @@ pub static OPTIONS: &[OptionDef] = &[
     .ours()
     .expects("a count, 0 = unlimited")
     .set(|d, c| {
-        d.spec.null.faults.limit = c.int(0, u64::MAX)?;
+        d.spec.backend.null.faults.limit = c.int(0, u64::MAX)?;
         Ok(())
     }),
     OptionDef::new(

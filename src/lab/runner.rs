@@ -31,7 +31,10 @@ pub fn null_job(
         completion: Some(model),
         runtime: Some(runtime),
         time_based: true,
-        null,
+        backend: crate::job::BackendOptions {
+            null,
+            ..Default::default()
+        },
         ..JobSpec::default()
     }
 }

@@ -378,13 +378,22 @@ fn measure_model(plan: &Plan, op: OpKind, key: ModelKey) -> Result<Row> {
         bs: [BlockSizes::Fixed(plan.bs), BlockSizes::Fixed(plan.bs)],
         direct: plan.direct,
         iodepth: 1,
-        hipri,
+        backend: crate::job::BackendOptions {
+            flags: crate::job::CallFlags {
+                hipri,
+                ..Default::default()
+            },
+            // The punts column: counting costs each punted request a tracepoint
+            // (docs/probe.md says what that adds to the CPU columns).
+            uring: crate::device::uring::options::UringOptions {
+                count_punts: key.uses_uring() && plan.punts_countable,
+                ..Default::default()
+            },
+            ..Default::default()
+        },
         completion: Some(model),
         runtime: Some(plan.runtime),
         time_based: true,
-        // The punts column: counting costs each punted request a tracepoint
-        // (docs/probe.md says what that adds to the CPU columns).
-        count_punts: key.uses_uring() && plan.punts_countable,
         cpus_allowed: match (key, &plan.pin_cpu) {
             (ModelKey::InterruptPinned, Ok(cpu)) => vec![*cpu],
             _ => vec![],

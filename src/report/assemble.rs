@@ -4,7 +4,6 @@
 //!
 //! Pure: reads the raw results and snapshots it is given, runs nothing.
 
-use crate::device::libaio::AioReap;
 use crate::job::{Engine, JobSpec};
 use crate::measure::clock::ClockCheck;
 use crate::measure::cpu::{DiskStats, SystemDelta, SystemSnapshot, ThreadUsage, disk_of_path};
@@ -170,7 +169,7 @@ pub fn job_engine(spec: &JobSpec, runs: &[&JobRun]) -> JobEngine {
             .map(|(a, b)| a + b);
         backend.interrupts += r.backend_stats.interrupts;
         backend.completed_in_submit += r.backend_stats.completed_in_submit;
-        backend.aio_reap = AioReap::merge(backend.aio_reap, r.backend_stats.aio_reap);
+        backend.own = backend.own.merge(r.backend_stats.own);
         backend.performed_by = backend.performed_by.or(r.backend_stats.performed_by);
     }
     let mut acct = Accounting::default();

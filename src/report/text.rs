@@ -392,7 +392,7 @@ pub fn job_block(out: &mut String, j: &JobResult, time: &str, precision: usize) 
         "  iolab backend   : {}, submit calls={}, wait calls={}{punts}, interrupts={}",
         e.backend, b.submit_calls, b.wait_calls, b.interrupts
     );
-    if let Some(r) = &b.aio_reap {
+    if let Some(r) = &b.own.aio_reap {
         let _ = writeln!(
             out,
             "  iolab reap      : {}: {} completions from the ring, {} from {} io_getevents calls",

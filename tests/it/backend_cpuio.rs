@@ -35,7 +35,7 @@ fn think_time_keeps_the_load() {
     assert!(j.time_based);
     // Above 100 is 100 (fio caps it): no think time.
     let j = &parse("[b]\nioengine=cpuio\ncpuload=150\nruntime=1\n").unwrap()[0];
-    assert_eq!(j.engine.cpuload, 100);
+    assert_eq!(j.backend.cpuio.cpuload, 100);
     assert_eq!(j.thinktime, Duration::ZERO);
     // fio's default cycle: 50 ms.
     let j = &parse("[b]\nioengine=cpuio\ncpuload=50\ncpumode=qsort\nruntime=1\n").unwrap()[0];

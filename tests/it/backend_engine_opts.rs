@@ -70,8 +70,8 @@ fn each_option_on_its_engines() {
         "--nowait",
         "--force_async=4",
     ]);
-    assert!(p.jobs[0].engine.nowait);
-    assert_eq!(p.jobs[0].engine.force_async, 4);
+    assert!(p.jobs[0].backend.flags.nowait);
+    assert_eq!(p.jobs[0].backend.uring.force_async, 4);
     // atomic implies O_DIRECT, as in fio.
     assert!(ok(&["--ioengine=pvsync2", "--atomic=1"]).jobs[0].direct);
 }

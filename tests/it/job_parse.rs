@@ -297,7 +297,7 @@ fn iolab_options_map_onto_the_spec() {
     assert_eq!(j.laq.ois_max, 2 << 20);
     assert_eq!(j.laq.ois_min, 1 << 20, "ois_min defaults to ois_max/2");
     assert_eq!(j.laq.t_wait, Duration::from_micros(500));
-    let n = &j.null;
+    let n = &j.backend.null;
     assert_eq!(n.lat, Duration::from_nanos(800));
     assert_eq!(n.bw, 2 << 30);
     assert_eq!(n.dist, LatDist::Uniform { jitter: 0.2 });

@@ -116,15 +116,18 @@ fn late_waker(sched: SchedKind, irq_time: Duration) -> JobSpec {
             t_wait: Duration::ZERO,
             ..LaqParams::default()
         },
-        null: NullParams {
-            lat: Duration::from_micros(60),
-            bw: 400_000_000,
-            channels: 4,
-            qd: 32,
-            order: NullOrder::ReadFirst,
-            irq_coalesce_count: 4,
-            irq_coalesce_time: irq_time,
-            ..NullParams::default()
+        backend: iolab::job::BackendOptions {
+            null: NullParams {
+                lat: Duration::from_micros(60),
+                bw: 400_000_000,
+                channels: 4,
+                qd: 32,
+                order: NullOrder::ReadFirst,
+                irq_coalesce_count: 4,
+                irq_coalesce_time: irq_time,
+                ..NullParams::default()
+            },
+            ..Default::default()
         },
         rw: RwMode {
             pattern: Pattern::Seq,

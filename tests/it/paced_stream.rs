@@ -38,12 +38,15 @@ fn jobs(sched: SchedKind, laq: LaqParams, bg_depth: u32) -> Vec<JobSpec> {
         completion: Some(CompletionModel::Interrupt),
         scheduler: sched,
         laq,
-        null: NullParams {
-            bw: 20_000_000,
-            channels: 4,
-            qd: 32,
-            order: NullOrder::ReadFirst,
-            ..NullParams::default()
+        backend: iolab::job::BackendOptions {
+            null: NullParams {
+                bw: 20_000_000,
+                channels: 4,
+                qd: 32,
+                order: NullOrder::ReadFirst,
+                ..NullParams::default()
+            },
+            ..Default::default()
         },
         ..JobSpec::default()
     };

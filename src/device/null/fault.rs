@@ -9,8 +9,8 @@
 
 use std::time::Duration;
 
+use super::options::NullFaults;
 use super::service::Rng;
-use crate::job::spec::NullFaults;
 use crate::request::Op;
 
 /// Faults injected so far, per kind.

@@ -49,6 +49,7 @@
 mod backing;
 mod fault;
 mod irq;
+pub mod options;
 mod service;
 
 use std::cell::Cell;
@@ -60,10 +61,10 @@ use self::fault::{Fault, FaultInjector};
 use self::irq::{Coalescer, IrqThread};
 use self::service::ServiceModel;
 use super::{BackendStats, Caps, Completion, DevResult, DeviceError, Queue, Queued, Wait};
-use crate::job::spec::{IrqMode, LatDist, NullOrder, NullParams};
 use crate::measure::clock::{now_ns, set_thread_timer_slack_ns, sleep_until};
 use crate::request::{IoCmd, Op};
 use crate::ring::Ring;
+use options::{IrqMode, LatDist, NullOrder, NullParams};
 
 const NONE: u32 = u32::MAX;
 
@@ -564,6 +565,92 @@ impl NullDevice {
     }
 }
 
+/// The null device's own calls beyond [`Queue`], which only a device that
+/// keeps device time can make. The engine reaches them through the device's
+/// own type (`worker_queue::WorkerQueue::Null`); a completion model, which
+/// holds a `dyn Queue`, through [`Queue::null_hooks`].
+pub trait NullHooks {
+    /// [`NullDevice::commit_at`].
+    fn commit_at(&mut self, at_ns: u64) -> DevResult<u32>;
+    /// [`NullDevice::next_completion_at`].
+    fn next_completion_at(&self) -> Option<u64>;
+    /// Faults the device injected, so a run can show that every one of them
+    /// was seen by the engine.
+    fn injected_faults(&self) -> FaultCounts;
+}
+
+impl NullHooks for NullDevice {
+    #[inline]
+    fn commit_at(&mut self, at_ns: u64) -> DevResult<u32> {
+        NullDevice::commit_at(self, at_ns)
+    }
+    #[inline]
+    fn next_completion_at(&self) -> Option<u64> {
+        NullDevice::next_completion_at(self)
+    }
+    fn injected_faults(&self) -> FaultCounts {
+        self.fault_counts()
+    }
+}
+
+impl NullDevice {
+    /// A commit dated `at_ns` in the past: each command starts on the idle
+    /// channel that freed first, at `at_ns` or when that channel freed if later.
+    /// Exact only while no command waits at the device: the channel picks made
+    /// between `at_ns` and now took no account of these arrivals, so with a
+    /// backlog (which also means no channel idles) it commits now.
+    pub fn commit_at(&mut self, at_ns: u64) -> DevResult<u32> {
+        let now = now_ns();
+        // Bring the device up to now: channels freed since `at_ns` are then
+        // idle, and their `done` says when they freed.
+        self.advance(now);
+        if at_ns >= now || !self.wait_reads.is_empty() || !self.wait_writes.is_empty() {
+            return self.commit();
+        }
+        if self.staged.is_empty() {
+            return Ok(0);
+        }
+        self.last_now = at_ns;
+        let n = self.staged.len() as u32;
+        while let Some(i) = self.staged.pop() {
+            if !self.arrive(i, at_ns) {
+                continue;
+            }
+            let idle = self
+                .channels
+                .iter()
+                .enumerate()
+                .filter(|(_, ch)| ch.cmd == NONE)
+                .min_by_key(|(_, ch)| ch.done)
+                .map(|(k, ch)| (k, ch.done));
+            match idle {
+                Some((k, freed)) => {
+                    let e = &mut self.entries[i as usize];
+                    e.start = at_ns.max(freed);
+                    self.channels[k] = Channel {
+                        cmd: i,
+                        done: e.start.saturating_add(e.service),
+                    };
+                }
+                // Every channel busy: it waits like any arrival of `at_ns`.
+                None => self.wait(i),
+            }
+        }
+        self.refresh_next();
+        Ok(n)
+    }
+
+    /// Engine-clock time (ns) at which the earliest in-flight command
+    /// completes (the device keeps device time: [`Caps::predicts_completion`]).
+    pub fn next_completion_at(&self) -> Option<u64> {
+        match self.done.front() {
+            Some(c) => Some(c.dev_done),
+            None if self.next_event != u64::MAX => Some(self.next_event),
+            None => None,
+        }
+    }
+}
+
 impl Queue for NullDevice {
     fn name(&self) -> &'static str {
         "null"
@@ -694,52 +781,6 @@ impl Queue for NullDevice {
         Ok(n)
     }
 
-    /// A commit dated `at_ns` in the past: each command starts on the idle
-    /// channel that freed first, at `at_ns` or when that channel freed if later.
-    /// Exact only while no command waits at the device: the channel picks made
-    /// between `at_ns` and now took no account of these arrivals, so with a
-    /// backlog (which also means no channel idles) it commits now.
-    fn commit_at(&mut self, at_ns: u64) -> DevResult<u32> {
-        let now = now_ns();
-        // Bring the device up to now: channels freed since `at_ns` are then
-        // idle, and their `done` says when they freed.
-        self.advance(now);
-        if at_ns >= now || !self.wait_reads.is_empty() || !self.wait_writes.is_empty() {
-            return self.commit();
-        }
-        if self.staged.is_empty() {
-            return Ok(0);
-        }
-        self.last_now = at_ns;
-        let n = self.staged.len() as u32;
-        while let Some(i) = self.staged.pop() {
-            if !self.arrive(i, at_ns) {
-                continue;
-            }
-            let idle = self
-                .channels
-                .iter()
-                .enumerate()
-                .filter(|(_, ch)| ch.cmd == NONE)
-                .min_by_key(|(_, ch)| ch.done)
-                .map(|(k, ch)| (k, ch.done));
-            match idle {
-                Some((k, freed)) => {
-                    let e = &mut self.entries[i as usize];
-                    e.start = at_ns.max(freed);
-                    self.channels[k] = Channel {
-                        cmd: i,
-                        done: e.start.saturating_add(e.service),
-                    };
-                }
-                // Every channel busy: it waits like any arrival of `at_ns`.
-                None => self.wait(i),
-            }
-        }
-        self.refresh_next();
-        Ok(n)
-    }
-
     #[inline(always)]
     fn reap(&mut self, wait: Wait, out: &mut [Completion]) -> DevResult<usize> {
         match wait {
@@ -773,14 +814,6 @@ impl Queue for NullDevice {
         }
     }
 
-    fn next_completion_at(&self) -> Option<u64> {
-        match self.done.front() {
-            Some(c) => Some(c.dev_done),
-            None if self.next_event != u64::MAX => Some(self.next_event),
-            None => None,
-        }
-    }
-
     fn stats(&self) -> BackendStats {
         self.stats
     }
@@ -794,11 +827,11 @@ impl Queue for NullDevice {
         NullDevice::abort(self, slot)
     }
 
-    fn injected_faults(&self) -> Option<FaultCounts> {
-        Some(self.fault_counts())
-    }
-
     fn commands_in_flight(&self) -> Option<u32> {
         Some(self.in_flight())
+    }
+
+    fn null_hooks(&mut self) -> Option<&mut dyn NullHooks> {
+        Some(self)
     }
 }

@@ -1,6 +1,6 @@
 //! Service-time model of the null device: `lat` (fixed or drawn) + bytes/bw.
 
-use crate::job::spec::{LatDist, NullParams};
+use super::options::{LatDist, NullParams};
 
 /// SplitMix64: tiny, fast, and good enough to draw service times and fault
 /// decisions reproducibly from a seed (no crate needed for 10 lines).

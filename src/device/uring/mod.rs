@@ -18,6 +18,7 @@
 //! one (an older kernel's block device, an IOPOLL ring, which takes only
 //! commands a device can poll), the trim is done synchronously in `queue`.
 
+pub mod options;
 mod punt;
 mod setup;
 

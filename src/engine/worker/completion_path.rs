@@ -11,7 +11,7 @@
 //! `sched::sim`, which dispatches at the completion (BENCHMARKS.md, LAQ).
 //!
 //! A backend that keeps device time (the null device: completions carry
-//! `dev_done` on the engine clock, and `Queue::commit_at` can start a command
+//! `dev_done` on the engine clock, and `NullDevice::commit_at` can start a command
 //! in the past) lets the worker act as that completion path: after each
 //! completion it asks the scheduler what the completion released, as of the
 //! completion's time, and commits it dated then. The date is never earlier

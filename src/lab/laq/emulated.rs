@@ -61,7 +61,10 @@ pub fn null_jobs(
         completion: Some(CompletionModel::Interrupt),
         scheduler: sched,
         laq,
-        null: ufs_like(),
+        backend: crate::job::BackendOptions {
+            null: ufs_like(),
+            ..Default::default()
+        },
         ..JobSpec::default()
     };
     pair(common, period, NULL_BG_DEPTH)

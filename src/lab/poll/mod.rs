@@ -562,7 +562,13 @@ fn real_devices(r: &mut StudyResult, rt: Duration) -> Result<()> {
                 // The one run whose punts the verdict names counts them (a
                 // tracepoint per punt: about 0.5 us of its CPU per I/O).
                 let uring = measure(JobSpec {
-                    count_punts: true,
+                    backend: crate::job::BackendOptions {
+                        uring: crate::device::uring::options::UringOptions {
+                            count_punts: true,
+                            ..Default::default()
+                        },
+                        ..Default::default()
+                    },
                     ..file_job(
                         &dev,
                         Engine::IoUring,

@@ -25,6 +25,8 @@
 //! and `BackendStats::completed_in_submit`), as the io_uring backend counts its
 //! io-wq punts, so a report can say the "asynchronous" run was not.
 
+pub mod options;
+
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -853,10 +855,12 @@ impl Queue for Libaio {
     fn stats(&self) -> BackendStats {
         BackendStats {
             completed_in_submit: self.completed_in_submit,
-            aio_reap: Some(AioReap {
-                path: self.reap_path(),
-                counts: self.counts,
-            }),
+            own: super::OwnStats {
+                aio_reap: Some(AioReap {
+                    path: self.reap_path(),
+                    counts: self.counts,
+                }),
+            },
             ..self.stats
         }
     }

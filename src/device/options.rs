@@ -1,0 +1,232 @@
+//! Each backend's own options (fio's per-engine options, iolab's own), held
+//! together as the one value a job carries ([`BackendOptions`], the job's
+//! `backend`), and their checks against the job's engine.
+//!
+//! A backend's options live beside it (`uring/options.rs`, `libaio/options.rs`,
+//! `null/options.rs`, or a struct in the backend's file); the option table's
+//! setters write into them, `check` refuses what the chosen engine would not
+//! use, and the engine's setup reads its backend's part.
+
+use super::engine::Engine;
+use super::{cpuio, fileops, libaio, mmap, null, psync, uring};
+
+/// Per-call flags several backends carry, each under the fio option of its
+/// name. One place, because one option means the same flag on each.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CallFlags {
+    /// `hipri`: polled completions (io_uring: IORING_SETUP_IOPOLL; pvsync2:
+    /// RWF_HIPRI).
+    pub hipri: bool,
+    /// `nowait` (io_uring, libaio, pvsync2): RWF_NOWAIT on reads and writes.
+    pub nowait: bool,
+    /// `uncached` (io_uring, pvsync2): buffered reads and writes drop their
+    /// pages once done (RWF_DONTCACHE).
+    pub uncached: bool,
+    /// `atomic` (io_uring, libaio, pvsync2): O_DIRECT, and writes carry
+    /// RWF_ATOMIC.
+    pub atomic: bool,
+}
+
+impl CallFlags {
+    /// RWF_* flags every read and write of the job carries (`nowait`;
+    /// `uncached` on buffered I/O, as RWF_DONTCACHE).
+    pub fn rw_flags(&self, direct: bool) -> u32 {
+        let mut f = 0;
+        if self.nowait {
+            f |= libc::RWF_NOWAIT as u32;
+        }
+        if self.uncached && !direct {
+            f |= libc::RWF_DONTCACHE as u32;
+        }
+        f
+    }
+}
+
+/// Every backend's options as a job set them (defaults are fio's); only the
+/// chosen engine's part is used, the checks refuse the others' being set.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct BackendOptions {
+    pub flags: CallFlags,
+    pub uring: uring::options::UringOptions,
+    pub libaio: libaio::options::LibaioOptions,
+    pub pvsync2: psync::Pvsync2Options,
+    pub mmap: mmap::MmapOptions,
+    pub filestat: fileops::FileStatOptions,
+    pub cpuio: cpuio::CpuioOptions,
+    /// The emulated device's parameters (`null_*`).
+    pub null: null::options::NullParams,
+}
+
+/// The options each engine owns among fio's per-engine lists (`--enghelp`):
+/// one set with an engine that does not own it is refused. Engines in the
+/// order an error names them.
+const OWNED: &[(Engine, &[&str])] = &[
+    (Engine::IoUring, uring::options::OWNED),
+    (Engine::Libaio, libaio::options::OWNED),
+    (Engine::Pvsync2, psync::PVSYNC2_OWNED),
+    (Engine::Mmap, mmap::OWNED),
+    (Engine::FileStat, fileops::OWNED),
+    (Engine::Cpuio, cpuio::OWNED),
+];
+
+/// What the backends' checks need to know of the rest of the job.
+#[derive(Clone, Copy, Debug)]
+pub struct JobFacts<'a> {
+    pub engine: Engine,
+    /// The options the job set (canonical names), in the order set.
+    pub set: &'a [&'static str],
+    /// `iodepth_batch_complete_min` as set.
+    pub complete_min: Option<u32>,
+    /// `completion=` as set (the model's name).
+    pub completion: Option<&'static str>,
+}
+
+impl JobFacts<'_> {
+    pub fn is_set(&self, option: &str) -> bool {
+        self.set.contains(&option)
+    }
+
+    /// "the job uses ioengine=X", the end of every "needs" message.
+    pub fn uses(&self) -> String {
+        format!("the job uses ioengine={}", self.engine.fio_name())
+    }
+}
+
+/// A backend option the job's engine cannot honour, or two that conflict.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{problem}")]
+pub struct OptionError {
+    /// The option the problem is about (the job file points there).
+    pub option: &'static str,
+    pub problem: String,
+}
+
+impl OptionError {
+    pub fn new(option: &'static str, problem: impl Into<String>) -> OptionError {
+        OptionError {
+            option,
+            problem: problem.into(),
+        }
+    }
+}
+
+/// `ioengine=a, b or c`.
+fn engine_names(engines: &[Engine]) -> String {
+    let v: Vec<&str> = engines.iter().map(|e| e.fio_name()).collect();
+    match v.as_slice() {
+        [one] => format!("ioengine={one}"),
+        [rest @ .., last] => format!("ioengine={} or {last}", rest.join(", ")),
+        [] => String::new(),
+    }
+}
+
+impl BackendOptions {
+    /// Check the options against the job's engine and each other, and derive
+    /// what they imply (`hybrid_iopoll` is `hipri` too). First the options
+    /// the engine does not have, then each backend's own conflicts.
+    pub fn check(&mut self, job: &JobFacts) -> Result<(), OptionError> {
+        self.uring.check_engine(job)?;
+        // Hybrid IOPOLL is IOPOLL with a kernel sleep first: everything hipri
+        // means (O_DIRECT, poll queues, completion=poll) applies to it.
+        if self.uring.hybrid_iopoll {
+            self.flags.hipri = true;
+        }
+        if self.flags.hipri && !matches!(job.engine, Engine::IoUring | Engine::Pvsync2) {
+            return Err(OptionError::new(
+                "hipri",
+                format!(
+                    "hipri needs ioengine=io_uring or pvsync2, but {}",
+                    job.uses()
+                ),
+            ));
+        }
+        self.null.check_engine(job)?;
+        check_owned(job)?;
+        self.null.check()?;
+        self.uring.check(job)?;
+        self.pvsync2.check(job, &self.flags)?;
+        if self.flags.atomic
+            && !matches!(
+                job.engine,
+                Engine::Pvsync2 | Engine::IoUring | Engine::Libaio
+            )
+        {
+            return Err(OptionError::new(
+                "atomic",
+                format!(
+                    "atomic=1 sends each write with RWF_ATOMIC, a per-call flag that \
+                     ioengine={} cannot carry: use pvsync2, libaio or io_uring",
+                    job.engine.fio_name()
+                ),
+            ));
+        }
+        self.libaio.check(job)
+    }
+
+    /// The job must be opened O_DIRECT (fio: `atomic` implies it).
+    pub fn implies_direct(&self) -> bool {
+        self.flags.atomic
+    }
+}
+
+/// Engine options set with an engine that does not own them.
+fn check_owned(job: &JobFacts) -> Result<(), OptionError> {
+    let mut seen: Vec<&'static str> = Vec::new();
+    for opt in OWNED.iter().flat_map(|(_, opts)| opts.iter().copied()) {
+        if seen.contains(&opt) {
+            continue;
+        }
+        seen.push(opt);
+        let owners: Vec<Engine> = OWNED
+            .iter()
+            .filter(|(_, opts)| opts.contains(&opt))
+            .map(|(e, _)| *e)
+            .collect();
+        if job.is_set(opt) && !owners.contains(&job.engine) {
+            return Err(OptionError::new(
+                opt,
+                format!(
+                    "{opt} is an option of {}, but {}",
+                    engine_names(&owners),
+                    job.uses()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts<'a>(engine: Engine, set: &'a [&'static str]) -> JobFacts<'a> {
+        JobFacts {
+            engine,
+            set,
+            complete_min: None,
+            completion: None,
+        }
+    }
+
+    #[test]
+    fn an_option_names_every_engine_that_owns_it() {
+        let e = check_owned(&facts(Engine::Psync, &["nowait"])).unwrap_err();
+        assert_eq!(e.option, "nowait");
+        assert_eq!(
+            e.problem,
+            "nowait is an option of ioengine=io_uring, libaio or pvsync2, but the job uses \
+             ioengine=psync"
+        );
+        assert!(check_owned(&facts(Engine::Libaio, &["nowait"])).is_ok());
+    }
+
+    #[test]
+    fn hybrid_iopoll_implies_hipri() {
+        let mut o = BackendOptions::default();
+        o.uring.hybrid_iopoll = true;
+        o.check(&facts(Engine::IoUring, &["hybrid_iopoll"]))
+            .unwrap();
+        assert!(o.flags.hipri);
+    }
+}

@@ -1,0 +1,77 @@
+//! io_uring's own options (fio's `--enghelp=io_uring` list and iolab's
+//! `hybrid_iopoll`, `count_punts`), as a job sets them, and their checks.
+//! `hipri`, `nowait`, `uncached` and `atomic` are per-call flags io_uring
+//! shares with other backends (`device::options::CallFlags`).
+
+use crate::device::engine::Engine;
+use crate::device::options::{JobFacts, OptionError};
+
+/// The options of fio's io_uring list a job may set only with io_uring.
+pub(crate) const OWNED: &[&str] = &[
+    "sqthread_poll_cpu",
+    "nowait",
+    "uncached",
+    "nonvectored",
+    "force_async",
+    "cmd_type",
+];
+
+/// io_uring's options (defaults are fio's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct UringOptions {
+    /// `hybrid_iopoll`: IORING_SETUP_HYBRID_IOPOLL (Linux 6.13); implies `hipri`.
+    pub hybrid_iopoll: bool,
+    /// `sqthread_poll`: a kernel thread consumes the submission queue.
+    pub sqthread_poll: bool,
+    /// `sqthread_poll_cpu`: pin the SQ thread (IORING_SETUP_SQ_AFF).
+    pub sqthread_poll_cpu: Option<u32>,
+    /// `fixedbufs`: registered buffers.
+    pub fixedbufs: bool,
+    /// `registerfiles`: registered files.
+    pub registerfiles: bool,
+    /// iolab's `count_punts`: count requests handed to io-wq workers. Off by
+    /// default: the kernel tracepoint that counts them costs each punted
+    /// request about half a microsecond of CPU (BENCHMARKS.md).
+    pub count_punts: bool,
+    /// `nonvectored`: `Some(false)` sends IORING_OP_READV/WRITEV with one
+    /// iovec; unset or true, IORING_OP_READ/WRITE (fio's choice wherever the
+    /// kernel has them).
+    pub nonvectored: Option<bool>,
+    /// `force_async`: every N-th request carries IOSQE_ASYNC (0: none).
+    pub force_async: u32,
+}
+
+impl UringOptions {
+    /// The switches that mean nothing without io_uring, refused (when on)
+    /// with another engine.
+    pub(crate) fn check_engine(&self, job: &JobFacts) -> Result<(), OptionError> {
+        let only_here = [
+            ("hybrid_iopoll", self.hybrid_iopoll),
+            ("sqthread_poll", self.sqthread_poll),
+            ("fixedbufs", self.fixedbufs),
+            ("registerfiles", self.registerfiles),
+            ("count_punts", self.count_punts),
+        ];
+        for (opt, on) in only_here {
+            if on && job.engine != Engine::IoUring {
+                return Err(OptionError::new(
+                    opt,
+                    format!("{opt} needs ioengine=io_uring, but {}", job.uses()),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Conflicts among io_uring's own options.
+    pub(crate) fn check(&self, _job: &JobFacts) -> Result<(), OptionError> {
+        if self.sqthread_poll_cpu.is_some() && !self.sqthread_poll {
+            return Err(OptionError::new(
+                "sqthread_poll_cpu",
+                "sqthread_poll_cpu pins the SQ polling thread, which only sqthread_poll=1 starts \
+                 (fio ignores it without): add sqthread_poll=1",
+            ));
+        }
+        Ok(())
+    }
+}
