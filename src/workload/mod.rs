@@ -12,6 +12,8 @@
 //! - `coverage`: the random map (every block once per pass, O(1) space);
 //! - `distribution`, `lfsr`, `zones`: non-uniform offsets, the strided random
 //!   map, `zonemode`;
+//! - `fio_rand`: fio's own generator and seeds, for a mixed job's direction
+//!   draw (`rwmixread`), so directions come in fio's order;
 //! - `pacer`: when the next request may go (`rate*`, `thinktime`), and
 //!   `rate_min`;
 //! - `thinktime`: the think-time family the pacer applies;
@@ -24,6 +26,7 @@ pub mod buffers;
 mod coverage;
 pub mod dedupe;
 pub mod distribution;
+pub mod fio_rand;
 pub mod generator;
 pub mod lfsr;
 pub mod pacer;
