@@ -136,14 +136,19 @@ pub struct FileService {
     open: Vec<bool>,
     /// `ServiceKind::Distributed`: the distribution over the files.
     picker: Option<(crate::workload::distribution::Picker, fastrand::Rng)>,
+    /// The job's direction draw while no file's generator holds it (mixed
+    /// jobs only; `next_io` lends it to the file it asks).
+    mix: Option<crate::workload::fio_rand::RwMix>,
 }
 
 impl FileService {
     /// `regions`: each file's (first byte, bytes to address). `number_ios` is
     /// the job's total, shared out over the files.
-    pub fn new(job: &JobSpec, regions: &[(u64, u64)], seed: u64) -> FileService {
+    /// `mix_seed`: the job's direction draw (`Generator::with_rwmix_seed`),
+    /// one for all its files, as fio's job has one.
+    pub fn new(job: &JobSpec, regions: &[(u64, u64)], seed: u64, mix_seed: u32) -> FileService {
         let n = regions.len() as u64;
-        let gens: Vec<Generator> = regions
+        let mut gens: Vec<Generator> = regions
             .iter()
             .enumerate()
             .map(|(i, &(start, len))| {
@@ -152,8 +157,17 @@ impl FileService {
                     .number_ios
                     .map(|t| t / n + u64::from((i as u64) < t % n));
                 Generator::new(&j, start, len, seed.wrapping_add(i as u64 * 0x9E37_79B9))
+                    .with_rwmix_seed(mix_seed)
             })
             .collect();
+        // The files share one draw: the service keeps it and lends it to
+        // whichever file's generator makes the next request.
+        let mut mix = None;
+        for g in gens.iter_mut() {
+            let mut own = None;
+            g.swap_rwmix(&mut own);
+            mix = mix.or(own);
+        }
         // A file with nothing to do (number_ios shared out to 0) is dead now.
         let alive: Vec<bool> = (0..n)
             .map(|i| {
@@ -194,6 +208,7 @@ impl FileService {
             left: 0,
             rng: seed | 1,
             last: 0,
+            mix,
         };
         fs.cur = match fs.kind {
             ServiceKind::Random | ServiceKind::Distributed => {
@@ -278,7 +293,11 @@ impl FileService {
             if self.left == 0 || !self.alive[self.cur] {
                 self.pick();
             }
-            match self.gens[self.cur].next_io() {
+            let g = &mut self.gens[self.cur];
+            g.swap_rwmix(&mut self.mix);
+            let next = g.next_io();
+            g.swap_rwmix(&mut self.mix);
+            match next {
                 Some(io) => {
                     self.left -= 1;
                     self.last = self.cur as u16;
@@ -639,7 +658,7 @@ mod tests {
         };
         // Three files of 4 blocks each.
         let regions = [(0, 16384), (0, 16384), (0, 16384)];
-        let mut src = Source::Many(Box::new(FileService::new(&job, &regions, 7)));
+        let mut src = Source::Many(Box::new(FileService::new(&job, &regions, 7, 7)));
         let mut out = Vec::new();
         while let Some(io) = src.next_io() {
             assert!(io.offset < 16384);

@@ -466,6 +466,10 @@ fn prepare_stream(
     } else {
         clock::now_ns() ^ (p.jobnum as u64) << 32
     };
+    // A mixed job draws its directions from fio's generator, seeded as fio
+    // seeds this clone (its thread number counts every clone before it).
+    let thread = crate::workload::fio_rand::thread_number(jobs, p.job, p.jobnum);
+    let mix_seed = crate::workload::fio_rand::rwmix_seed(job, thread).unwrap_or(seed as u32);
     // offset_increment: a clone sharing this worker starts further in and
     // ends where the worker's region ends.
     let start = job.clone_offset(p.jobnum);
@@ -494,10 +498,11 @@ fn prepare_stream(
         crate::engine::files::Source::Replay(Box::new(Replay::new(t)))
     } else if regions.len() > 1 {
         crate::engine::files::Source::Many(Box::new(crate::engine::files::FileService::new(
-            job, regions, seed,
+            job, regions, seed, mix_seed,
         )))
     } else {
         Generator::new(job, start, region_len, seed)
+            .with_rwmix_seed(mix_seed)
             .with_zone_end(crate::workload::zones::file_end(target, start))
             .with_file_end(crate::workload::target_end(target, start))
             .into()

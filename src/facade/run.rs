@@ -113,12 +113,19 @@ impl Summary {
             .iter()
             .max_by_key(|d| d.total_ios)
             .expect("three directions");
+        // iolab's own percentiles (finer than fio's bins) where the result
+        // has them, else the fio object's.
+        let name = ["read", "write", "trim"][dirs
+            .iter()
+            .position(|d| std::ptr::eq(*d, *busiest))
+            .unwrap_or(0)];
+        let own = job
+            .iolab
+            .clat_percentile
+            .get(name)
+            .or(busiest.clat_ns.percentile.as_ref());
         let pct = |p: f64| {
-            busiest
-                .clat_ns
-                .percentile
-                .as_ref()
-                .and_then(|l| l.0.iter().find(|(q, _)| (q - p).abs() < 1e-9))
+            own.and_then(|l| l.0.iter().find(|(q, _)| (q - p).abs() < 1e-9))
                 .map_or(0, |&(_, v)| v)
         };
         let cpu = &job.iolab.cpu;

@@ -960,7 +960,9 @@ pub static OPTIONS: &[OptionDef] = &[
         "rwmixread",
         S::IoType,
         "percentage of reads in a mixed job, 0-100; the later of \
-         rwmixread/rwmixwrite wins",
+         rwmixread/rwmixwrite wins. Each I/O's direction is drawn as fio draws \
+         it (its generator, seeds and run rule), so a job goes each way in \
+         fio's order for the same seed",
     )
     .expects("a percentage, 0-100")
     .set(|d, c| {

@@ -92,6 +92,51 @@ impl FioBins {
     pub fn total(&self) -> u64 {
         self.0.iter().map(|(_, n)| n).sum()
     }
+
+    /// Percentile `p` of `total` samples as fio reports it (stat.c): the
+    /// name of the first bin at which the running count reaches `p` % of
+    /// the samples. None when the bins hold fewer (they never do: `total`
+    /// is their sum).
+    pub fn percentile(&self, p: f64, total: u64) -> Option<u64> {
+        let mut sum = 0u64;
+        self.0.iter().find_map(|&(v, n)| {
+            sum += n;
+            reaches(sum, p, total).then_some(v)
+        })
+    }
+}
+
+/// Whether `count` samples reach `p` % of `total`: `count >= p / 100 *
+/// total`, decided exactly (fio computes it in long double, which is exact
+/// for every percentile and sample count a run has in practice; doubles
+/// would round 99.9 % of 1000 samples to exactly 999 and stop a bin early).
+fn reaches(count: u64, p: f64, total: u64) -> bool {
+    if p <= 0.0 {
+        return count > 0;
+    }
+    // p = m * 2^e exactly.
+    let bits = p.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    let frac = bits & ((1u64 << 52) - 1);
+    let (m, e) = if exp == 0 {
+        (frac, -1074)
+    } else {
+        (frac | 1u64 << 52, exp - 1075)
+    };
+    let lhs = u128::from(count) * 100;
+    let rhs = u128::from(m) * u128::from(total);
+    if e >= 0 {
+        // p >= 2^52: no count reaches it.
+        return rhs == 0;
+    }
+    // count * 100 >= rhs / 2^-e; count is whole, so against the ceiling.
+    let sh = e.unsigned_abs();
+    let need = if sh >= 128 {
+        u128::from(rhs > 0)
+    } else {
+        (rhs >> sh) + u128::from(rhs & ((1u128 << sh) - 1) != 0)
+    };
+    lhs >= need
 }
 
 impl serde::Serialize for FioBins {
@@ -163,6 +208,23 @@ mod tests {
             // The half-width bound the module states.
             assert!((mid - lower) as f64 <= lower as f64 / 128.0 + 0.5);
         }
+    }
+
+    #[test]
+    fn percentiles_are_read_from_the_bins_as_fio_reads_them() {
+        // 1000 samples: 10 ns x 500, 20 ns x 499, 300 ns x 1.
+        let b = FioBins(vec![(10, 500), (20, 499), (300, 1)]);
+        assert_eq!(b.percentile(50.0, 1000), Some(10));
+        assert_eq!(b.percentile(50.1, 1000), Some(20));
+        // 99.9 % of 1000 is a hair above 999 (99.9 is not exact in binary):
+        // the 999th sample does not reach it, the last bin does.
+        assert_eq!(b.percentile(99.9, 1000), Some(300));
+        assert_eq!(b.percentile(99.8, 1000), Some(20));
+        assert_eq!(b.percentile(100.0, 1000), Some(300));
+        assert_eq!(b.percentile(1.0, 1000), Some(10));
+        assert!(!reaches(999, 99.9, 1000) && reaches(1000, 99.9, 1000));
+        assert!(reaches(998, 99.8, 1000) && !reaches(997, 99.8, 1000));
+        assert!(reaches(500, 50.0, 1000) && !reaches(499, 50.0, 1000));
     }
 
     #[test]

@@ -38,7 +38,7 @@ pub const FIO_VERSION_STRING: &str = concat!("iolab-", env!("CARGO_PKG_VERSION")
 /// docs/json.md), written as `iolab.schema_version`: MAJOR.MINOR.PATCH, where a
 /// new optional key raises MINOR and a key removed, renamed or retyped raises
 /// MAJOR.
-pub const RUN_SCHEMA_VERSION: &str = "1.0.1";
+pub const RUN_SCHEMA_VERSION: &str = "1.1.0";
 
 /// Ordered string map (fio prints options in the order given).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -252,8 +252,29 @@ impl LatStats {
         }
     }
 
-    /// Moments and, when there are samples, the percentiles of `list`.
+    /// Moments and, when there are samples, the percentiles of `list` as
+    /// fio reports them: read from fio's bins (`FioBins::percentile`), so
+    /// each is the name of the fio bin it falls in (within 1/128 of the
+    /// true value), the figure fio would print for the same latencies.
     pub fn with_percentiles(h: &LatHist, list: &[f64]) -> LatStats {
+        let mut s = LatStats::of(h);
+        if list.is_empty() {
+            return s;
+        }
+        if let Some(b) = FioBins::of(h) {
+            let n = h.count();
+            s.percentile = Some(Percentiles(
+                list.iter()
+                    .map(|&p| (p, b.percentile(p, n).unwrap_or(h.max())))
+                    .collect(),
+            ));
+        }
+        s
+    }
+
+    /// Moments and iolab's own percentiles of `list`, from its finer
+    /// histogram (within 0.1 % of the true value).
+    pub fn with_own_percentiles(h: &LatHist, list: &[f64]) -> LatStats {
         let mut s = LatStats::of(h);
         if h.count() > 0 && !list.is_empty() {
             s.percentile = Some(Percentiles(
@@ -360,8 +381,36 @@ pub struct ClassResult {
     pub ios: u64,
     /// Bytes of the class transferred.
     pub bytes: u64,
-    /// The class's completion latency, ns.
+    /// The class's completion latency, ns, with iolab's own percentiles
+    /// (finer than fio's bins).
     pub clat_ns: LatStats,
+}
+
+/// iolab's own completion-latency percentiles per direction, from its finer
+/// histogram (within 0.1 %); the fio objects' `percentile` are fio's, read
+/// from fio's bins. A direction without I/O has none.
+#[derive(
+    schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
+)]
+pub struct OwnPercentiles {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<Percentiles>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write: Option<Percentiles>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<Percentiles>,
+}
+
+impl OwnPercentiles {
+    /// A direction's by fio's name (`read`, `write`, `trim`).
+    pub fn get(&self, dir: &str) -> Option<&Percentiles> {
+        match dir {
+            "read" => self.read.as_ref(),
+            "write" => self.write.as_ref(),
+            "trim" => self.trim.as_ref(),
+            _ => None,
+        }
+    }
 }
 
 /// Completions per interval, for IOPS/bandwidth-over-time charts.
@@ -429,6 +478,10 @@ pub struct JobExtras {
     pub errors: [u64; DIRS],
     /// Classes that saw requests.
     pub classes: Vec<ClassResult>,
+    /// iolab's own completion-latency percentiles per direction (finer than
+    /// the fio objects' `percentile`, which fio's bins give).
+    #[serde(default)]
+    pub clat_percentile: OwnPercentiles,
     /// Completions and bytes per interval.
     pub iops_log: IopsLog,
     /// CPU time of the job's worker threads.
@@ -831,9 +884,17 @@ impl JobResult {
                         class: k.name().to_string(),
                         ios: c.ios,
                         bytes: c.bytes,
-                        clat_ns: LatStats::with_percentiles(&c.clat, pl),
+                        clat_ns: LatStats::with_own_percentiles(&c.clat, pl),
                     })
                     .collect(),
+                clat_percentile: {
+                    let own = |d: usize| LatStats::with_own_percentiles(&rec.dirs[d].clat, pl);
+                    OwnPercentiles {
+                        read: own(0).percentile,
+                        write: own(1).percentile,
+                        trim: own(Op::Trim.dir()).percentile,
+                    }
+                },
                 iops_log: IopsLog {
                     interval_ms: log.interval_ns() / 1_000_000,
                     ios: log.slots().iter().map(|s| s.ios).collect(),

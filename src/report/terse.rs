@@ -5,7 +5,8 @@
 //!
 //! Per job: `3;<producer>;jobname;groupid;error`, then read and write, each
 //! `KiB;KiB/s;IOPS;runtime ms`, slat and clat `min;max;mean;stdev` in µs,
-//! 20 clat percentiles `P%=µs` (fio pads a shorter list with `0%=0`), total
+//! 20 percentiles `P%=µs` (clat, or lat with lat_percentiles, as fio; a
+//! shorter list padded with `0%=0`), total
 //! latency `min;max;mean;stdev` µs and bandwidth `min;max;agg%;mean;stdev` KiB/s;
 //! then cpu `usr%;sys%;ctx;majf;minf`, the 7 I/O depth shares, 10 µs and 12 ms
 //! latency shares, and one `name;rios;wios;rmerge;wmerge;rticks;wticks;
@@ -88,10 +89,13 @@ fn dir_fields(o: &mut String, d: &DirResult) {
     );
     lat_fields(o, &d.slat_ns);
     lat_fields(o, &d.clat_ns);
+    // fio writes the total latency's percentiles in these fields when
+    // lat_percentiles is on, else the completion latency's.
     let pcts = d
-        .clat_ns
+        .lat_ns
         .percentile
         .as_ref()
+        .or(d.clat_ns.percentile.as_ref())
         .map(|p| p.0.as_slice())
         .unwrap_or(&[]);
     for i in 0..PCT_FIELDS {

@@ -894,8 +894,10 @@ mod tests {
             "    slat (nsec): min=2000, max=2699, avg=2348.50, stdev=201.66\n",
             "    clat (usec): min=90, max=109, avg=",
             "     lat (usec): min=93, max=112",
-            "    clat percentiles (usec):\n     |  1.00th=[   91],  5.00th=[   92],",
-            "     | 99.99th=[  110]\n",
+            // fio's percentiles of these latencies, from its bins (1024 ns
+            // wide here, named by their middle, shown rounded up to µs).
+            "    clat percentiles (usec):\n     |  1.00th=[   91],  5.00th=[   91],",
+            "     | 99.99th=[  111]\n",
             "   bw (  KiB/s): min=",
             "samples=3\n",
             "   iops        : min=10000, max=10000, avg=10000.00, stdev= 0.00, samples=3\n",

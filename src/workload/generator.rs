@@ -10,6 +10,7 @@ use super::blockmap::{BlockMap, RandomMapError};
 use super::bs::BsPicker;
 use super::coverage::Coverage;
 use super::distribution::Picker;
+use super::fio_rand::RwMix;
 use super::passes::Passes;
 use super::{lfsr, zones};
 
@@ -27,7 +28,8 @@ pub struct NextIo {
 pub struct Generator {
     pattern: Pattern,
     dir: Direction,
-    rwmixread: u32,
+    /// A mixed job's direction draw, fio's own (`fio_rand`); None otherwise.
+    mix: Option<RwMix>,
     /// Block-size pickers for reads, writes and trims (`Op::dir`).
     bs: [BsPicker; 3],
     /// Addressable region [start, start + len) of the target.
@@ -120,6 +122,7 @@ struct Undo {
     pending_fsync: bool,
     coverage_x: Option<u64>,
     strided: Option<zones::StridedPos>,
+    mix_counts: [u64; 2],
 }
 
 impl Generator {
@@ -164,7 +167,9 @@ impl Generator {
         Generator {
             pattern: job.rw.pattern,
             dir: job.rw.dir,
-            rwmixread: job.rwmixread,
+            // Seeded from `seed` until the engine gives fio's seed
+            // (`with_rwmix_seed`).
+            mix: (job.rw.dir == Direction::Mixed).then(|| RwMix::new(seed as u32, job.rwmixread)),
             bs,
             start: region_start,
             len: region_len,
@@ -228,6 +233,22 @@ impl Generator {
         self
     }
 
+    /// Seed a mixed job's direction draw as fio seeds it for this job clone
+    /// (`fio_rand::rwmix_seed`), so its directions come in fio's order.
+    pub fn with_rwmix_seed(mut self, seed: u32) -> Generator {
+        if let Some(m) = &mut self.mix {
+            *m = RwMix::new(seed, m.read_pct());
+        }
+        self
+    }
+
+    /// Exchange the direction draw with `other`: the files of one job share
+    /// one draw, as fio's job has one (`engine::files::FileService`).
+    #[inline]
+    pub fn swap_rwmix(&mut self, other: &mut Option<RwMix>) {
+        std::mem::swap(&mut self.mix, other);
+    }
+
     /// Zone resets of a `zonemode=zbd` job so far (fio's "N zone resets").
     pub fn zone_resets(&self) -> u64 {
         match &self.zones {
@@ -266,6 +287,9 @@ impl Generator {
         self.new_pass = snap.new_pass;
         self.writes_since_fsync = snap.writes_since_fsync;
         self.pending_fsync = snap.pending_fsync;
+        if let Some(m) = self.mix.as_mut() {
+            m.set_counts(snap.mix_counts);
+        }
         if let (Some(c), Some(x)) = (self.coverage.as_mut(), snap.coverage_x) {
             c.set_position(x);
         }
@@ -325,6 +349,7 @@ impl Generator {
                 zones::Zones::Strided(z) => Some(z.pos()),
                 _ => None,
             },
+            mix_counts: self.mix.as_ref().map_or([0, 0], RwMix::counts),
         });
     }
 
@@ -375,22 +400,31 @@ impl Generator {
     #[inline]
     fn choose_op(&mut self, force: Option<Op>) -> Op {
         let op = match (force, self.dir) {
-            (Some(op), _) => op,
+            (Some(op), _) => {
+                // fio holds the direction a rate limit switched to.
+                if let Some(m) = self.mix.as_mut() {
+                    m.switch_to(op.dir());
+                }
+                op
+            }
             (None, Direction::Read) => Op::Read,
             (None, Direction::Write) => Op::Write,
             (None, Direction::Trim | Direction::TrimWrite) => Op::Trim,
-            (None, Direction::Mixed) => {
-                if self.rng.u32(0..100) < self.rwmixread {
-                    Op::Read
-                } else {
-                    Op::Write
-                }
-            }
+            (None, Direction::Mixed) => match self.mix.as_mut().map_or(0, RwMix::next_dir) {
+                0 => Op::Read,
+                _ => Op::Write,
+            },
         };
-        match &self.zones {
+        let op = match &self.zones {
             zones::Zones::Zbd(z) if op == Op::Read && !z.read_allowed(self.dir) => Op::Write,
             _ => op,
+        };
+        // fio's draw counts the I/Os issued each way (a zone's turning a
+        // read into a write counts as the write it is).
+        if let Some(m) = self.mix.as_mut() {
+            m.issued(op.dir());
         }
+        op
     }
 
     /// The offset (relative to `start`) of a request of `len` bytes in

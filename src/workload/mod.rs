@@ -14,6 +14,8 @@
 //!   bitmap of the blocks a pass touched, allocated once);
 //! - `distribution`, `lfsr`, `zones`: non-uniform offsets, the strided random
 //!   map, `zonemode`;
+//! - `fio_rand`: fio's own generator and seeds, for a mixed job's direction
+//!   draw (`rwmixread`), so directions come in fio's order;
 //! - `pacer`: when the next request may go (`rate*`, `thinktime`), and
 //!   `rate_min`;
 //! - `thinktime`: the think-time family the pacer applies;
@@ -27,6 +29,7 @@ pub mod buffers;
 mod coverage;
 pub mod dedupe;
 pub mod distribution;
+pub mod fio_rand;
 pub mod generator;
 pub mod lfsr;
 pub mod pacer;

@@ -47,6 +47,8 @@ mod faults_conservation;
 mod fio_counts;
 mod fio_examples;
 mod fio_option_names;
+mod fio_percentiles;
+mod fio_rwmix;
 mod fio_suite;
 mod fleet_ansible;
 mod flow;

@@ -9,7 +9,7 @@ use crate::measure::recorder::LAT_BUCKET_BOUNDS_NS;
 use crate::placement::corunner::Kernel;
 use crate::report::chart::{Chart, ChartKind, Series};
 use crate::report::escape::escape;
-use crate::report::model::{DirResult, JobEngine, JobResult, LatStats, RunResult};
+use crate::report::model::{DirResult, JobEngine, JobResult, LatStats, Percentiles, RunResult};
 use crate::report::study::{Cell, Table};
 
 /// "2 ns", "250 µs", "2 s": a latency bound for axis categories.
@@ -81,7 +81,7 @@ fn latency_cdf(j: &JobResult) -> Chart {
             continue;
         }
         pts.push((s.min as f64 / 1e3, 0.0));
-        if let Some(p) = &s.percentile {
+        if let Some(p) = own_clat(j, name, d) {
             for (pct, ns) in &p.0 {
                 pts.push((*ns as f64 / 1e3, pct / 100.0));
             }
@@ -184,12 +184,22 @@ fn dirs_with_data(j: &JobResult) -> Vec<(&'static str, &DirResult)> {
 }
 
 fn pctl(s: &LatStats, p: f64) -> Option<u64> {
-    s.percentile
-        .as_ref()?
-        .0
-        .iter()
+    find_pct(s.percentile.as_ref()?, p)
+}
+
+fn find_pct(l: &Percentiles, p: f64) -> Option<u64> {
+    l.0.iter()
         .find(|(q, _)| (q - p).abs() < 1e-9)
         .map(|(_, v)| *v)
+}
+
+/// A direction's completion-latency percentiles, iolab's own (finer than
+/// fio's bins) where the result has them, else fio's.
+fn own_clat<'a>(j: &'a JobResult, name: &str, d: &'a DirResult) -> Option<&'a Percentiles> {
+    j.iolab
+        .clat_percentile
+        .get(name)
+        .or(d.clat_ns.percentile.as_ref())
 }
 
 fn us(ns: f64) -> String {
@@ -248,7 +258,11 @@ fn job_section(out: &mut String, i: usize, j: &JobResult) {
     } else {
         out.push_str("<table class=\"data\"><thead><tr><th></th><th class=\"num\">I/Os</th><th class=\"num\">IOPS</th><th class=\"num\">MiB/s</th><th class=\"num\">clat mean µs</th><th class=\"num\">p50</th><th class=\"num\">p99</th><th class=\"num\">p99.9</th><th class=\"num\">max</th><th class=\"num\">slat mean µs</th></tr></thead><tbody>\n");
         for (name, d) in &dirs {
-            let p = |q| pctl(&d.clat_ns, q).map_or("-".into(), |v| us(v as f64));
+            let p = |q| {
+                own_clat(j, name, d)
+                    .and_then(|l| find_pct(l, q))
+                    .map_or("-".into(), |v| us(v as f64))
+            };
             let _ = writeln!(
                 out,
                 "<tr><td>{name}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
