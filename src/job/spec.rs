@@ -16,7 +16,9 @@ pub use crate::job::refusals::{EngineNameError, REFUSED_ENGINES};
 // `device::options`, each backend's options beside it); a job holds the
 // options as one value, `JobSpec::backend`.
 pub use crate::device::engine::Engine;
-pub use crate::device::null::options::{IrqMode, LatDist, NullFaults, NullOrder, NullParams};
+#[cfg(any(test, feature = "testing"))]
+pub use crate::device::null::options::NullFaults;
+pub use crate::device::null::options::{IrqMode, LatDist, NullOrder, NullParams};
 pub use crate::device::options::{BackendOptions, CallFlags};
 // The verification types live in `verify_spec`, beside this file.
 pub use crate::job::verify_spec::{Digest, VerifyKind, VerifySpec};
