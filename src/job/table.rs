@@ -1786,11 +1786,9 @@ pub static OPTIONS: &[OptionDef] = &[
         "rate",
         S::Rate,
         "bandwidth cap in bytes/s: 'A' reads and writes, 'A,' reads \
-         only, ',B' writes only, 'A,B' each",
-    )
-    .stricter(
-        "a cap below one I/O of the smallest block size per second is \
-         refused, and rate with rate_iops on one direction",
+         only, ',B' writes only, 'A,B' each; a cap below one block per \
+         second issues one I/O every few seconds. With rate_iops (any \
+         directions) it is an error, as in fio",
     )
     .expects("a rate in bytes/s such as 1m, or 'read,write'")
     .set(|d, c| {
