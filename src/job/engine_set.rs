@@ -88,22 +88,20 @@ impl Draft {
         }
         let o = self.spec.engine;
         if o.sqthread_poll_cpu.is_some() && !self.spec.sqthread_poll {
-            return Err(conflict(
-                self.engine_set_at("sqthread_poll_cpu"),
-                &job,
-                "sqthread_poll_cpu pins the SQ polling thread, which only sqthread_poll=1 starts \
-                 (fio ignores it without): add sqthread_poll=1"
-                    .into(),
-            ));
+            // fio sets IORING_SETUP_SQ_AFF only with an SQ thread.
+            self.spec.engine.sqthread_poll_cpu = None;
+            self.note(
+                "sqthread_poll_cpu",
+                "has no effect: it pins the SQ polling thread, which only sqthread_poll=1 \
+                 starts (fio ignores it too)",
+            );
         }
         if self.engine_set_at("hipri_percentage").is_some() && !self.spec.hipri {
-            return Err(conflict(
-                self.engine_set_at("hipri_percentage"),
-                &job,
-                "hipri_percentage is the share of requests sent with RWF_HIPRI when hipri=1 \
-                 (fio ignores it without): add hipri=1"
-                    .into(),
-            ));
+            self.note(
+                "hipri_percentage",
+                "has no effect: it is the share of requests sent with RWF_HIPRI when hipri=1, \
+                 and no request is polled without it (fio ignores it too)",
+            );
         }
         if o.atomic {
             if !matches!(engine, Engine::Pvsync2 | Engine::IoUring | Engine::Libaio) {

@@ -48,14 +48,13 @@ impl Draft {
             && !l.alternate_epoch
             && self.opt_at("log_alternate_epoch_clock_id").is_some()
         {
-            return Err(conflict(
-                self.opt_at("log_alternate_epoch_clock_id"),
-                &s.name,
-                "log_alternate_epoch_clock_id only chooses the clock of log_unix_epoch=1 or \
-                 log_alternate_epoch=1 (fio ignores it alone): set one of them, or drop it"
-                    .into(),
-            ));
+            self.note(
+                "log_alternate_epoch_clock_id",
+                "has no effect: it only chooses the clock of log_unix_epoch=1 or \
+                 log_alternate_epoch=1, and the job sets neither (fio ignores it too)",
+            );
         }
+        let s = &self.spec;
         let at = self.opt_at("userspace_reap");
         if s.userspace_reap.is_some() && s.ioengine != Engine::Libaio {
             return Err(conflict(

@@ -490,7 +490,12 @@ impl Builder {
             .iter()
             .find(|o| o.0 == "wait_for")
             .map(|o| o.1.clone());
-        let mut spec = d.finish(&s.at)?;
+        let (mut spec, notes) = d.finish(&s.at)?;
+        for n in notes {
+            if !self.notes.iter().any(|m| m.option == n.option) {
+                self.notes.push(n);
+            }
+        }
         super::control_opts::check_wait_for(&spec, wait_at.as_deref(), &self.jobs)?;
         spec.options = raw;
         self.jobs.push(spec);
