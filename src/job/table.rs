@@ -754,14 +754,16 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef::new(
         "bs_unaligned",
         S::BlockSize,
-        "block sizes need not be multiples of the smallest block size",
+        "block sizes need not be multiples of the smallest block size: \
+         with a bsrange each size is any byte count in the range, as \
+         fio draws it; with fixed sizes or bssplit every size is exact \
+         anyway",
+    )
+    .stricter(
+        "with a bsrange and verify, refused: iolab's verifier finds \
+         written blocks on multiples of the range's smallest size",
     )
     .flag()
-    .stricter(
-        "with a bsrange, refused: iolab draws sizes in multiples of \
-         the range's smallest; with fixed sizes or bssplit every size \
-         is exact anyway",
-    )
     .set(super::target_opts::set_bs_unaligned),
     OptionDef::new(
         "zonecapacity",

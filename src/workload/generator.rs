@@ -117,7 +117,8 @@ impl Generator {
     /// `region_len` is the number of bytes the job may address (after `offset`),
     /// resolved by the engine against the real target.
     pub fn new(job: &JobSpec, region_start: u64, region_len: u64, seed: u64) -> Generator {
-        let bs = [&job.bs[0], &job.bs[1], job.trim_bs()].map(BsPicker::new);
+        let unaligned = job.target.bs_unaligned;
+        let bs = [&job.bs[0], &job.bs[1], job.trim_bs()].map(|b| BsPicker::new(b, unaligned));
         let min_bs = job.bs[0].min().min(job.bs[1].min()).max(1) as u64;
         let rw_align = [0, 1].map(|d| match job.blockalign[d] {
             0 => min_bs,
