@@ -101,6 +101,10 @@ pub struct OptionError {
     pub problem: String,
 }
 
+/// An option accepted in a combination where it has no effect: the option and
+/// what to say about it (the job's notes carry it to the report).
+pub type OptionNote = (&'static str, &'static str);
+
 impl OptionError {
     pub fn new(option: &'static str, problem: impl Into<String>) -> OptionError {
         OptionError {
@@ -123,8 +127,14 @@ fn engine_names(engines: &[Engine]) -> String {
 impl BackendOptions {
     /// Check the options against the job's engine and each other, and derive
     /// what they imply (`hybrid_iopoll` is `hipri` too). First the options
-    /// the engine does not have, then each backend's own conflicts.
-    pub fn check(&mut self, job: &JobFacts) -> Result<(), OptionError> {
+    /// the engine does not have, then each backend's own conflicts. An option
+    /// that has no effect in this combination (fio ignores it too) is not an
+    /// error: `notes` gets a line saying so.
+    pub fn check(
+        &mut self,
+        job: &JobFacts,
+        notes: &mut Vec<OptionNote>,
+    ) -> Result<(), OptionError> {
         self.uring.check_engine(job)?;
         // Hybrid IOPOLL is IOPOLL with a kernel sleep first: everything hipri
         // means (O_DIRECT, poll queues, completion=poll) applies to it.
@@ -143,8 +153,8 @@ impl BackendOptions {
         self.null.check_engine(job)?;
         check_owned(job)?;
         self.null.check()?;
-        self.uring.check(job)?;
-        self.pvsync2.check(job, &self.flags)?;
+        self.uring.check(job, notes);
+        self.pvsync2.check(job, &self.flags, notes);
         if self.flags.atomic
             && !matches!(
                 job.engine,

@@ -33,19 +33,21 @@ impl Default for Pvsync2Options {
 }
 
 impl Pvsync2Options {
+    /// `hipri_percentage` without `hipri` sends nothing polled (fio ignores
+    /// it too): a note, not an error.
     pub(crate) fn check(
         &self,
         job: &super::options::JobFacts,
         flags: &super::options::CallFlags,
-    ) -> Result<(), super::options::OptionError> {
+        notes: &mut Vec<super::options::OptionNote>,
+    ) {
         if job.is_set("hipri_percentage") && !flags.hipri {
-            return Err(super::options::OptionError::new(
+            notes.push((
                 "hipri_percentage",
-                "hipri_percentage is the share of requests sent with RWF_HIPRI when hipri=1 \
-                 (fio ignores it without): add hipri=1",
+                "has no effect: it is the share of requests sent with RWF_HIPRI when hipri=1, \
+                 and no request is polled without it (fio ignores it too)",
             ));
         }
-        Ok(())
     }
 }
 

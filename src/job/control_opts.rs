@@ -318,20 +318,22 @@ impl Draft {
                 }
             }
         }
-        if let Some(at) = self.control_set_at("numa_cpu_nodes")
+        if self.control_set_at("numa_cpu_nodes").is_some()
             && let Some(o) = ["cpus_allowed", "cpumask"]
                 .into_iter()
                 .find(|o| self.control_set_at(o).is_some())
         {
-            return Err(conflict(
-                Some(at),
-                &name,
+            // fio applies the CPU mask, then the node mask over it: the
+            // nodes' CPUs are where the job runs (engine::setup::worker_cpus).
+            self.note(
+                "numa_cpu_nodes",
                 format!(
-                    "numa_cpu_nodes and {o} both choose the job's CPUs (fio lets the node mask \
-                     override {o}); keep one of them"
+                    "it overrides {o}: the job runs on the CPUs of its nodes, and {o} has no \
+                     effect (as in fio, which applies the node mask last)"
                 ),
-            ));
+            );
         }
+        let s = &self.spec;
         if let Some(at) = self.control_set_at("exit_what")
             && !s.control.exitall
         {
@@ -388,25 +390,29 @@ impl Draft {
         }
         // fio's rule: an ignore_error list acts only for the directions
         // continue_on_error lets a job go on in.
+        // A list for a direction it does not cover is ignored, as fio
+        // ignores it (engine::control::goes_on stops at any such error).
         let coe = s.continue_on_error;
-        for (dir, list) in s.control.ignore_error.lists.iter().enumerate() {
-            let covered = match dir {
-                0 => coe.covers_io(crate::request::Op::Read),
-                _ => coe.covers_io(crate::request::Op::Write),
-            };
-            if list.is_some() && !covered {
-                let d = if dir == 0 { "read" } else { "write" };
-                return Err(conflict(
-                    self.control_set_at("ignore_error"),
-                    &name,
-                    format!(
-                        "ignore_error lists {d} errors, but continue_on_error={} stops the job \
-                         at any {d} error (fio's rule: the list only acts where \
-                         continue_on_error goes on): add continue_on_error={d} (or io, all)",
-                        coe.name()
-                    ),
-                ));
-            }
+        let unused: Vec<&str> = s
+            .control
+            .ignore_error
+            .lists
+            .iter()
+            .zip([crate::request::Op::Read, crate::request::Op::Write])
+            .zip(["read", "write"])
+            .filter(|((list, op), _)| list.is_some() && !coe.covers_io(*op))
+            .map(|(_, d)| d)
+            .collect();
+        for d in unused {
+            self.note(
+                "ignore_error",
+                format!(
+                    "its {d} list has no effect: continue_on_error={} stops the job at any {d} \
+                     error, and the list only acts where continue_on_error goes on (fio \
+                     ignores it too); continue_on_error={d} (or io, all) would use it",
+                    coe.name()
+                ),
+            );
         }
         Ok(())
     }

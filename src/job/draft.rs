@@ -18,6 +18,18 @@ pub(crate) struct Draft {
     pub(crate) filesize: Option<u64>,
     /// `fdatasync=N` (becomes the job's periodic sync in `check_control`).
     pub(crate) fdatasync: u32,
+    /// Notes of the cross-option checks: (option, the sentence after
+    /// "OPTION is accepted, but "), where fio takes a combination silently
+    /// and iolab runs it as fio does (`Draft::note`).
+    pub(crate) notes: Vec<(&'static str, String)>,
+}
+
+impl Draft {
+    /// A combination fio accepts silently: iolab runs it as fio does, and
+    /// says what happens through the option-notes channel.
+    pub(crate) fn note(&mut self, option: &'static str, note: impl Into<String>) {
+        self.notes.push((option, note.into()));
+    }
 }
 
 /// One option's value while it is applied: what the table's setters see.

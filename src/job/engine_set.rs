@@ -39,7 +39,12 @@ impl Draft {
             complete_min: self.spec.depth_batch.complete_min,
             completion: self.spec.completion.map(|m| m.name()),
         };
-        if let Err(e) = self.spec.backend.check(&facts) {
+        let mut notes = Vec::new();
+        let checked = self.spec.backend.check(&facts, &mut notes);
+        for (option, note) in notes {
+            self.note(option, note);
+        }
+        if let Err(e) = checked {
             return Err(JobError::Conflict {
                 at: self
                     .set

@@ -12,8 +12,6 @@
 
 use std::time::Duration;
 
-use super::error::JobError;
-
 /// A job's latency target; `target: None` means no search (full `iodepth`).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct LatTargetSpec {
@@ -48,25 +46,6 @@ pub(crate) const PERCENTILE_EXPECTED: &str = "a percentage above 0 and at most 1
 pub(crate) fn percentile(v: &str) -> Option<f64> {
     let p: f64 = v.trim().trim_end_matches('%').parse().ok()?;
     (p.is_finite() && p > 0.0 && p <= 100.0).then_some(p)
-}
-
-/// Cross-option check: a target needs a window. fio, given none, judges the
-/// depth at every pass of its loop (a window of a few I/Os), so its search
-/// rides noise; iolab asks for the window instead.
-pub(crate) fn check(s: &LatTargetSpec, at: &str) -> Result<(), JobError> {
-    if s.target.is_some() && s.window.is_none() {
-        return Err(JobError::BadValue {
-            at: at.to_string(),
-            option: "latency_window".into(),
-            value: "(not set)".into(),
-            expected: format!(
-                "{WINDOW_EXPECTED}; latency_target= needs latency_window= to say how long each \
-                 depth runs before it is judged (iolab is stricter than fio, which judges every \
-                 loop pass when it is unset)"
-            ),
-        });
-    }
-    Ok(())
 }
 
 #[cfg(test)]

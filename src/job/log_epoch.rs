@@ -31,26 +31,17 @@ impl Draft {
     }
 
     /// The rules of the log epoch options.
-    pub(crate) fn check_log_epoch(&mut self, section_at: &str) -> Result<(), JobError> {
-        let conflict = |at: Option<&str>, job: &str, problem: String| JobError::Conflict {
-            at: at.unwrap_or(section_at).to_string(),
-            job: job.to_string(),
-            problem,
-        };
-        let s = &self.spec;
-        let l = &s.logs;
+    pub(crate) fn check_log_epoch(&mut self) {
+        let l = &self.spec.logs;
         if !l.unix_epoch
             && !l.alternate_epoch
             && self.opt_at("log_alternate_epoch_clock_id").is_some()
         {
-            return Err(conflict(
-                self.opt_at("log_alternate_epoch_clock_id"),
-                &s.name,
-                "log_alternate_epoch_clock_id only chooses the clock of log_unix_epoch=1 or \
-                 log_alternate_epoch=1 (fio ignores it alone): set one of them, or drop it"
-                    .into(),
-            ));
+            self.note(
+                "log_alternate_epoch_clock_id",
+                "has no effect: it only chooses the clock of log_unix_epoch=1 or \
+                 log_alternate_epoch=1, and the job sets neither (fio ignores it too)",
+            );
         }
-        Ok(())
     }
 }

@@ -147,7 +147,10 @@ impl Draft {
     }
 
     /// Cross-option checks and derived values; turns the draft into a job.
-    pub(crate) fn finish(mut self, section_at: &str) -> Result<JobSpec, JobError> {
+    pub(crate) fn finish(
+        mut self,
+        section_at: &str,
+    ) -> Result<(JobSpec, Vec<super::plan::OptionNote>), JobError> {
         let conflict = |at: Option<&str>, spec: &JobSpec, problem: String| JobError::Conflict {
             at: at.unwrap_or(section_at).to_string(),
             job: spec.name.clone(),
@@ -245,18 +248,13 @@ impl Draft {
         self.check_dedupe(section_at)?;
         self.check_random_and_rate(section_at)?;
         self.check_files(section_at)?;
-        self.check_log_epoch(section_at)?;
+        self.check_log_epoch();
         self.check_zones(section_at)?;
         self.check_target(section_at)?;
         self.check_iolog(section_at)?;
         // A log option written alone takes the job's name as its prefix.
         self.spec.logs.name_bare_prefixes(&self.spec.name);
-        super::steady::check(
-            &self.spec.steady,
-            self.set_at("steadystate").unwrap_or(section_at),
-        )?;
-        let at = self.set_at("latency_target").unwrap_or(section_at);
-        super::lat_target::check(&self.spec.lat_target, at)?;
+        self.check_steady_and_lat_target();
         // Linux ioprio: class in the top 3 bits of 16, level below. A level alone
         // means best-effort, as fio does.
         let class = match (self.prioclass, self.prio) {
@@ -269,7 +267,16 @@ impl Draft {
         } else {
             (class << 13) | self.prio.unwrap_or(0)
         };
-        Ok(self.spec)
+        let notes = self
+            .notes
+            .iter()
+            .map(|(option, note)| super::plan::OptionNote {
+                at: self.set_at(option).unwrap_or(section_at).to_string(),
+                option: (*option).to_string(),
+                note: format!("{option} is accepted, but {note}"),
+            })
+            .collect();
+        Ok((self.spec, notes))
     }
 }
 

@@ -170,6 +170,9 @@ impl RunCaps {
         if let Some(cap) = self.max_runtime {
             job.runtime = Some(job.runtime.map_or(cap, |r| r.min(cap)));
             job.ramp_time = job.ramp_time.min(cap);
+            // A job file's start delays (1mbs_clients.fio adds a job every
+            // 4 s, up to 124 s) would otherwise outlast the capped run.
+            job.control.startdelay = job.control.startdelay.map(|d| d.min(cap));
         }
         if let Some(cap) = self.max_size {
             job.size = Some(job.size.map_or(cap, |s| s.min(cap)));
@@ -488,7 +491,12 @@ impl Builder {
             .iter()
             .find(|o| o.0 == "wait_for")
             .map(|o| o.1.clone());
-        let mut spec = d.finish(&s.at)?;
+        let (mut spec, notes) = d.finish(&s.at)?;
+        for n in notes {
+            if !self.notes.iter().any(|m| m.option == n.option) {
+                self.notes.push(n);
+            }
+        }
         super::control_opts::check_wait_for(&spec, wait_at.as_deref(), &self.jobs)?;
         spec.options = raw;
         self.jobs.push(spec);

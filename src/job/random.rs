@@ -290,6 +290,11 @@ pub(crate) fn rate_dirs(
     Ok(out)
 }
 
+/// A `read,write` pair as written back in messages (`1000,0`).
+fn fmt_pair(v: [u64; 2]) -> String {
+    format!("{},{}", v[0], v[1])
+}
+
 impl super::draft::Draft {
     /// Cross-option rules of random offsets and rates; `randseed` given wins
     /// over `randrepeat=0`, as in fio.
@@ -337,36 +342,35 @@ impl super::draft::Draft {
             let [r, w, t] = s.rw.dir.issues();
             [r, w || t]
         };
+        // fio refuses a bandwidth cap beside an IOPS cap (and a bandwidth
+        // minimum beside an IOPS minimum) on any directions, used or not.
+        let any = |v: [u64; 2]| v != [0, 0];
+        if any(s.rate) && any(s.rate_iops) {
+            return Err(conflict(
+                "rate_iops",
+                format!(
+                    "rate ({} bytes/s) and rate_iops ({} IOPS) are mutually exclusive, \
+                     whichever directions they cap (as in fio): keep one",
+                    fmt_pair(s.rate),
+                    fmt_pair(s.rate_iops)
+                ),
+            ));
+        }
+        if any(s.rate_min) && any(s.rate_iops_min) {
+            return Err(conflict(
+                "rate_iops_min",
+                format!(
+                    "rate_min ({} bytes/s) and rate_iops_min ({} IOPS) are mutually exclusive \
+                     (as in fio): keep one",
+                    fmt_pair(s.rate_min),
+                    fmt_pair(s.rate_iops_min)
+                ),
+            ));
+        }
         for d in (0..2).filter(|d| active[*d]) {
+            // A cap below one I/O per second is paced as any other: one I/O
+            // every bs/rate seconds, the first at once (as fio does).
             let (rate, iops, bs) = (s.rate[d], s.rate_iops[d], s.bs[d].min() as u64);
-            if rate > 0 && iops > 0 {
-                return Err(conflict(
-                    "rate",
-                    format!(
-                        "rate and rate_iops both cap {}s ({rate} bytes/s and {iops} IOPS): keep \
-                         one (fio would ignore rate_iops)",
-                        dirs[d]
-                    ),
-                ));
-            }
-            if rate > 0 && rate < bs {
-                // fio takes it and issues one I/O every few seconds; a rate
-                // that slow is almost always a job file written when rate was
-                // in KiB/s.
-                return Err(JobError::BadValue {
-                    at: at("rate"),
-                    option: "rate".to_string(),
-                    value: rate.to_string(),
-                    expected: format!(
-                        "at least one I/O per second: {} bytes/s is one {bs}-byte {} every \
-                         {:.1} s, which is not supported by iolab; give rate={bs} or more \
-                         (rate is in bytes/s), or use rate_iops",
-                        rate,
-                        dirs[d],
-                        bs as f64 / rate as f64
-                    ),
-                });
-            }
             let cap = if rate > 0 { rate } else { iops * bs };
             if s.rate_min[d] > 0 && cap > 0 && s.rate_min[d] > cap {
                 return Err(conflict(

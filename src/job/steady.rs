@@ -9,8 +9,6 @@
 
 use std::time::Duration;
 
-use super::error::JobError;
-
 /// What is measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum SteadyMetric {
@@ -53,7 +51,8 @@ impl SteadyCriterion {
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct SteadySpec {
     pub criterion: Option<SteadyCriterion>,
-    /// `ss_dur`: the window the criterion must hold over (whole seconds).
+    /// `ss_dur`: the window the criterion must hold over (whole seconds; zero:
+    /// no detection).
     pub duration: Duration,
     /// `ss_ramp`: time after the job's start before sampling begins.
     pub ramp: Duration,
@@ -71,8 +70,8 @@ impl Default for SteadySpec {
 
 pub(crate) const CRITERION_EXPECTED: &str = "iops:N, iops_slope:N, bw:N or bw_slope:N, where N is \
      a non-negative number (IOPS, or bytes/s for bw) or a percentage of the mean (e.g. iops:5%)";
-pub(crate) const DUR_EXPECTED: &str =
-    "a whole number of seconds, 1 or more (e.g. 30, 30s or 2m): samples are taken once a second";
+pub(crate) const DUR_EXPECTED: &str = "a time of at most a day (e.g. 30, 30s or 2m): samples are \
+     taken once a second, a fraction of a second is dropped, and 0 turns detection off";
 /// The window is held in memory allocated before the job starts; one day of
 /// one-second samples is far more than any steady-state test runs.
 const MAX_DUR_S: u64 = 86_400;
@@ -102,21 +101,71 @@ pub(crate) fn criterion(value: &str) -> Option<SteadyCriterion> {
     })
 }
 
-/// `ss_dur`: whole seconds, at least one sample.
+/// `ss_dur`: fio keeps whole seconds (2.5s is a window of two samples) and
+/// takes 0, or anything below a second, as no window: detection off.
 pub(crate) fn duration_ok(t: Duration) -> bool {
-    !t.is_zero() && t.subsec_nanos() == 0 && t.as_secs() <= MAX_DUR_S
+    t.as_secs() <= MAX_DUR_S
 }
 
-/// Cross-option check: a criterion needs a window (fio silently does nothing
-/// without `ss_dur`; iolab says so).
-pub(crate) fn check(s: &SteadySpec, at: &str) -> Result<(), JobError> {
-    if s.criterion.is_some() && s.duration.is_zero() {
-        return Err(JobError::BadValue {
-            at: at.to_string(),
-            option: "steadystate_duration".into(),
-            value: "(not set)".into(),
-            expected: format!("{DUR_EXPECTED}; steadystate= needs ss_dur= to say over how long"),
-        });
+/// `ss_dur` with a fraction (`1.5`, `2.5s`, `0.5m`): fio reads the number
+/// as a decimal and keeps whole seconds of it. None when it is not one.
+pub(crate) fn fractional_duration(value: &str) -> Option<Duration> {
+    let v = value.trim();
+    let end = v
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(v.len());
+    let (num, unit) = v.split_at(end);
+    let n: f64 = num.parse().ok()?;
+    let per_s = match unit.to_ascii_lowercase().as_str() {
+        "" | "s" => 1.0,
+        "ms" | "msec" => 1e-3,
+        "us" | "usec" => 1e-6,
+        "m" => 60.0,
+        "h" => 3600.0,
+        "d" => 86_400.0,
+        _ => return None,
+    };
+    let secs = (n * per_s).floor();
+    (secs.is_finite() && secs >= 0.0 && secs <= MAX_DUR_S as f64)
+        .then(|| Duration::from_secs(secs as u64))
+}
+
+/// fio's default criterion, used when `ss_dur` is given alone.
+const DEFAULT_CRITERION: SteadyCriterion = SteadyCriterion {
+    metric: SteadyMetric::Iops,
+    slope: true,
+    percent: true,
+    limit: 0.01,
+};
+
+impl super::draft::Draft {
+    /// What fio makes of the steady-state and latency-target options it
+    /// takes without complaint: a criterion without a window of at least one
+    /// second does nothing (noted); `ss_dur` alone uses fio's default
+    /// criterion; `latency_target` without `latency_window` judges its depth
+    /// at every pass of the job's loop (noted).
+    pub(crate) fn check_steady_and_lat_target(&mut self) {
+        let st = &mut self.spec.steady;
+        st.duration = Duration::from_secs(st.duration.as_secs());
+        if st.duration.is_zero() {
+            if st.criterion.take().is_some() {
+                self.note(
+                    "steadystate",
+                    "has no effect: without a steadystate_duration of a second or more there is \
+                     no window to judge (fio ignores it too)",
+                );
+            }
+        } else if st.criterion.is_none() {
+            st.criterion = Some(DEFAULT_CRITERION);
+        }
+        let lt = &self.spec.lat_target;
+        if lt.target.is_some() && lt.window.is_none() {
+            self.note(
+                "latency_target",
+                "without latency_window each pass of the job's loop is a window, as in fio: \
+                 the depth is judged on the few I/Os completed since the last pass, so the \
+                 search follows their noise; give latency_window= for a steadier search",
+            );
+        }
     }
-    Ok(())
 }

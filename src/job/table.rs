@@ -228,9 +228,9 @@ const LOG_MSEC_MAX: u64 = 3_600_000;
 const PCT_NOTE: &str = "iolab records every latency histogram whatever the *_percentiles options \
                         say; they choose, as in fio, which latencies show percentiles in the \
                         reports and bins in json+";
-const EPOCH_CLOCK: &str = "a clock id clock_gettime(2) refuses is an error (fio logs garbage times), \
-                           and so is the option without log_unix_epoch or log_alternate_epoch \
-                           (fio ignores it)";
+const EPOCH_CLOCK: &str = "a clock id clock_gettime(2) refuses is an error (fio logs garbage \
+                           times); without log_unix_epoch or log_alternate_epoch it has no \
+                           effect, as in fio (a note says so)";
 const EPOCH_CLOCK_EXPECTED: &str = "a clock id clock_gettime(2) accepts: 0 CLOCK_REALTIME, 1 \
                                     CLOCK_MONOTONIC, 4 CLOCK_MONOTONIC_RAW, 7 CLOCK_BOOTTIME, 11 \
                                     CLOCK_TAI, ...";
@@ -754,14 +754,16 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef::new(
         "bs_unaligned",
         S::BlockSize,
-        "block sizes need not be multiples of the smallest block size",
+        "block sizes need not be multiples of the smallest block size: \
+         with a bsrange each size is any byte count in the range, as \
+         fio draws it; with fixed sizes or bssplit every size is exact \
+         anyway",
+    )
+    .stricter(
+        "with a bsrange and verify, refused: iolab's verifier finds \
+         written blocks on multiples of the range's smallest size",
     )
     .flag()
-    .stricter(
-        "with a bsrange, refused: iolab draws sizes in multiples of \
-         the range's smallest; with fixed sizes or bssplit every size \
-         is exact anyway",
-    )
     .set(super::target_opts::set_bs_unaligned),
     OptionDef::new(
         "zonecapacity",
@@ -1528,9 +1530,9 @@ pub static OPTIONS: &[OptionDef] = &[
         "sqthread_poll_cpu",
         S::Engine,
         "pin io_uring's SQ polling thread to this CPU \
-         (IORING_SETUP_SQ_AFF); needs sqthread_poll=1",
+         (IORING_SETUP_SQ_AFF); without sqthread_poll=1 there is no such \
+         thread and it has no effect (a note says so)",
     )
-    .stricter("needs sqthread_poll=1 (fio ignores it without an SQ thread)")
     .expects("a CPU number")
     .set(|d, c| {
         d.spec.backend.uring.sqthread_poll_cpu = Some(c.int(0, 4095)? as u32);
@@ -1540,9 +1542,9 @@ pub static OPTIONS: &[OptionDef] = &[
         "hipri_percentage",
         S::Engine,
         "pvsync2 with hipri=1: the share of requests (0-100) sent \
-         with RWF_HIPRI; the rest are not polled",
+         with RWF_HIPRI; the rest are not polled. Without hipri=1 it \
+         has no effect (a note says so)",
     )
-    .stricter("needs hipri=1 (fio ignores it without)")
     .expects("a percentage, 0-100")
     .set(|d, c| {
         d.spec.backend.pvsync2.hipri_percentage = c.int(0, 100)? as u32;
@@ -1788,11 +1790,9 @@ pub static OPTIONS: &[OptionDef] = &[
         "rate",
         S::Rate,
         "bandwidth cap in bytes/s: 'A' reads and writes, 'A,' reads \
-         only, ',B' writes only, 'A,B' each",
-    )
-    .stricter(
-        "a cap below one I/O of the smallest block size per second is \
-         refused, and rate with rate_iops on one direction",
+         only, ',B' writes only, 'A,B' each; a cap below one block per \
+         second issues one I/O every few seconds. With rate_iops (any \
+         directions) it is an error, as in fio",
     )
     .expects("a rate in bytes/s such as 1m, or 'read,write'")
     .set(|d, c| {
@@ -1911,9 +1911,10 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef::new(
         "latency_window",
         S::Latency,
-        "how long each depth runs before it is judged",
+        "how long each depth runs before it is judged; unset, the \
+         depth is judged at every pass of the job's loop, as in fio (a \
+         note says so)",
     )
-    .stricter("required with latency_target (fio judges every loop pass without it)")
     .expects(super::lat_target::WINDOW_EXPECTED)
     .set(|d, c| {
         let t = c.time(TimeUnit::Micros, false)?;
@@ -2258,11 +2259,8 @@ pub static OPTIONS: &[OptionDef] = &[
         "numa_cpu_nodes",
         S::Threads,
         "run the job's worker on the CPUs of these NUMA nodes (0-1, \
-         0,2, all); every node must exist",
-    )
-    .stricter(
-        "not together with cpus_allowed/cpumask (fio lets the node \
-         mask override them silently)",
+         0,2, all); every node must exist. With cpus_allowed or \
+         cpumask the node mask wins, as in fio (a note says so)",
     )
     .expects("a list of NUMA nodes such as 0, 0-1, 0,2 or all")
     .set(|d, c| {
@@ -2463,10 +2461,10 @@ pub static OPTIONS: &[OptionDef] = &[
         "steadystate",
         S::SteadyState,
         "end the job once its IOPS or bandwidth, sampled every \
-         second, meets the criterion over ss_dur",
+         second, meets the criterion over ss_dur; without an ss_dur of \
+         a second or more it has no effect, as in fio (a note says so)",
     )
     .alias(&["ss"])
-    .stricter("a criterion without ss_dur is an error (fio ignores it)")
     .expects(super::steady::CRITERION_EXPECTED)
     .set(|d, c| {
         let crit = super::steady::criterion(c.value);
@@ -2478,13 +2476,21 @@ pub static OPTIONS: &[OptionDef] = &[
         "steadystate_duration",
         S::SteadyState,
         "the window of one-second samples the steadystate criterion \
-         must hold over",
+         must hold over (default criterion iops_slope:0.01%), in whole \
+         seconds as fio keeps them (2.5s is 2); 0 or less than a \
+         second: off, and a steadystate criterion then has no effect \
+         (a note says so). At most 86400",
     )
     .alias(&["ss_dur"])
-    .stricter("whole seconds, 1 to 86400 (fio takes 0, meaning off, and fractions)")
     .expects(super::steady::DUR_EXPECTED)
     .set(|d, c| {
-        let t = c.time(TimeUnit::Seconds, false)?;
+        let t = match c.time(TimeUnit::Seconds, false) {
+            Ok(t) => t,
+            Err(e) if c.value.contains('.') => {
+                super::steady::fractional_duration(c.value).ok_or(e)?
+            }
+            Err(e) => return Err(e),
+        };
         if !super::steady::duration_ok(t) {
             return Err(c.bad(super::steady::DUR_EXPECTED));
         }
@@ -3100,13 +3106,11 @@ pub static OPTIONS: &[OptionDef] = &[
         S::Errors,
         "READ,WRITE lists of errnos (names or numbers, ':'-separated) \
          the job goes on after, where continue_on_error covers the \
-         direction; other errnos stop it",
+         direction; other errnos stop it. A list for a direction \
+         continue_on_error does not cover has no effect, as in fio (a \
+         note says so)",
     )
-    .stricter(
-        "a VERIFY list is refused (use continue_on_error=verify); a \
-         list for a direction continue_on_error does not cover is an \
-         error, where fio ignores it",
-    )
+    .stricter("a VERIFY list is refused (use continue_on_error=verify)")
     .expects(super::control_opts::IGNORE_VALID)
     .set(|d, c| {
         d.spec.control.ignore_error = super::control_opts::ignore_error(c)?;

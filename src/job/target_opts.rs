@@ -157,18 +157,22 @@ impl Draft {
             ));
         }
         if self.spec.target.bs_unaligned
+            && self.spec.verify.kind.is_some()
             && self
                 .spec
                 .bs
                 .iter()
                 .any(|b| matches!(b, super::spec::BlockSizes::Range { min, max } if min != max))
         {
+            // iolab's verifier finds written blocks on the range's smallest
+            // size; sizes of any byte count would be checked at the wrong
+            // offsets.
             return Err(conflict(
                 self.target_set_at("bs_unaligned"),
                 &name,
-                "bs_unaligned=1 with a bsrange draws sizes of any byte count in fio; iolab draws \
-                 multiples of the range's smallest size: drop bs_unaligned, or list the sizes \
-                 with bssplit="
+                "bs_unaligned=1 with a bsrange and verify: iolab cannot verify blocks of any \
+                 byte count (it finds written blocks on multiples of the range's smallest \
+                 size); drop bs_unaligned, or list the sizes with bssplit="
                     .into(),
             ));
         }

@@ -11,6 +11,12 @@ pub(crate) enum BsPicker {
         min: u32,
         steps: u32,
     },
+    /// `bs_unaligned` with a range: any byte count in [min, max], as fio
+    /// draws it.
+    Bytes {
+        min: u32,
+        max: u32,
+    },
     /// Cumulative percent thresholds (0..100) and sizes.
     Split {
         cum: [u8; 16],
@@ -20,10 +26,15 @@ pub(crate) enum BsPicker {
 }
 
 impl BsPicker {
-    /// The picker for one direction's block sizes.
-    pub(crate) fn new(bs: &BlockSizes) -> BsPicker {
+    /// The picker for one direction's block sizes; `unaligned`:
+    /// `bs_unaligned` (a range's sizes need not be multiples of its smallest).
+    pub(crate) fn new(bs: &BlockSizes, unaligned: bool) -> BsPicker {
         match bs {
             BlockSizes::Fixed(b) => BsPicker::Fixed(*b),
+            BlockSizes::Range { min, max } if unaligned && max > min => BsPicker::Bytes {
+                min: *min,
+                max: *max,
+            },
             BlockSizes::Range { min, max } => BsPicker::Range {
                 min: *min,
                 steps: (max / min).max(1),
@@ -57,6 +68,10 @@ impl BsPicker {
             BsPicker::Range { min, steps } => {
                 let fit = (room / u64::from(*min)).min(u64::from(*steps)) as u32;
                 (fit > 0).then(|| min * (1 + rng.u32(0..fit)))
+            }
+            BsPicker::Bytes { min, max } => {
+                let hi = room.min(u64::from(*max)) as u32;
+                (hi >= *min).then(|| rng.u32(*min..=hi))
             }
             BsPicker::Split { cum, sizes, n } => {
                 // The percentages of the sizes that fit, drawn among themselves.
@@ -95,6 +110,7 @@ impl BsPicker {
         match self {
             BsPicker::Fixed(b) => *b,
             BsPicker::Range { min, steps } => min * (1 + rng.u32(0..*steps)),
+            BsPicker::Bytes { min, max } => rng.u32(*min..=*max),
             BsPicker::Split { cum, sizes, n } => {
                 let r = rng.u8(0..100);
                 let i = cum[..*n].iter().position(|c| r < *c).unwrap_or(n - 1);

@@ -129,7 +129,8 @@ impl Generator {
     /// `region_len` is the number of bytes the job may address (after `offset`),
     /// resolved by the engine against the real target.
     pub fn new(job: &JobSpec, region_start: u64, region_len: u64, seed: u64) -> Generator {
-        let bs = [&job.bs[0], &job.bs[1], job.trim_bs()].map(BsPicker::new);
+        let unaligned = job.target.bs_unaligned;
+        let bs = [&job.bs[0], &job.bs[1], job.trim_bs()].map(|b| BsPicker::new(b, unaligned));
         let align = aligns(job);
         let time_based = job.time_based;
         let mut rng = fastrand::Rng::with_seed(seed);
@@ -827,6 +828,8 @@ fn variable_map_unit(
         || job.zones.mode != crate::job::zones::ZoneMode::None
         || job.blockalign != [0, 0]
         || job.blockalign_trim.is_some()
+        // Sizes of any byte count do not tile blocks of the smallest size.
+        || job.target.bs_unaligned
     {
         return None;
     }

@@ -36,14 +36,6 @@ fn each_option_on_its_engines() {
             &["--ioengine=psync", "--nonvectored=0"],
             "nonvectored is an option of ioengine=io_uring",
         ),
-        (
-            &["--ioengine=io_uring", "--sqthread_poll_cpu=0"],
-            "add sqthread_poll=1",
-        ),
-        (
-            &["--ioengine=pvsync2", "--hipri_percentage=50"],
-            "add hipri=1",
-        ),
         (&["--ioengine=io_uring", "--cmd_type=scsi"], "nvme"),
         (
             &["--ioengine=psync", "--thp=1"],
@@ -193,5 +185,36 @@ fn atomic_is_checked_against_the_target() {
                 "{err}"
             );
         }
+    }
+}
+
+#[test]
+fn options_fio_ignores_without_their_switch_are_noted_not_refused() {
+    // fio 3.33 sets IORING_SETUP_SQ_AFF only with sqthread_poll, and draws
+    // RWF_HIPRI only with hipri: alone, each does nothing, and it says so.
+    for (args, note) in [
+        (
+            ["--ioengine=io_uring", "--sqthread_poll_cpu=0"],
+            "sqthread_poll_cpu is accepted, but has no effect",
+        ),
+        (
+            ["--ioengine=pvsync2", "--hipri_percentage=50"],
+            "hipri_percentage is accepted, but has no effect",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        let (code, out, err) = crate::run_common::iolab_run(&[
+            "--name=n",
+            &format!("--filename={}", file.display()),
+            "--size=64k",
+            "--rw=read",
+            "--notes",
+            args[0],
+            args[1],
+        ]);
+        assert_eq!(code, 0, "{args:?}: {err}\n{out}");
+        assert!(err.contains(note), "{args:?}: {err}");
+        assert!(out.contains("READ: bw="), "{args:?} ran no I/O: {out}");
     }
 }

@@ -175,14 +175,12 @@ fn every_fio_example_runs_or_is_refused_in_one_line() {
     // reason the issue or fio itself gives: an engine iolab does not
     // implement; a variable the file expects from the environment (fio
     // drops those jobs too); zonemode=zbd without a zone size on a regular
-    // file (fio refuses it too); `rate` below one I/O per second (bad input by
-    // the issue's rule); a NUMA node this machine does not have (fio fails
-    // there too).
+    // file (fio refuses it too); a NUMA node this machine does not have (fio
+    // fails there too).
     let out_of_scope = |reason: &str| {
         reason.starts_with("ioengine=")
             || reason.starts_with("unset ${")
             || reason == "zonemode=zbd without zonesize"
-            || (reason.starts_with("rate=") && ["1250", "300"].iter().any(|v| reason.ends_with(v)))
             || (reason.starts_with("numa_cpu_nodes=") && !numa_node_1())
     };
     let in_scope_refused: Vec<String> = refused

@@ -264,6 +264,20 @@ fn ignore_error_goes_on_past_the_listed_errno_only() {
     assert_eq!(run("--ignore_error=,ENOSPC:5"), 256);
     // Not listed: the first injected error stops it.
     assert!(run("--ignore_error=,ENOSPC") < 256);
+    // A write list where continue_on_error covers only reads does nothing
+    // (fio ignores it too): the first write error stops the job, and a note
+    // says why.
+    let mut a = base.to_vec();
+    a.retain(|o| !o.starts_with("--continue_on_error"));
+    a.extend(["--continue_on_error=read", "--ignore_error=,EIO", "--notes"]);
+    let (code, out, err) = iolab_run(&a);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("ignore_error is accepted, but its write list has no effect"),
+        "{err}"
+    );
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    assert!(doc["jobs"][0]["write"]["total_ios"].as_u64().unwrap() < 256);
 }
 
 #[test]
@@ -303,10 +317,6 @@ fn bad_values_name_the_line_option_and_what_is_valid() {
             "set cmdprio_percentage",
         ),
         ("[j]\nfilename=/tmp/x\nexit_what=all\n", "add exitall=1"),
-        (
-            "[j]\nfilename=/tmp/x\nignore_error=EIO\n",
-            "continue_on_error=read",
-        ),
         (
             "[j]\nfilename=/tmp/x\nfsync=4\nfdatasync=4\n",
             "keep one of them",

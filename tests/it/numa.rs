@@ -58,6 +58,9 @@ fn the_worker_runs_on_its_nodes_cpus_under_its_memory_policy() {
             "--runtime=3s",
             "--numa_cpu_nodes=0",
             "--numa_mem_policy=interleave:0",
+            // fio applies the node mask over cpus_allowed: node 0's CPUs win.
+            "--cpus_allowed=1",
+            "--notes",
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -77,6 +80,11 @@ fn the_worker_runs_on_its_nodes_cpus_under_its_memory_policy() {
         "worker allowed {cpus}, node 0 has {node0}"
     );
     assert_eq!(policy, "interleave:0");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("numa_cpu_nodes is accepted, but it overrides cpus_allowed"),
+        "{err}"
+    );
 }
 
 #[test]

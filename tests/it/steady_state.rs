@@ -178,34 +178,10 @@ fn bad_values_are_one_line_errors() {
         ),
         (&["--ss=iops"], "steadystate", "iops", "bw_slope:N"),
         (
-            &["--ss=iops:5%", "--ss_dur=0"],
-            "steadystate_duration",
-            "0",
-            "1 or more",
-        ),
-        (
-            &["--ss=iops:5%", "--ss_dur=1.5"],
-            "steadystate_duration",
-            "1.5",
-            "fractions",
-        ),
-        (
-            &["--ss=iops:5%", "--ss_dur=1500ms"],
-            "steadystate_duration",
-            "1500ms",
-            "whole number",
-        ),
-        (
             &["--ss=iops:5%", "--ss_ramp=soon"],
             "steadystate_ramp_time",
             "soon",
             "a time",
-        ),
-        (
-            &["--ss=iops:5%"],
-            "steadystate_duration",
-            "(not set)",
-            "needs ss_dur",
         ),
     ] {
         let mut a = vec!["--name=s", "--ioengine=null", "--size=1m"];
@@ -251,4 +227,50 @@ fn group_reporting_sums_the_clones_windows() {
     assert!(mean.abs_diff((iops[0] + iops[1]) / 2) <= 2, "{ss}");
     let runtime = v["jobs"][0]["job_runtime"].as_u64().unwrap();
     assert!(runtime < 15_000, "ended at {runtime} ms");
+}
+
+#[test]
+fn ss_dur_keeps_whole_seconds_and_below_one_turns_detection_off_as_fio() {
+    // fio 3.33 with ss=iops:50%: ss_dur=1.5 and 1500ms are a window of one
+    // sample, 2.5s of two; 0.5 and 0 are no window (no steadystate object,
+    // the job runs its runtime). ss_dur alone uses fio's default criterion.
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "--name=s",
+            "--ioengine=null",
+            "--size=1g",
+            "--time_based",
+            "--runtime=2",
+        ];
+        a.extend_from_slice(extra);
+        run_json(&a)
+    };
+    for (dur, window) in [("1.5", 1), ("1500ms", 1), ("2.5s", 2)] {
+        let v = run(&["--ss=iops:50%", &format!("--ss_dur={dur}")]);
+        assert_eq!(steady_of(&v)["duration"], window, "ss_dur={dur}: {v}");
+    }
+    for dur in ["0.5", "0"] {
+        let v = run(&["--ss=iops:50%", &format!("--ss_dur={dur}")]);
+        assert!(
+            v["jobs"][0]["steadystate"].is_null(),
+            "ss_dur={dur}: {}",
+            v["jobs"][0]["steadystate"]
+        );
+    }
+    let v = run(&["--ss_dur=1"]);
+    assert_eq!(steady_of(&v)["ss"], "iops_slope:0.010000%");
+    // A criterion without a window does nothing in fio; iolab notes it.
+    let (code, out, err) = iolab_run(&[
+        "--name=s",
+        "--ioengine=null",
+        "--size=1m",
+        "--ss=iops:5%",
+        "--notes",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("steadystate is accepted, but has no effect"),
+        "{err}"
+    );
+    assert!(out.contains("READ: bw="), "{out}");
 }

@@ -319,3 +319,79 @@ fn thinktime_family_paces_the_job() {
     ]);
     assert!(paused >= 6, "{paused} ms");
 }
+
+/// (offset, length) of every write in a version 3 iolog.
+fn iolog_writes(path: &Path) -> Vec<(u64, u64)> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            match f.as_slice() {
+                [_, _, "write", off, len] => Some((off.parse().ok()?, len.parse().ok()?)),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn bs_unaligned_draws_any_byte_count_of_the_range_as_fio() {
+    // fio 3.33, rw=write bsrange=1k-8k bs_unaligned=1 over 256 KiB: sizes of
+    // any byte count in [1k, 8k], each write where the last ended, until
+    // fewer than 1k bytes are left.
+    let dir = tempfile::tempdir().unwrap();
+    let check = |log: &Path, who: &str| {
+        let w = iolog_writes(log);
+        assert!(w.len() > 20, "{who}: {w:?}");
+        assert!(
+            w.iter().all(|&(_, l)| (1024..=8192).contains(&l)),
+            "{who}: {w:?}"
+        );
+        let odd = w.iter().filter(|&&(_, l)| l % 1024 != 0).count();
+        assert!(odd * 2 > w.len(), "{who}: mostly unaligned sizes: {w:?}");
+        assert!(
+            w.windows(2).all(|p| p[1].0 == p[0].0 + p[0].1),
+            "{who}: {w:?}"
+        );
+        let end = w.last().map(|&(o, l)| o + l).unwrap();
+        assert!(
+            end <= 256 << 10 && end > (256 << 10) - 1024,
+            "{who}: ends at {end}"
+        );
+    };
+    let job = |file: &Path, log: &Path| {
+        vec![
+            "--name=u".to_string(),
+            format!("--filename={}", file.display()),
+            "--size=256k".into(),
+            "--rw=write".into(),
+            "--bsrange=1k-8k".into(),
+            "--bs_unaligned=1".into(),
+            format!("--write_iolog={}", log.display()),
+        ]
+    };
+    let ours = dir.path().join("iolab.iolog");
+    let (code, out, err) = iolab_run(&job(&dir.path().join("a"), &ours));
+    assert_eq!(code, 0, "{err}\n{out}");
+    check(&ours, "iolab");
+    if ready(&[Need::Fio]) {
+        let theirs = dir.path().join("fio.iolog");
+        let st = Command::new("fio")
+            .args(job(&dir.path().join("b"), &theirs))
+            .arg("--output=/dev/null")
+            .status()
+            .expect("run fio");
+        assert!(st.success());
+        check(&theirs, "fio");
+    }
+    // Verification cannot follow sizes of any byte count: refused, naming why.
+    let mut args = job(&dir.path().join("c"), &dir.path().join("c.iolog"));
+    args.push("--verify=crc32c".into());
+    let (code, _, err) = iolab_run(&args);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("iolab cannot verify blocks of any byte count"),
+        "{err}"
+    );
+}

@@ -4,7 +4,7 @@
 //! shares with other backends (`device::options::CallFlags`).
 
 use crate::device::engine::Engine;
-use crate::device::options::{JobFacts, OptionError};
+use crate::device::options::{JobFacts, OptionError, OptionNote};
 
 /// The options of fio's io_uring list a job may set only with io_uring.
 pub(crate) const OWNED: &[&str] = &[
@@ -63,15 +63,17 @@ impl UringOptions {
         Ok(())
     }
 
-    /// Conflicts among io_uring's own options.
-    pub(crate) fn check(&self, _job: &JobFacts) -> Result<(), OptionError> {
+    /// io_uring's own options against each other: `sqthread_poll_cpu` without
+    /// an SQ thread pins nothing (fio sets IORING_SETUP_SQ_AFF only with
+    /// `sqthread_poll`), so it is dropped with a note.
+    pub(crate) fn check(&mut self, _job: &JobFacts, notes: &mut Vec<OptionNote>) {
         if self.sqthread_poll_cpu.is_some() && !self.sqthread_poll {
-            return Err(OptionError::new(
+            self.sqthread_poll_cpu = None;
+            notes.push((
                 "sqthread_poll_cpu",
-                "sqthread_poll_cpu pins the SQ polling thread, which only sqthread_poll=1 starts \
-                 (fio ignores it without): add sqthread_poll=1",
+                "has no effect: it pins the SQ polling thread, which only sqthread_poll=1 \
+                 starts (fio ignores it too)",
             ));
         }
-        Ok(())
     }
 }

@@ -33,6 +33,10 @@ pub use crate::report::raw::Accounting;
 pub use stream::Stream;
 use stream::{Next, Slot, overlaps_in_flight};
 
+/// The longest the worker sleeps at once with nothing in flight: how soon it
+/// sees another job's exitall or a signal while a slow rate holds it.
+const IDLE_SLICE_NS: u64 = 100_000_000;
+
 /// Live counters another thread (the progress line) may read.
 #[derive(Debug, Default)]
 pub struct LiveCounters {
@@ -231,6 +235,19 @@ impl Worker {
                     (Some(a), Some(b)) => a.min(b),
                     (a, b) => a.or(b).unwrap_or(now),
                 };
+                // A slow rate (one block every few seconds) may fall due long
+                // after the runtime ends, or after another job's exitall or a
+                // signal: wake for the runtime's end, and at least every
+                // IDLE_SLICE_NS to look at the halt and the signal flag.
+                let end = self
+                    .streams
+                    .iter()
+                    .map(|s| s.end_ns)
+                    .filter(|e| *e > now)
+                    .min();
+                let wake = wake
+                    .min(end.unwrap_or(u64::MAX))
+                    .min(now.saturating_add(IDLE_SLICE_NS));
                 if wake > now {
                     // thinktime_spin: the start of a pause is spent spinning.
                     let spin = self.streams.iter().map(|s| s.pacer.spin_until()).max();
