@@ -235,7 +235,7 @@ mod tests {
     fn hybrid_iopoll_implies_hipri() {
         let mut o = BackendOptions::default();
         o.uring.hybrid_iopoll = true;
-        o.check(&facts(Engine::IoUring, &["hybrid_iopoll"]))
+        o.check(&facts(Engine::IoUring, &["hybrid_iopoll"]), &mut vec![])
             .unwrap();
         assert!(o.flags.hipri);
     }
