@@ -14,6 +14,7 @@ pub mod files;
 pub mod libaio;
 pub mod mmap;
 pub mod null;
+pub mod option_facts;
 pub mod options;
 pub mod perform;
 pub mod polled;

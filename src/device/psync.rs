@@ -37,9 +37,9 @@ impl Pvsync2Options {
     /// it too): a note, not an error.
     pub(crate) fn check(
         &self,
-        job: &super::options::JobFacts,
-        flags: &super::options::CallFlags,
-        notes: &mut Vec<super::options::OptionNote>,
+        job: &super::option_facts::JobFacts,
+        flags: &super::option_facts::CallFlags,
+        notes: &mut Vec<super::option_facts::OptionNote>,
     ) {
         if job.is_set("hipri_percentage") && !flags.hipri {
             notes.push((

@@ -77,3 +77,19 @@ impl Ctx<'_> {
         }
     }
 }
+
+/// An fio option the run uses that iolab accepts but runs otherwise than fio
+/// (the option table's note), where it was first given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OptionNote {
+    pub at: String,
+    pub option: String,
+    /// The whole sentence (`OPTION is accepted, but ...`).
+    pub note: String,
+}
+
+impl std::fmt::Display for OptionNote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.at, self.note)
+    }
+}

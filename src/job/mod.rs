@@ -35,6 +35,7 @@ pub mod report_opts;
 mod report_set;
 pub mod spec;
 pub mod steady;
+mod steady_opts;
 pub mod table;
 pub mod target;
 mod target_opts;

@@ -150,7 +150,7 @@ impl Draft {
     pub(crate) fn finish(
         mut self,
         section_at: &str,
-    ) -> Result<(JobSpec, Vec<super::plan::OptionNote>), JobError> {
+    ) -> Result<(JobSpec, Vec<super::draft::OptionNote>), JobError> {
         let conflict = |at: Option<&str>, spec: &JobSpec, problem: String| JobError::Conflict {
             at: at.unwrap_or(section_at).to_string(),
             job: spec.name.clone(),
@@ -270,7 +270,7 @@ impl Draft {
         let notes = self
             .notes
             .iter()
-            .map(|(option, note)| super::plan::OptionNote {
+            .map(|(option, note)| super::draft::OptionNote {
                 at: self.set_at(option).unwrap_or(section_at).to_string(),
                 option: (*option).to_string(),
                 note: format!("{option} is accepted, but {note}"),

@@ -134,21 +134,7 @@ fn apply_lenient(d: &mut Draft, o: &RawOpt) -> Result<Option<OptionNote>, JobErr
     }))
 }
 
-/// An fio option the run uses that iolab accepts but runs otherwise than fio
-/// (the option table's note), where it was first given.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OptionNote {
-    pub at: String,
-    pub option: String,
-    /// The whole sentence (`OPTION is accepted, but ...`).
-    pub note: String,
-}
-
-impl std::fmt::Display for OptionNote {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.at, self.note)
-    }
-}
+pub use super::draft::OptionNote;
 
 /// iolab's run-wide overrides for running someone else's job files safely and
 /// briefly (fio's examples in CI, a user's file on a test box): they apply to

@@ -3,7 +3,7 @@
 //! backends (`device::options::CallFlags`).
 
 use crate::device::engine::Engine;
-use crate::device::options::{JobFacts, OptionError};
+use crate::device::option_facts::{JobFacts, OptionError};
 
 /// The options of fio's libaio list a job may set only with libaio (or
 /// another engine that has them).

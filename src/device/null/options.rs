@@ -98,12 +98,12 @@ impl NullParams {
     /// `null_*` options configure this device only.
     pub(crate) fn check_engine(
         &self,
-        job: &crate::device::options::JobFacts,
-    ) -> Result<(), crate::device::options::OptionError> {
+        job: &crate::device::option_facts::JobFacts,
+    ) -> Result<(), crate::device::option_facts::OptionError> {
         if job.engine != crate::device::engine::Engine::Null
             && let Some(n) = job.set.iter().find(|n| n.starts_with("null_"))
         {
-            return Err(crate::device::options::OptionError::new(
+            return Err(crate::device::option_facts::OptionError::new(
                 n,
                 format!(
                     "{n} configures the emulated device and needs ioengine=null, but {}",
@@ -115,9 +115,9 @@ impl NullParams {
     }
 
     /// Conflicts among the device's own options.
-    pub(crate) fn check(&self) -> Result<(), crate::device::options::OptionError> {
+    pub(crate) fn check(&self) -> Result<(), crate::device::option_facts::OptionError> {
         if self.faults.corrupt_rate > 0.0 && !self.backing_mem {
-            return Err(crate::device::options::OptionError::new(
+            return Err(crate::device::option_facts::OptionError::new(
                 "null_corrupt_rate",
                 "null_corrupt_rate needs null_backing=mem (there is no data to corrupt otherwise)",
             ));

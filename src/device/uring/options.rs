@@ -4,7 +4,7 @@
 //! shares with other backends (`device::options::CallFlags`).
 
 use crate::device::engine::Engine;
-use crate::device::options::{JobFacts, OptionError, OptionNote};
+use crate::device::option_facts::{JobFacts, OptionError, OptionNote};
 
 /// The options of fio's io_uring list a job may set only with io_uring.
 pub(crate) const OWNED: &[&str] = &[
