@@ -249,6 +249,15 @@ impl Draft {
     /// Rules between the options of this module and the rest of the job, and
     /// what they derive (`fdatasync=N` becomes the job's periodic sync).
     pub(crate) fn check_control(&mut self, section_at: &str) -> Result<(), JobError> {
+        self.check_syncs(section_at)?;
+        self.note_numa_over_cpus();
+        self.check_exit_and_cmdprio(section_at)?;
+        self.note_unused_ignore_error();
+        Ok(())
+    }
+
+    /// The periodic syncs (one kind per job) and what each engine can sync.
+    fn check_syncs(&mut self, section_at: &str) -> Result<(), JobError> {
         let conflict = |at: Option<&str>, job: &str, problem: String| JobError::Conflict {
             at: at.unwrap_or(section_at).to_string(),
             job: job.to_string(),
@@ -318,6 +327,11 @@ impl Draft {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// fio applies `numa_cpu_nodes` over `cpus_allowed`/`cpumask`: noted.
+    fn note_numa_over_cpus(&mut self) {
         if self.control_set_at("numa_cpu_nodes").is_some()
             && let Some(o) = ["cpus_allowed", "cpumask"]
                 .into_iter()
@@ -333,6 +347,17 @@ impl Draft {
                 ),
             );
         }
+    }
+
+    /// `exit_what` needs `exitall`; the per-request priorities need one chooser
+    /// and an engine whose requests carry a priority.
+    fn check_exit_and_cmdprio(&mut self, section_at: &str) -> Result<(), JobError> {
+        let conflict = |at: Option<&str>, job: &str, problem: String| JobError::Conflict {
+            at: at.unwrap_or(section_at).to_string(),
+            job: job.to_string(),
+            problem,
+        };
+        let name = self.spec.name.clone();
         let s = &self.spec;
         if let Some(at) = self.control_set_at("exit_what")
             && !s.control.exitall
@@ -388,6 +413,13 @@ impl Draft {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// An `ignore_error` list for a direction `continue_on_error` does not cover:
+    /// noted.
+    fn note_unused_ignore_error(&mut self) {
+        let s = &self.spec;
         // fio's rule: an ignore_error list acts only for the directions
         // continue_on_error lets a job go on in.
         // A list for a direction it does not cover is ignored, as fio
@@ -414,6 +446,5 @@ impl Draft {
                 ),
             );
         }
-        Ok(())
     }
 }

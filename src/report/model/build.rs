@@ -323,4 +323,3 @@ pub fn apply_group_aggregates(jobs: &mut [JobResult]) {
         }
     }
 }
-
