@@ -272,67 +272,61 @@ pub fn take(
                 return Err(bad(key, v, "an existing directory"));
             }
         }
-        "latency-log" => {
-            return Err(unsupported(
-                key,
-                "fio removed it too (deprecated); use the per-job write_lat_log=NAME",
-            ));
-        }
-        "server" | "daemonize" | "client" | "remote-config" => {
-            return Err(unsupported(
-                key,
-                "iolab has no client/server mode; run `iolab run` on each host \
-                 (deploy/ has an Ansible playbook that does) and compare the JSON",
-            ));
-        }
-        "trigger-file" | "trigger-timeout" | "trigger" | "trigger-remote" => {
-            return Err(unsupported(
-                key,
-                "fio's triggers run a command (e.g. a power cut) during a run, \
-                 mostly through its client/server mode; iolab has neither: \
-                 start the command yourself beside `iolab run`",
-            ));
-        }
-        "idle-prof" => {
-            return Err(unsupported(
-                key,
-                "iolab does not calibrate idle loops; the report's cpu line \
-                 (usr/sys per job) and `iolab observe` show where CPU time goes",
-            ));
-        }
-        "inflate-log" => {
-            // `iolab run --inflate-log=FILE` is answered before any job is
-            // parsed (engine::cli); among job options it runs none.
-            return Err(unsupported(
-                key,
-                "--inflate-log=FILE prints a compressed log and runs no job: give it alone",
-            ));
-        }
-        "merge-blktrace-only" => {
-            return Err(unsupported(
-                key,
-                "iolab does not merge blktrace files; blkparse -i A -i B merges \
-                 traces, and `iolab run --trace` joins a job with its own trace",
-            ));
-        }
-        "profile" => {
-            return Err(unsupported(
-                key,
-                "fio's built-in profiles (tiobench, act) are not in iolab; \
-                 write the profile's jobs as a job file",
-            ));
-        }
-        "cpuclock-test" | "crctest" | "memcpytest" => {
-            return Err(unsupported(
-                key,
-                "fio's self-tests of its own clock, checksum and memcpy code \
-                 test fio's C code, not a storage path; iolab checks its clock \
-                 at every run (the report's clock line)",
-            ));
-        }
-        _ => unreachable!("every flag of takes_value is handled: {key}"),
+        _ => match refusal(key) {
+            Some(e) => return Err(e),
+            None => unreachable!("every flag of takes_value is handled: {key}"),
+        },
     }
     Ok(Some(Effect::Flags))
+}
+
+/// fio's flags iolab refuses, with why and what to use instead.
+fn refusal(key: &str) -> Option<JobError> {
+    match key {
+        "latency-log" => Some(unsupported(
+            key,
+            "fio removed it too (deprecated); use the per-job write_lat_log=NAME",
+        )),
+        "server" | "daemonize" | "client" | "remote-config" => Some(unsupported(
+            key,
+            "iolab has no client/server mode; run `iolab run` on each host \
+                 (deploy/ has an Ansible playbook that does) and compare the JSON",
+        )),
+        "trigger-file" | "trigger-timeout" | "trigger" | "trigger-remote" => Some(unsupported(
+            key,
+            "fio's triggers run a command (e.g. a power cut) during a run, \
+                 mostly through its client/server mode; iolab has neither: \
+                 start the command yourself beside `iolab run`",
+        )),
+        "idle-prof" => Some(unsupported(
+            key,
+            "iolab does not calibrate idle loops; the report's cpu line \
+                 (usr/sys per job) and `iolab observe` show where CPU time goes",
+        )),
+        // `iolab run --inflate-log=FILE` is answered before any job is parsed
+        // (engine::cli); among job options it runs none.
+        "inflate-log" => Some(unsupported(
+            key,
+            "--inflate-log=FILE prints a compressed log and runs no job: give it alone",
+        )),
+        "merge-blktrace-only" => Some(unsupported(
+            key,
+            "iolab does not merge blktrace files; blkparse -i A -i B merges \
+                 traces, and `iolab run --trace` joins a job with its own trace",
+        )),
+        "profile" => Some(unsupported(
+            key,
+            "fio's built-in profiles (tiobench, act) are not in iolab; \
+                 write the profile's jobs as a job file",
+        )),
+        "cpuclock-test" | "crctest" | "memcpytest" => Some(unsupported(
+            key,
+            "fio's self-tests of its own clock, checksum and memcpy code \
+                 test fio's C code, not a storage path; iolab checks its clock \
+                 at every run (the report's clock line)",
+        )),
+        _ => None,
+    }
 }
 
 /// `--debug=a,b,...`: fio's categories (and `all`). `?` (or `help`) is an
