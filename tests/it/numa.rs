@@ -12,9 +12,30 @@ use crate::run_common::iolab_run;
 const NODE0: &str = "/sys/devices/system/node/node0/cpulist";
 
 /// The worker thread's (Cpus_allowed_list, numa_maps policy) of a running
-/// `iolab run`, read once the thread exists.
-fn worker_placement(pid: u32, deadline: Instant) -> Option<(String, String)> {
+/// `iolab run`: read until they are `want` (the thread names itself before it
+/// places itself, so a first look can come between the two) or the deadline
+/// passes; the last seen.
+fn worker_placement(
+    pid: u32,
+    deadline: Instant,
+    want: &(String, String),
+) -> Option<(String, String)> {
+    let mut seen = None;
     while Instant::now() < deadline {
+        if let Some(now) = worker_placement_now(pid) {
+            if &now == want {
+                return Some(now);
+            }
+            seen = Some(now);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    seen
+}
+
+/// The worker thread's placement now, if it exists.
+fn worker_placement_now(pid: u32) -> Option<(String, String)> {
+    {
         if let Ok(rd) = std::fs::read_dir(format!("/proc/{pid}/task")) {
             for t in rd.flatten() {
                 let p = t.path();
@@ -35,7 +56,6 @@ fn worker_placement(pid: u32, deadline: Instant) -> Option<(String, String)> {
                 return Some((cpus, policy));
             }
         }
-        std::thread::sleep(Duration::from_millis(10));
     }
     None
 }
@@ -66,7 +86,12 @@ fn the_worker_runs_on_its_nodes_cpus_under_its_memory_policy() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start iolab");
-    let seen = worker_placement(child.id(), Instant::now() + Duration::from_millis(2500));
+    let want = (node0.trim().to_string(), "interleave:0".to_string());
+    let seen = worker_placement(
+        child.id(),
+        Instant::now() + Duration::from_millis(2500),
+        &want,
+    );
     let out = child.wait_with_output().expect("wait for iolab");
     assert!(
         out.status.success(),
