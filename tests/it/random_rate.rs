@@ -259,16 +259,9 @@ fn bad_values_are_one_line_errors_naming_the_line() {
 
 /// The (microsecond time, offset) of every read in a version 3 iolog.
 fn logged_reads(path: &std::path::Path) -> Vec<(u64, u64)> {
-    std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            match f.as_slice() {
-                [t, _, "read", off, _] => Some((t.parse().ok()?, off.parse().ok()?)),
-                _ => None,
-            }
-        })
+    crate::run_common::iolog_rows(path, "read")
+        .into_iter()
+        .map(|(t, off, _)| (t, off))
         .collect()
 }
 

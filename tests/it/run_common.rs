@@ -29,3 +29,21 @@ pub fn run_json(args: &[&str]) -> Value {
     assert_eq!(code, 0, "iolab run {args:?} failed: {err}\n{out}");
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("invalid JSON ({e}): {out}"))
 }
+
+/// The I/O rows of a version 3 iolog (`write_iolog`) with this action
+/// (`read`, `write`, `trim`...): (time in microseconds, offset, length).
+pub fn iolog_rows(path: &std::path::Path, action: &str) -> Vec<(u64, u64, u64)> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            match f.as_slice() {
+                [t, _, a, off, len] if *a == action => {
+                    Some((t.parse().ok()?, off.parse().ok()?, len.parse().ok()?))
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}

@@ -322,16 +322,9 @@ fn thinktime_family_paces_the_job() {
 
 /// (offset, length) of every write in a version 3 iolog.
 fn iolog_writes(path: &Path) -> Vec<(u64, u64)> {
-    std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            match f.as_slice() {
-                [_, _, "write", off, len] => Some((off.parse().ok()?, len.parse().ok()?)),
-                _ => None,
-            }
-        })
+    crate::run_common::iolog_rows(path, "write")
+        .into_iter()
+        .map(|(_, off, len)| (off, len))
         .collect()
 }
 
