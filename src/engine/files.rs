@@ -139,6 +139,14 @@ pub struct FileService {
     /// The job's direction draw while no file's generator holds it (mixed
     /// jobs only; `next_io` lends it to the file it asks).
     mix: Option<crate::workload::fio_rand::RwMix>,
+    /// fio's `io_size` (or a smaller `size`) is the job's, over all its
+    /// files: bytes issued so far, and the limit (`io_size` x `loops`;
+    /// `u64::MAX` without one, or time_based).
+    issued: u64,
+    budget: u64,
+    /// rw=trimwrite: a range's write follows its trim and counts once (the
+    /// trim's), as in the generator.
+    trimwrite: bool,
 }
 
 impl FileService {
@@ -148,11 +156,16 @@ impl FileService {
     /// one for all its files, as fio's job has one.
     pub fn new(job: &JobSpec, regions: &[(u64, u64)], seed: u64, mix_seed: u32) -> FileService {
         let n = regions.len() as u64;
+        // An io_size the files hold is the service's limit (`budget`): each
+        // file stops at its own end, as fio's do; a larger one wraps them.
+        let total: u64 = regions.iter().map(|r| r.1).sum();
+        let per_file_io = job.io_size.filter(|&b| b > total);
         let mut gens: Vec<Generator> = regions
             .iter()
             .enumerate()
             .map(|(i, &(start, len))| {
                 let mut j = job.clone();
+                j.io_size = per_file_io;
                 j.number_ios = job
                     .number_ios
                     .map(|t| t / n + u64::from((i as u64) < t % n));
@@ -209,6 +222,12 @@ impl FileService {
             rng: seed | 1,
             last: 0,
             mix,
+            issued: 0,
+            budget: match (job.io_size, job.time_based) {
+                (Some(b), false) => b.saturating_mul(u64::from(job.loops.max(1))),
+                _ => u64::MAX,
+            },
+            trimwrite: job.rw.dir == crate::job::Direction::TrimWrite,
         };
         fs.cur = match fs.kind {
             ServiceKind::Random | ServiceKind::Distributed => {
@@ -289,6 +308,9 @@ impl FileService {
 
     #[inline]
     fn next_io(&mut self) -> Option<NextIo> {
+        if self.issued >= self.budget {
+            return None;
+        }
         while self.live > 0 {
             if self.left == 0 || !self.alive[self.cur] {
                 self.pick();
@@ -301,6 +323,9 @@ impl FileService {
                 Some(io) => {
                     self.left -= 1;
                     self.last = self.cur as u16;
+                    if !(self.trimwrite && io.op == crate::request::Op::Write) {
+                        self.issued += u64::from(io.len);
+                    }
                     return Some(io);
                 }
                 None => {
@@ -318,24 +343,51 @@ impl FileService {
 #[derive(Debug, Default)]
 pub struct OpenSet {
     pub rest: Vec<Target>,
+    /// How each of `rest` was opened (kept for `unlink_each_loop` only).
+    specs: Vec<TargetSpec>,
     unlink: bool,
 }
 
 impl OpenSet {
-    /// Open `paths[1..]` as `first` was opened (same flags and per-file size).
-    pub fn open(job: &JobSpec, first: &TargetSpec, paths: &[PathBuf]) -> Result<OpenSet> {
+    /// Open `paths[1..]` as `first` was opened (same flags; the same size,
+    /// or each file's own from `sizes`, indexed as `paths`).
+    pub fn open(
+        job: &JobSpec,
+        first: &TargetSpec,
+        paths: &[PathBuf],
+        sizes: Option<&[u64]>,
+    ) -> Result<OpenSet> {
         let mut rest = Vec::with_capacity(paths.len().saturating_sub(1));
-        for p in paths.iter().skip(1) {
+        let mut specs = Vec::new();
+        for (i, p) in paths.iter().enumerate().skip(1) {
             let spec = TargetSpec {
                 path: p.clone(),
+                size: sizes.map_or(first.size, |s| Some(s[i])),
                 ..first.clone()
             };
             rest.push(open_target(&spec)?);
+            if job.files.unlink_each_loop {
+                specs.push(spec);
+            }
         }
         Ok(OpenSet {
             rest,
+            specs,
             unlink: job.files.unlink,
         })
+    }
+
+    /// `unlink_each_loop` over several passes: every file, `first` (opened
+    /// from `first_spec`) first, made again between passes.
+    pub fn relayout(
+        &self,
+        job: &JobSpec,
+        first_spec: &TargetSpec,
+        first: &Target,
+    ) -> Option<Relayout> {
+        let mut specs = vec![(first_spec.clone(), first)];
+        specs.extend(self.specs.iter().cloned().zip(&self.rest));
+        Relayout::new(job, &specs)
     }
 
     /// Every file's descriptor, the first's first (the queue's file table).
@@ -364,6 +416,63 @@ impl OpenSet {
                 eprintln!("iolab: unlink={}: {e}", t.path.display());
             }
         }
+    }
+}
+
+/// fio's `unlink_each_loop` with more than one pass: before every pass
+/// after the first, the job's regular files are deleted and made again as
+/// the first pass found them (created, and laid out where the job reads),
+/// and each new file takes the old one's descriptor number (`dup3`), so the
+/// queue's file table stays valid. The worker runs it between requests with
+/// none in flight: no request's latency includes it; the job's runtime does,
+/// as fio's does (fio deletes at the start of its next loop, on its clock).
+#[derive(Debug)]
+pub struct Relayout {
+    /// Each regular file's spec (as opened) and descriptor.
+    files: Vec<(TargetSpec, RawFd)>,
+    /// A new pass began and waits for the requests in flight.
+    pub due: bool,
+    /// Times the files were made again.
+    pub done: u32,
+}
+
+impl Relayout {
+    /// For a job with `unlink_each_loop` and more than one pass; `specs`
+    /// pairs each file's spec with the target it opened.
+    pub fn new(job: &JobSpec, specs: &[(TargetSpec, &Target)]) -> Option<Relayout> {
+        if !job.files.unlink_each_loop || job.loops <= 1 {
+            return None;
+        }
+        let files: Vec<(TargetSpec, RawFd)> = specs
+            .iter()
+            .filter(|(_, t)| t.kind == TargetKind::File)
+            .map(|(s, t)| (s.clone(), t.file.as_raw_fd()))
+            .collect();
+        (!files.is_empty()).then_some(Relayout {
+            files,
+            due: false,
+            done: 0,
+        })
+    }
+
+    /// Delete every file and make it again under its old descriptor.
+    #[cold]
+    pub fn run(&mut self) -> std::result::Result<(), std::io::Error> {
+        for (spec, fd) in &self.files {
+            match std::fs::remove_file(&spec.path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+            let fresh = open_target(spec).map_err(std::io::Error::other)?;
+            // SAFETY: both descriptors are open and ours; dup3 closes the old
+            // file's and points its number at the new one (close-on-exec, as opened).
+            if unsafe { libc::dup3(fresh.file.as_raw_fd(), *fd, libc::O_CLOEXEC) } < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        self.done += 1;
+        Ok(())
     }
 }
 
@@ -439,6 +548,82 @@ fn real_size(path: &std::path::Path) -> std::io::Result<Option<u64>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// fio's slot of the generator a file size is drawn from (`filesize` range).
+const SLOT_FILE_SIZE: u64 = 7;
+
+/// Each file's bytes to address (from the job's offset on) when the job
+/// sizes its files one by one (`FileSpec::sizes`: a `filesize` range, or
+/// `filesize` with `size=N%`); `None` for a job whose files share `size`.
+///
+/// As fio 3.33 sets its files up: a file that exists with a size inside
+/// the range keeps it; any other gets `low`, or for a range a size drawn
+/// from fio's taus88 generator seeded as fio seeds this clone's file-size
+/// draw, rounded down to the smallest block size of any direction. With
+/// `size=N%`, a file's I/O covers N% of it, rounded down to the smallest
+/// block. Off the request path: once, before the files are opened.
+pub fn file_sizes(
+    jobs: &[JobSpec],
+    job: usize,
+    jobnum: u32,
+    paths: &[PathBuf],
+) -> Result<Option<Vec<u64>>> {
+    let j = &jobs[job];
+    let Some(sz) = j.files.sizes else {
+        return Ok(None);
+    };
+    let thread = crate::workload::fio_rand::thread_number(jobs, job, jobnum);
+    let seed = if j.workload.allrandrepeat {
+        crate::workload::fio_rand::allrand_seed(thread, SLOT_FILE_SIZE)
+    } else if j.randrepeat {
+        crate::workload::fio_rand::slot_seed(j.randseed, thread, SLOT_FILE_SIZE)
+    } else {
+        crate::measure::clock::now_ns()
+    };
+    // fio's 32-bit generator takes the seed's low 32 bits.
+    let mut rng = crate::workload::fio_rand::Taus88::new(seed as u32);
+    let min_bs = u64::from(j.bs[0].min().min(j.bs[1].min()).max(1));
+    let offset = j.clone_offset(jobnum);
+    let mut out = Vec::with_capacity(paths.len());
+    for p in paths {
+        let real = real_size(p).map_err(|err| EngineError::Open {
+            path: p.clone(),
+            err,
+        })?;
+        let size = match real {
+            Some(r) if (sz.low..=sz.high).contains(&r) => r,
+            _ if sz.low == sz.high => sz.low,
+            _ => {
+                let r = f64::from(rng.next_u32()) / 4_294_967_296.0;
+                let drawn = ((sz.high - sz.low) as f64 * r) as u64 + sz.low;
+                drawn - drawn % min_bs
+            }
+        };
+        if offset >= size {
+            return Err(EngineError::JobFailed(format!(
+                "{}: offset {offset} is at or beyond the end of {} ({size} bytes, from \
+                 filesize): give a smaller offset or a larger filesize",
+                label(j),
+                p.display()
+            )));
+        }
+        let mut bytes = size - offset;
+        if let Some(pct) = sz.percent {
+            bytes = (size * u64::from(pct) / 100).min(bytes);
+            bytes -= bytes % min_bs;
+            if bytes == 0 {
+                return Err(EngineError::JobFailed(format!(
+                    "{}: size={pct}% of {} ({size} bytes) is less than one block: give a \
+                     larger size= or filesize",
+                    label(j),
+                    p.display()
+                )));
+            }
+        }
+        out.push(bytes);
+    }
+    Ok(Some(out))
 }
 
 /// fio's shares of the target, resolved against it before the first I/O:

@@ -22,6 +22,7 @@ use crate::device::sync::{SyncIo, SyncKind};
 use crate::device::target::{Target, TargetSpec, open_target};
 use crate::device::uring::{Uring, UringOpts};
 use crate::device::{Caps, Queue};
+use crate::engine::files::Relayout;
 use crate::engine::worker::{Stream, Worker};
 use crate::engine::{iolog_setup, joblogs};
 use crate::job::{CompletionModel, Direction, Engine, JobSpec};
@@ -166,28 +167,33 @@ fn engine_rw_flags(job: &JobSpec) -> u32 {
 /// their files laid out first, as fio lays them out (then closed: the timed
 /// call names the file by path); filecreate creates them, timed.
 fn file_op_paths(
-    job: &JobSpec,
-    jobnum: u32,
+    jobs: &[JobSpec],
+    p: &Placed,
     writes: bool,
     allow_destructive: bool,
 ) -> Result<(Vec<std::path::PathBuf>, u64)> {
-    let paths = crate::job::files_opts::paths(job, jobnum);
+    let job = &jobs[p.job];
+    let paths = crate::job::files_opts::paths(job, p.jobnum);
     let block = u64::from(job.bs[0].min().max(job.bs[1].min()).max(1));
     if job.ioengine == Engine::FileCreate {
         // The directory must exist: fio does not create it either.
         return Ok((paths, block));
     }
     let nfiles = paths.len().max(1) as u64;
-    for p in &paths {
+    let sizes = crate::engine::files::file_sizes(jobs, p.job, p.jobnum, &paths)?;
+    for (i, path) in paths.iter().enumerate() {
         let spec = TargetSpec {
-            size: job.size.map(|s| s / nfiles),
+            size: match &sizes {
+                Some(s) => Some(s[i]),
+                None => job.size.map(|s| s / nfiles),
+            },
             prealloc: job.files.fallocate,
             allow_create: job.files.allow_create,
             writes,
             min_bs: block as u32,
             max_bs: block as u32,
             allow_destructive,
-            ..TargetSpec::new(job.name.clone(), p.clone())
+            ..TargetSpec::new(job.name.clone(), path.clone())
         };
         drop(open_target(&spec)?);
     }
@@ -273,6 +279,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
         queue,
         files,
         op_regions,
+        relayout,
     } = open_backend(&cx, &bufs)?;
     let regions = file_regions(
         first,
@@ -319,6 +326,9 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
             caps.sync,
         )?;
         streams.push(stream);
+    }
+    if let Some(s) = streams.first_mut() {
+        s.relayout = relayout.map(Box::new);
     }
     let mut worker = Worker::new(queue, sched, completer, streams, bufs);
     worker.fill = fill;
@@ -451,6 +461,23 @@ fn prepare_stream(
         ..
     } = *cx;
     let job = &jobs[p.job];
+    // Files sized one by one (a filesize range): a size= smaller than they
+    // hold limits the job's I/O, as fio's does (a larger one is clamped).
+    let limited;
+    let job = match job.size {
+        Some(b)
+            if job.files.sizes.is_some()
+                && job.io_size.is_none()
+                && b < regions.iter().map(|r| r.1).sum::<u64>() =>
+        {
+            limited = JobSpec {
+                io_size: Some(b),
+                ..job.clone()
+            };
+            &limited
+        }
+        _ => job,
+    };
     if job.size.is_some_and(|s| s > 0)
         && job.bs[0].max() as u64 > worker_region
         && job.bs[1].max() as u64 > worker_region
@@ -585,6 +612,8 @@ struct Opened {
     queue: Box<dyn Queue>,
     files: crate::engine::files::OpenSet,
     op_regions: Option<Vec<(u64, u64)>>,
+    /// `unlink_each_loop` over several passes (the worker's one stream).
+    relayout: Option<Relayout>,
 }
 
 /// The backend the first stream's `ioengine` names, opened on its target.
@@ -603,6 +632,7 @@ fn open_backend(cx: &Worker1, bufs: &Buffers) -> Result<Opened> {
     let mut files = crate::engine::files::OpenSet::default();
     // File-operation engines address files by path, one block each.
     let mut op_regions: Option<Vec<(u64, u64)>> = None;
+    let mut relayout = None;
     let (target, region_len, queue): (Option<Target>, u64, Box<dyn Queue>) = match first.ioengine {
         Engine::Cpuio => {
             // No target: one block of region, burned over and over.
@@ -610,7 +640,7 @@ fn open_backend(cx: &Worker1, bufs: &Buffers) -> Result<Opened> {
             (None, max_bs as u64, Box::new(burn))
         }
         engine if engine.is_file_op() => {
-            let (paths, block) = file_op_paths(first, placed[0].jobnum, writes, allow_destructive)?;
+            let (paths, block) = file_op_paths(cx.jobs, &placed[0], writes, allow_destructive)?;
             let op = match engine {
                 Engine::FileCreate => FileOp::Create,
                 Engine::FileStat => FileOp::Stat(first.backend.filestat.stat_type),
@@ -640,8 +670,9 @@ fn open_backend(cx: &Worker1, bufs: &Buffers) -> Result<Opened> {
             )
         }
         engine => {
-            let (target, others) = open_files(cx)?;
+            let (target, others, again) = open_files(cx)?;
             files = others;
+            relayout = again;
             let region = target.size;
             let queue = file_queue(cx, engine, &target, &files, bufs)?;
             (Some(target), region, queue)
@@ -653,12 +684,13 @@ fn open_backend(cx: &Worker1, bufs: &Buffers) -> Result<Opened> {
         queue,
         files,
         op_regions,
+        relayout,
     })
 }
 
 /// A file-backed job's target and its other files, opened as the job asks
 /// (created, preallocated, pre-read), with fio's cache advice and write hints.
-fn open_files(cx: &Worker1) -> Result<(Target, crate::engine::files::OpenSet)> {
+fn open_files(cx: &Worker1) -> Result<(Target, crate::engine::files::OpenSet, Option<Relayout>)> {
     let Worker1 {
         jobs,
         placed,
@@ -678,6 +710,11 @@ fn open_files(cx: &Worker1) -> Result<(Target, crate::engine::files::OpenSet)> {
         }
     };
     let nfiles = paths.len().max(1) as u64;
+    // filesize range (or filesize with size=N%): each file its own size.
+    let sizes = match cx.replay {
+        Some(_) => None,
+        None => crate::engine::files::file_sizes(jobs, placed[0].job, placed[0].jobnum, &paths)?,
+    };
     let min_bs = placed
         .iter()
         .map(|p| jobs[p.job].bs[0].min().min(jobs[p.job].bs[1].min()))
@@ -687,7 +724,10 @@ fn open_files(cx: &Worker1) -> Result<(Target, crate::engine::files::OpenSet)> {
         // fio: size is the job's total, spread over its files.
         size: match cx.replay {
             Some(t) => iolog_setup::replay_size(t),
-            None => first.size.map(|s| s / nfiles),
+            None => match &sizes {
+                Some(s) => Some(s[0]),
+                None => first.size.map(|s| s / nfiles),
+            },
         },
         prealloc: first.files.fallocate,
         allow_create: first.files.allow_create,
@@ -709,7 +749,7 @@ fn open_files(cx: &Worker1) -> Result<(Target, crate::engine::files::OpenSet)> {
     };
     crate::engine::verify_setup::check_bounded(first, &spec.path)?;
     let target = open_target(&spec)?;
-    let files = crate::engine::files::OpenSet::open(first, &spec, &paths)?;
+    let files = crate::engine::files::OpenSet::open(first, &spec, &paths, sizes.as_deref())?;
     if first.files.pre_read {
         for t in files.all(Some(&target)) {
             crate::engine::files::pre_read(first, t)?;
@@ -759,7 +799,19 @@ fn open_files(cx: &Worker1) -> Result<(Target, crate::engine::files::OpenSet)> {
             })?;
         }
     }
-    Ok((target, files))
+    // unlink_each_loop over several passes: one job clone per worker, as
+    // the files are made again between its passes.
+    let relayout = files.relayout(first, &spec, &target);
+    if relayout.is_some() && placed.len() > 1 {
+        return Err(EngineError::JobFailed(format!(
+            "{}: unlink_each_loop with loops={} makes the files again between passes, and this \
+             worker runs {} job clones on them: give each job its own files",
+            label(first),
+            first.loops,
+            placed.len()
+        )));
+    }
+    Ok((target, files, relayout))
 }
 
 /// The queue of a file-backed engine on `target` (and the job's other files).

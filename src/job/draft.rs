@@ -14,8 +14,10 @@ pub(crate) struct Draft {
     pub(crate) set: Vec<(&'static str, String)>,
     pub(crate) prio: Option<u16>,
     pub(crate) prioclass: Option<u16>,
-    /// `filesize=`: the job's one file; its size unless `size=` is given.
+    /// `filesize=`: each file's size unless `size=` is given.
     pub(crate) filesize: Option<u64>,
+    /// `filesize=LOW-HIGH`: the range each file's size is drawn from.
+    pub(crate) filesize_range: Option<(u64, u64)>,
     /// `fdatasync=N` (becomes the job's periodic sync in `check_control`).
     pub(crate) fdatasync: u32,
     /// Notes of the cross-option checks: (option, the sentence after

@@ -57,9 +57,24 @@ pub struct FileSpec {
     pub file_append: bool,
     /// fio's `opendir`: every regular file below this directory is a file of the job.
     pub opendir: Option<String>,
-    /// fio's `unlink_each_loop`: delete the files after each loop (iolab: the
-    /// job's one pass; see the table's note).
+    /// fio's `unlink_each_loop`: delete the files before each loop after the
+    /// first, to be made again (`engine::files::Relayout`).
     pub unlink_each_loop: bool,
+    /// Each file's own size, settled when the job starts
+    /// (`engine::files::file_sizes`): fio's `filesize` range (low, high; a
+    /// size drawn per file), or a fixed `filesize` with `size=N%`. `None`:
+    /// every file is `size` / `nrfiles` (today's fixed `filesize` included).
+    pub sizes: Option<FileSizes>,
+}
+
+/// fio's per-file sizes (`filesize=LOW-HIGH`, or `filesize` with `size=N%`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct FileSizes {
+    /// The range a file's size is drawn from (`low == high`: fixed).
+    pub low: u64,
+    pub high: u64,
+    /// `size=N%`: each file's I/O covers N% of its size (fio's per-file rule).
+    pub percent: Option<u32>,
 }
 
 impl Default for FileSpec {
@@ -80,6 +95,7 @@ impl Default for FileSpec {
             file_append: false,
             opendir: None,
             unlink_each_loop: false,
+            sizes: None,
         }
     }
 }

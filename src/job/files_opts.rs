@@ -314,20 +314,48 @@ impl Draft {
                 self.spec.size = Some(fs.saturating_mul(u64::from(n)));
             }
         }
-        if self.spec.files.unlink_each_loop {
-            if self.spec.loops > 1 {
+        // unlink_each_loop: as fio 3.33, the files are deleted before each
+        // pass after the first (engine::files::Relayout); the last pass's
+        // files stay unless unlink=1, and with one pass nothing is deleted.
+        let s = &self.spec;
+        if s.files.unlink_each_loop && s.loops > 1 {
+            let why = if n > 1 {
+                Some(format!(
+                    "this job has {n} files, and iolab's files pass on to their next loop one by \
+                     one (each file's offsets are its own), with no point where every file's \
+                     loop has ended to delete them at: use one file per job"
+                ))
+            } else if s.verify.kind.is_some() {
+                Some(
+                    "verify reads a loop's writes back while the next loop begins, and the \
+                     files would be deleted under it: drop verify, or unlink_each_loop"
+                        .to_string(),
+                )
+            } else if s.ioengine == Engine::Mmap {
+                Some(
+                    "ioengine=mmap maps the file once; a file made again would not be the one \
+                     mapped: use psync, libaio or io_uring"
+                        .to_string(),
+                )
+            } else if s.backend.uring.registerfiles {
+                Some(
+                    "registerfiles=1 registers the files once; a file made again would not be \
+                     the one registered: drop registerfiles"
+                        .to_string(),
+                )
+            } else {
+                None
+            };
+            if let Some(why) = why {
                 return Err(conflict(
                     self.files_set_at("unlink_each_loop"),
                     format!(
-                        "unlink_each_loop with loops={} deletes and recreates the files between \
-                         passes, and iolab lays its files out once, before the clock starts: run \
-                         the job {} times with unlink=1 instead",
-                        self.spec.loops, self.spec.loops
+                        "unlink_each_loop with loops={} deletes and makes the files again \
+                         between loops, and {why}",
+                        s.loops
                     ),
                 ));
             }
-            // One pass: deleting after each loop is deleting at the end.
-            self.spec.files.unlink = true;
         }
         if self.spec.files.opendir.is_some() && self.spec.ioengine == Engine::Null {
             return Err(conflict(

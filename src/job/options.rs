@@ -186,33 +186,44 @@ impl Draft {
                 ),
             ));
         }
-        if let Some(fs) = self.filesize {
+        // A filesize range, or filesize with size=N%: each file's size is
+        // settled when the job starts (fio draws it then, from the job's
+        // seed), so size= stays the job's own (a limit on its I/O when
+        // smaller than the files hold, as fio's).
+        let percent = self.spec.size_percent;
+        let per_file = match (self.filesize_range, self.filesize, percent) {
+            (Some((low, high)), _, _) => Some((low, high)),
+            (None, Some(fs), Some(_)) => Some((fs, fs)),
+            _ => None,
+        };
+        if let Some((low, high)) = per_file {
+            self.spec.files.sizes = Some(super::files::FileSizes {
+                low,
+                high,
+                percent: percent.filter(|&p| p != 100),
+            });
+            if percent.is_some() {
+                self.spec.size = None;
+                self.spec.size_percent = None;
+            }
+        } else if let Some(fs) = self.filesize {
             let s = &self.spec;
             let files = fs.saturating_mul(u64::from(s.files.nrfiles));
-            match (s.size, s.size_percent) {
-                (None, None) => self.spec.size = Some(fs),
-                (Some(b), None) if b == fs => {}
+            match s.size {
+                None => self.spec.size = Some(fs),
+                Some(b) if b == fs => {}
                 // size = every file's bytes (nrfiles files of filesize each).
-                (Some(b), None) if b == files => {}
+                Some(b) if b == files => {}
                 // fio's HOWTO (filesize): "size becomes merely the default for
                 // io_size (and has no effect if io_size is set explicitly)".
                 // The files are the region. fio clamps a size above what the
                 // files hold to their total (filesize=1m size=4m reads 1 MiB,
                 // checked with fio 3.33), so only a smaller size limits the I/O.
-                (Some(b), None) => {
+                Some(b) => {
                     self.spec.size = Some(files);
                     if b < files && self.spec.io_size.is_none() {
                         self.spec.io_size = Some(b);
                     }
-                }
-                _ => {
-                    return Err(conflict(
-                        self.set_at("filesize"),
-                        s,
-                        "filesize with size=N% is ambiguous (a percentage of what the files \
-                         hold); give size in bytes or io_size"
-                            .to_string(),
-                    ));
                 }
             }
         }

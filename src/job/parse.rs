@@ -184,6 +184,23 @@ pub(crate) fn positive(c: &Ctx, v: u64) -> Result<u64, JobError> {
     }
 }
 
+/// `filesize=`: one size, or a range `LOW-HIGH` (or `LOW:HIGH`, fio splits
+/// at either) each file's size is drawn from; a reversed range is swapped.
+pub(crate) fn filesize_range(c: &Ctx) -> Result<(u64, u64), JobError> {
+    let one = |v: &str| {
+        units::parse_bytes(v, c.kb)
+            .map_err(|e| c.bad(e))
+            .and_then(|b| positive(c, b))
+    };
+    match c.value.split_once(['-', ':']) {
+        None => one(c.value).map(|b| (b, b)),
+        Some((lo, hi)) => {
+            let (a, b) = (one(lo.trim())?, one(hi.trim())?);
+            Ok((a.min(b), a.max(b)))
+        }
+    }
+}
+
 pub(crate) fn rw(c: &Ctx) -> Result<(RwMode, RwSuffix), JobError> {
     let (mode, suffix) = match c.value.split_once(':') {
         Some((m, s)) => (m, Some(s.trim())),

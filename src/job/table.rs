@@ -519,22 +519,23 @@ pub static OPTIONS: &[OptionDef] = &[
         S::Target,
         "size of each of the job's files; with size= too, size is the \
          default io_size (a larger size is clamped to what the files \
-         hold, as fio does)",
+         hold, as fio does). A range LOW-HIGH draws each file's size \
+         from fio's generator and seed (rounded down to the smallest \
+         block size; an existing file whose size is in the range keeps \
+         it); size=N% beside filesize makes each file N% of its size",
     )
-    .stricter(
-        "a size range (one size per file) and size=N% beside filesize \
-         are refused",
-    )
-    .expects(SIZE)
+    .expects("a size such as 128m, or a range such as 1m-8m")
     .set(|d, c| {
-        if c.value.contains(['-', ':']) {
-            return Err(c.bad(
-                "one size such as 128m (a range picks a size per file; iolab \
-         has one file per job)",
-            ));
+        match parse::filesize_range(c)? {
+            (lo, hi) if lo == hi => {
+                d.filesize = Some(lo);
+                d.filesize_range = None;
+            }
+            (lo, hi) => {
+                d.filesize = None;
+                d.filesize_range = Some((lo, hi));
+            }
         }
-        let b = c.size()?;
-        d.filesize = Some(parse::positive(c, b)?);
         Ok(())
     }),
     OptionDef::new(
@@ -685,15 +686,18 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef::new(
         "unlink_each_loop",
         S::Target,
-        "delete the job's regular files after each loop; with one \
-         loop (the default), at the end",
+        "delete the job's regular files before each loop after the \
+         first, as fio 3.33 does: the next loop makes them again (a \
+         write job's empty, a job that reads laid out), with no request \
+         in flight; the last loop's files stay unless unlink=1",
+    )
+    .stricter(
+        "with loops above 1, several files per job, verify, \
+         ioengine=mmap and registerfiles=1 are refused: iolab's files \
+         end their loops one by one, and verify and a mapped or \
+         registered file would hold the deleted file",
     )
     .flag()
-    .stricter(
-        "loops above 1 are refused: iolab lays its files out once, \
-         before the clock starts, so it cannot recreate them between \
-         passes",
-    )
     .set(super::files_opts::set_unlink_each_loop),
     OptionDef::new(
         "invalidate",
@@ -757,22 +761,25 @@ pub static OPTIONS: &[OptionDef] = &[
         "block sizes need not be multiples of the smallest block size: \
          with a bsrange each size is any byte count in the range, as \
          fio draws it; with fixed sizes or bssplit every size is exact \
-         anyway",
+         anyway. With verify, a sequential job's blocks are each read \
+         back and checked at their own offset and length, as fio's io \
+         piece history does (the verifier's map then keeps one entry per \
+         byte: regions up to 16 MiB)",
     )
     .stricter(
-        "with a bsrange and verify, refused: iolab's verifier finds \
-         written blocks on multiples of the range's smallest size",
+        "with a bsrange, verify and random offsets, refused: iolab's \
+         random blocks of any byte count overlap earlier ones, which \
+         verification then skips, where fio checks every block",
     )
     .flag()
     .set(super::target_opts::set_bs_unaligned),
     OptionDef::new(
         "zonecapacity",
         S::Target,
-        "zbd: writable bytes of each zone (0: zonesize)",
-    )
-    .stricter(
-        "a capacity below zonesize is refused: iolab's emulated zones \
-         are writable to their end",
+        "zbd: writable bytes of each zone (0: zonesize): a zone is full \
+         at its capacity and reads stay below its write pointer; a \
+         sequential write job moves from a zone's capacity to the next \
+         zone, as fio's emulated zones do",
     )
     .expects(SIZE)
     .set(super::target_opts::set_zonecapacity),

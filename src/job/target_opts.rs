@@ -78,8 +78,8 @@ pub(crate) fn set_ignore_zone_limits(_: &mut Draft, c: &Ctx) -> Result<(), JobEr
     Ok(())
 }
 
-/// `zonecapacity`: only the zone's full size (or 0, fio's "the zone size") is
-/// honoured; checked against `zonesize` once the job is complete.
+/// `zonecapacity`: the writable bytes of each emulated zone (0: the zone
+/// size); checked against `zonesize` once the job is complete.
 pub(crate) fn set_zonecapacity(d: &mut Draft, c: &Ctx) -> Result<(), JobError> {
     d.spec.target.zonecapacity = Some(c.size()?);
     Ok(())
@@ -141,38 +141,44 @@ impl Draft {
             problem,
         };
         let name = self.spec.name.clone();
+        // fio refuses a capacity above the zone size, and stops a job whose
+        // zone capacity cannot hold one smallest block.
+        let min_bs = u64::from(self.spec.bs[0].min().min(self.spec.bs[1].min()));
         if let Some(cap) = self.spec.target.zonecapacity
             && cap != 0
-            && cap != self.spec.zones.size
+            && self.spec.zones.mode == super::zones::ZoneMode::Zbd
+            && (cap > self.spec.zones.size || cap < min_bs)
         {
             return Err(conflict(
                 self.target_set_at("zonecapacity"),
                 &name,
                 format!(
-                    "zonecapacity={cap} differs from zonesize={}: iolab's emulated zones are \
-                     writable to their end; give zonecapacity equal to zonesize (or 0), or use \
-                     a zoned device through fio",
+                    "zonecapacity={cap} must lie between the smallest block size ({min_bs}) and \
+                     zonesize={} (0: the zone size)",
                     self.spec.zones.size
                 ),
             ));
         }
         if self.spec.target.bs_unaligned
             && self.spec.verify.kind.is_some()
+            && self.spec.rw.pattern == super::Pattern::Rand
             && self
                 .spec
                 .bs
                 .iter()
                 .any(|b| matches!(b, super::spec::BlockSizes::Range { min, max } if min != max))
         {
-            // iolab's verifier finds written blocks on the range's smallest
-            // size; sizes of any byte count would be checked at the wrong
-            // offsets.
+            // A sequential job's blocks follow one another and each is
+            // verified at its own offset and length; iolab's random offsets
+            // with sizes of any byte count overlap earlier blocks, which the
+            // verifier then skips, so it would check fewer blocks than fio.
             return Err(conflict(
                 self.target_set_at("bs_unaligned"),
                 &name,
-                "bs_unaligned=1 with a bsrange and verify: iolab cannot verify blocks of any \
-                 byte count (it finds written blocks on multiples of the range's smallest \
-                 size); drop bs_unaligned, or list the sizes with bssplit="
+                "bs_unaligned=1 with a bsrange, verify and random offsets: iolab's random \
+                 blocks of any byte count overlap earlier ones, which verification then \
+                 skips (fio checks every block); use a sequential rw=, drop bs_unaligned, or \
+                 list the sizes with bssplit="
                     .into(),
             ));
         }

@@ -442,6 +442,21 @@ impl Generator {
                 None if self.next_pass(true) && self.within_limits() => self.seq_offset(d, b, len),
                 None => None,
             },
+            (Pattern::Seq, zones::Zones::Zbd(_)) if b == 1 => {
+                // fio: a sequential write at a zone's capacity moves on to the
+                // zone's end; past the region's end, the pass's offsets ran out.
+                let skip = match &self.zones {
+                    zones::Zones::Zbd(z) => z.past_capacity(self.seq_pos[d]),
+                    _ => None,
+                };
+                if let Some(end) = skip {
+                    self.seq_pos[d] = end;
+                    if end >= self.len && !(self.next_pass(true) && self.within_limits()) {
+                        return None;
+                    }
+                }
+                Some(self.zoned_seq_offset(d, a, *len))
+            }
             (Pattern::Seq, _) => Some(self.zoned_seq_offset(d, a, *len)),
             (Pattern::Rand, zones::Zones::Strided(_)) => Some(self.strided_rand_offset(a, *len)),
             (Pattern::Rand, _) => Some(self.rand_offset(d, b, a, len)),

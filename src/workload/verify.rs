@@ -11,7 +11,8 @@
 //!
 //! What was written where is kept in a [`BlockMap`] sized from size/unit before
 //! the clock starts (the unit is the greatest common divisor of the job's block
-//! sizes, so every block starts on a unit). Writes and verify reads that overlap
+//! sizes, so every block starts on a unit; one byte for a `bs_unaligned`
+//! range). Writes and verify reads that overlap
 //! an I/O still in flight are held back (fio's serialize_overlap), so the map is
 //! always the truth about the device once no I/O is outstanding.
 //!
@@ -294,6 +295,14 @@ impl Verifier {
         for b in sizes {
             match b {
                 crate::job::BlockSizes::Fixed(x) => unit = gcd(unit, *x as u64),
+                // bs_unaligned: a range's sizes are any byte count (and a
+                // sequential job's blocks start anywhere), so the map keeps
+                // one entry per byte.
+                crate::job::BlockSizes::Range { min, max }
+                    if job.target.bs_unaligned && min != max =>
+                {
+                    unit = 1
+                }
                 crate::job::BlockSizes::Range { min, .. } => unit = gcd(unit, *min as u64),
                 crate::job::BlockSizes::Split(v) => {
                     for (x, _) in v {

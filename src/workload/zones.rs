@@ -130,6 +130,9 @@ const CLOSED: u32 = u32::MAX;
 #[derive(Debug)]
 pub(crate) struct Zbd {
     zone: u64,
+    /// `zonecapacity`: the writable bytes at the start of each zone (at most
+    /// `zone`); a zone is full there and reads stop at its write pointer.
+    cap: u64,
     region: u64,
     min_bs: u64,
     random: bool,
@@ -168,6 +171,10 @@ impl Zbd {
         };
         Zbd {
             zone,
+            cap: match job.target.zonecapacity {
+                Some(c) if c > 0 => c.min(zone),
+                _ => zone,
+            },
             region,
             min_bs: u64::from(job.bs[0].min().min(job.bs[1].min()).max(1)),
             random: job.rw.pattern == Pattern::Rand,
@@ -202,9 +209,23 @@ impl Zbd {
         ((o / self.zone) as usize).min(self.wp.len() - 1)
     }
 
+    /// Writable bytes of zone `z`: its capacity, or less for a last zone
+    /// the region cuts short.
     #[inline]
     fn zone_len(&self, z: usize) -> u64 {
-        self.zone.min(self.region - z as u64 * self.zone)
+        self.cap.min(self.region - z as u64 * self.zone)
+    }
+
+    /// fio's sequential writes past a zone's capacity: the position jumps to
+    /// the zone's end (the bytes between are never written). `Some(end)`
+    /// when `pos` (a sequential write position) lies past its zone's
+    /// capacity.
+    #[inline]
+    pub(crate) fn past_capacity(&self, pos: u64) -> Option<u64> {
+        if self.cap == self.zone || pos % self.zone < self.cap {
+            return None;
+        }
+        Some((pos / self.zone + 1) * self.zone)
     }
 
     fn try_open(&mut self, z: usize) -> bool {

@@ -1062,15 +1062,18 @@ fn filesize_is_the_one_files_size() {
     assert_eq!((j.size, j.io_size), (Some(1 << 30), Some(4096)));
     let j = &parse("[j]\nfilesize=1m\nsize=4m\n").unwrap().jobs[0];
     assert_eq!((j.size, j.io_size), (Some(1 << 20), None));
-    let e = parse("[j]\nfilesize=1g\nsize=50%\n")
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("t.fio:2") && e.contains("size=N%"), "{e}");
-    let e = parse("[j]\nfilesize=4k-8k\n").unwrap_err().to_string();
-    assert!(
-        e.contains("t.fio:2") && e.contains("one file per job"),
-        "{e}"
-    );
+    // A range, or size=N% beside filesize: each file sized when the job
+    // starts (engine::files::file_sizes); size= stays the job's own.
+    let j = &parse("[j]\nfilesize=1g\nsize=50%\n").unwrap().jobs[0];
+    let s = j.files.sizes.unwrap();
+    assert_eq!((s.low, s.high, s.percent), (1 << 30, 1 << 30, Some(50)));
+    assert_eq!((j.size, j.size_percent), (None, None));
+    let j = &parse("[j]\nfilesize=8k-4k\nsize=1m\n").unwrap().jobs[0];
+    let s = j.files.sizes.unwrap();
+    assert_eq!((s.low, s.high, s.percent), (4096, 8192, None));
+    assert_eq!(j.size, Some(1 << 20));
+    let e = parse("[j]\nfilesize=4k-x\n").unwrap_err().to_string();
+    assert!(e.contains("t.fio:2") && e.contains("filesize"), "{e}");
     let e = parse("[j]\nfilesize=0\n").unwrap_err().to_string();
     assert!(e.contains("greater than zero"), "{e}");
 }

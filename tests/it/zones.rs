@@ -275,3 +275,86 @@ fn bad_zone_options_are_named() {
         }
     }
 }
+
+/// `zonecapacity` below `zonesize`: a sequential writer fills each zone to
+/// its capacity and moves on to the next zone, with fio's offsets; a random
+/// writer stays below the capacities and resets full zones.
+#[test]
+fn zone_capacity_stops_writes_as_fios_emulated_zones_do() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = scratch(dir.path(), "c", 4 * MIB);
+    let zbd = [
+        "--bs=64k",
+        "--zonemode=zbd",
+        "--zonesize=1m",
+        "--zonecapacity=768k",
+    ];
+    let job = |extra: &[&'static str]| -> Vec<&'static str> {
+        let mut v = zbd.to_vec();
+        v.extend_from_slice(extra);
+        v
+    };
+    // One pass: the first 768 KiB of each of the four zones (fio 3.33's
+    // write_iolog lists exactly these).
+    let want: Vec<Io> = (0..4u64)
+        .flat_map(|z| (0..12u64).map(move |b| (true, z * MIB + b * 64 * KIB, 64 * KIB)))
+        .collect();
+    assert_eq!(iolab_ios(dir.path(), &file, &job(&["--rw=write"])), want);
+    // loops=2: the second pass resets each zone and writes it again.
+    let twice = iolab_ios(dir.path(), &file, &job(&["--rw=write", "--loops=2"]));
+    assert_eq!(twice, [want.clone(), want.clone()].concat());
+    // A random writer: every write below its zone's capacity, at the write
+    // pointer; full zones are reset.
+    let rand = iolab_ios(dir.path(), &file, &job(&["--rw=randwrite"]));
+    assert_eq!(rand.iter().map(|i| i.2).sum::<u64>(), 4 * MIB);
+    let mut wp = [0u64; 4];
+    let mut resets = 0;
+    for &(w, off, len) in &rand {
+        assert!(w);
+        let z = (off / MIB) as usize;
+        if wp[z] == 768 * KIB {
+            wp[z] = 0;
+            resets += 1;
+        }
+        assert_eq!(
+            off,
+            z as u64 * MIB + wp[z],
+            "write at {off} not at the write pointer"
+        );
+        wp[z] += len;
+        assert!(
+            wp[z] <= 768 * KIB,
+            "write at {off} past the zone's capacity"
+        );
+    }
+    assert!(resets > 0, "4 MiB over 3 MiB of capacity resets zones");
+    // Reads of a mixed job stay below the write pointers, so below capacity.
+    let mixed = iolab_ios(dir.path(), &file, &job(&["--rw=randrw"]));
+    assert!(
+        mixed
+            .iter()
+            .all(|&(_, off, len)| off % MIB + len <= 768 * KIB),
+        "an I/O past a zone's capacity"
+    );
+    // A capacity above the zone size is an error naming the option.
+    let (code, _, err) = iolab_run(&[
+        format!("--filename={file}"),
+        "--name=c".into(),
+        "--rw=write".into(),
+        "--zonemode=zbd".into(),
+        "--zonesize=1m".into(),
+        "--zonecapacity=2m".into(),
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("zonecapacity"), "{err}");
+
+    if !ready(&[Need::Fio]) {
+        return;
+    }
+    for extra in [&["--rw=write"][..], &["--rw=write", "--io_size=8m"]] {
+        let opts = job(extra);
+        let theirs = fio_ios(dir.path(), &file, &opts);
+        let ours = iolab_ios(dir.path(), &file, &opts);
+        assert_eq!(ours, theirs, "offsets differ from fio's for {opts:?}");
+    }
+}

@@ -339,6 +339,22 @@ impl Worker {
                         }
                     },
                 };
+                // unlink_each_loop: a new pass starts on fresh files, made
+                // once the last pass's requests are all complete.
+                if let Some(r) = s.relayout.as_deref_mut()
+                    && (r.due || s.generator.take_new_loop())
+                {
+                    if s.outstanding > 0 {
+                        r.due = true;
+                        s.pending = Some(io);
+                        break;
+                    }
+                    r.due = false;
+                    if let Err(e) = r.run() {
+                        relayout_failed(s, &e);
+                        break;
+                    }
+                }
                 if s.verify.as_ref().is_some_and(|v| v.blocked(&io))
                     || (s.serialize_overlap
                         && overlaps_in_flight(&self.slots, si as u16, s.generator.file(), &io))
@@ -645,4 +661,13 @@ fn apply_lat_verdict(v: crate::engine::lat_target::Verdict, s: &mut Stream, now:
         }
         Verdict::Done => s.end_ns = now,
     }
+}
+
+/// `unlink_each_loop` could not make the files again: the job stops with
+/// the error, as fio's does when its next loop cannot open them.
+#[cold]
+fn relayout_failed(s: &mut Stream, e: &std::io::Error) {
+    eprintln!("iolab: unlink_each_loop: {e}");
+    s.note_error(e.raw_os_error().unwrap_or(libc::EIO));
+    s.stop();
 }

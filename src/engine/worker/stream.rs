@@ -156,6 +156,9 @@ pub struct Stream {
     pub max_lat: crate::measure::max_latency::MaxLatency,
     /// `serialize_overlap`: a request overlapping one in flight waits for it.
     pub serialize_overlap: bool,
+    /// `unlink_each_loop` over several passes: the files made again between
+    /// them (`engine::files::Relayout`).
+    pub relayout: Option<Box<crate::engine::files::Relayout>>,
 }
 
 impl Stream {
@@ -216,6 +219,7 @@ impl Stream {
             flow: Default::default(),
             max_lat: Default::default(),
             serialize_overlap: false,
+            relayout: None,
         }
     }
 
