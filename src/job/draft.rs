@@ -16,8 +16,6 @@ pub(crate) struct Draft {
     pub(crate) prioclass: Option<u16>,
     /// `filesize=`: the job's one file; its size unless `size=` is given.
     pub(crate) filesize: Option<u64>,
-    /// `fdatasync=N` (becomes the job's periodic sync in `check_control`).
-    pub(crate) fdatasync: u32,
     /// Notes of the cross-option checks: (option, the sentence after
     /// "OPTION is accepted, but "), where fio takes a combination silently
     /// and iolab runs it as fio does (`Draft::note`).

@@ -674,6 +674,7 @@ fn read_io(offset: u64, len: u32) -> NextIo {
         offset,
         len,
         class: Class::Read,
+        flush: Default::default(),
     }
 }
 
@@ -809,6 +810,7 @@ mod tests {
             offset: 0,
             len: 4096,
             class: Class::AsyncWrite,
+            flush: Default::default(),
         };
         assert!(v.loop_ended(next));
         assert_eq!(v.step(1), Step::Wait);
