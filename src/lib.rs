@@ -193,7 +193,9 @@ pub mod results {
 /// defaults). This one completes every command as soon as it is committed:
 ///
 /// ```
-/// use iolab::backend::{Caps, Class, Completion, DevResult, IoCmd, Op, Queue, Queued, Wait};
+/// use iolab::backend::{
+///     Caps, Class, Completion, DevResult, Flush, IoCmd, Op, Queue, Queued, Wait,
+/// };
 ///
 /// /// A device with no latency: commit completes what was queued.
 /// struct Instant {
@@ -239,6 +241,7 @@ pub mod results {
 ///     file: 0,
 ///     ioprio: 0,
 ///     class: Class::Read,
+///     flush: Flush::Full,
 /// };
 /// assert_eq!(q.queue(&cmd)?, Queued::Pending);
 /// assert_eq!(q.commit()?, 1);
@@ -250,7 +253,7 @@ pub mod results {
 pub mod backend {
     pub use crate::device::null::FaultCounts;
     pub use crate::device::{BackendStats, Caps, DevResult, DeviceError, Queue, Queued, Wait};
-    pub use crate::request::{Class, Completion, IoCmd, Op};
+    pub use crate::request::{Class, Completion, Flush, IoCmd, Op};
 }
 
 /// The `iolab` command line (`src/main.rs` calls this and nothing else):

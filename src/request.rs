@@ -43,6 +43,28 @@ impl Op {
     }
 }
 
+/// What an [`Op::Fsync`] request flushes: fio's three sync directions
+/// (`fsync=N`, `fdatasync=N`, `sync_file_range=FLAGS:N`), chosen per request
+/// because a job may ask for all three, each on its own count of writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Flush {
+    /// fsync(2): the file's data and metadata.
+    #[default]
+    Full,
+    /// fdatasync(2): the data and only the metadata needed to read it back.
+    Data,
+    /// sync_file_range(2) with these SYNC_FILE_RANGE_* `flags` over `len`
+    /// bytes from the command's `offset` (what the job wrote to the file since
+    /// its last sync, as fio tracks it).
+    Range {
+        /// SYNC_FILE_RANGE_WAIT_BEFORE / _WRITE / _WAIT_AFTER.
+        flags: u32,
+        /// Bytes from `IoCmd::offset`; the engine never sends 0 (to the
+        /// file's end), it completes an empty range itself as fio does.
+        len: u64,
+    },
+}
+
 /// Request class (study 003). Order is priority: lower value = more urgent.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
@@ -128,6 +150,8 @@ pub struct IoCmd {
     pub ioprio: u16,
     /// The request's class (the host scheduler orders by it).
     pub class: Class,
+    /// What an `Op::Fsync` flushes ([`Flush::Full`] for every other op).
+    pub flush: Flush,
 }
 
 // SAFETY: an IoCmd only carries a pointer into a buffer owned by the worker thread

@@ -95,6 +95,7 @@ fn per_request_path_does_not_allocate() {
                     file: 0,
                     ioprio: 0,
                     class: Class::Read,
+                    flush: Default::default(),
                 };
                 match d.queue(&c).unwrap() {
                     Queued::Pending => nfree -= 1,

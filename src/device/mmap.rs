@@ -10,7 +10,7 @@
 //!   (MADV_HUGEPAGE), and so does iolab: such writes stay in this process;
 //! - it is advised sequential or random by the job's pattern (fio's
 //!   `fadvise_hint=1`);
-//! - an `Op::Fsync` (fio `fsync=N`) is msync(MS_SYNC) of the whole mapping;
+//! - an `Op::Fsync` (fio `fsync=N`, `fdatasync=N`) is msync(MS_SYNC) of the whole mapping;
 //! - with `direct=1` (which a mapping cannot honour) every read and write is
 //!   followed by msync(MS_SYNC) of its range, fio's "not really direct";
 //! - a trim is a punched hole or BLKDISCARD on the descriptor ([`super::trim`]).

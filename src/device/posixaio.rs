@@ -20,7 +20,7 @@ use std::os::fd::RawFd;
 use super::trim::{self, TrimKind};
 use super::{BackendStats, Caps, Completion, DevResult, DeviceError, Queue, Queued, Wait};
 use crate::measure::clock;
-use crate::request::{IoCmd, Op};
+use crate::request::{Flush, IoCmd, Op};
 
 /// One posixaio queue on the job's files.
 pub struct Posixaio {
@@ -34,7 +34,6 @@ pub struct Posixaio {
     suspend: Vec<*const libc::aiocb>,
     /// Queued since the last commit (glibc took them at queue time).
     since_commit: u32,
-    datasync: bool,
     stats: BackendStats,
 }
 
@@ -46,7 +45,7 @@ unsafe impl Send for Posixaio {}
 impl Posixaio {
     /// `fd` is borrowed: it must stay open for the life of the queue. `entries`
     /// bounds the slots (`IoCmd::slot` < entries).
-    pub fn new(fd: RawFd, entries: u32, datasync: bool) -> DevResult<Self> {
+    pub fn new(fd: RawFd, entries: u32) -> DevResult<Self> {
         // SAFETY: F_GETFD only checks that the descriptor is open.
         if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
             return Err(DeviceError::last_os(format!("posixaio: fd {fd}")));
@@ -64,7 +63,6 @@ impl Posixaio {
             in_flight: Vec::with_capacity(entries as usize),
             suspend: Vec::with_capacity(entries as usize),
             since_commit: 0,
-            datasync,
             stats: BackendStats::default(),
         })
     }
@@ -186,8 +184,10 @@ impl Queue for Posixaio {
             match cmd.op {
                 Op::Read => libc::aio_read(cb),
                 Op::Write => libc::aio_write(cb),
+                // The command's kind: O_DSYNC for an fdatasync (fio's
+                // posixaio passes O_SYNC for every kind).
                 _ => libc::aio_fsync(
-                    if self.datasync {
+                    if cmd.flush == Flush::Data {
                         libc::O_DSYNC
                     } else {
                         libc::O_SYNC

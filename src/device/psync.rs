@@ -10,7 +10,7 @@ use std::os::fd::RawFd;
 use super::perform::Perform;
 use super::trim::{self, TrimKind};
 use super::{BackendStats, Completion, DevResult, DeviceError};
-use crate::request::{IoCmd, Op};
+use crate::request::{Flush, IoCmd, Op};
 
 /// The options of fio's pvsync2 list a job may set only with pvsync2 (or
 /// another engine that has them).
@@ -60,11 +60,6 @@ pub struct PsyncFlags {
     /// RWF_NOWAIT: fail with EAGAIN instead of blocking (only when asked; a
     /// benchmark normally wants every I/O done).
     pub nowait: bool,
-    /// `Op::Fsync` runs fdatasync instead of fsync (fio `fdatasync=N`).
-    pub datasync: bool,
-    /// Nonzero: `Op::Fsync` runs sync_file_range(2) over the whole file with
-    /// these flags (fio `sync_file_range=`).
-    pub sync_range: u32,
     /// RWF_DONTCACHE on buffered reads and writes (fio `uncached`).
     pub uncached: bool,
     /// With `hipri`: the share of requests (0-100) that carry RWF_HIPRI
@@ -86,8 +81,6 @@ pub struct Psync {
     /// this share, from `rng` (xorshift; no system call). 0: never drawn.
     hipri_share: u32,
     rng: u64,
-    datasync: bool,
-    sync_range: u32,
     stats: BackendStats,
 }
 
@@ -135,8 +128,6 @@ impl Psync {
             rwf_write: rwf | if flags.atomic { libc::RWF_ATOMIC } else { 0 },
             hipri_share: if flags.hipri && share < 100 { share } else { 0 },
             rng: 0x9E37_79B9_7F4A_7C15,
-            datasync: flags.datasync,
-            sync_range: flags.sync_range,
             stats: BackendStats::default(),
         })
     }
@@ -166,8 +157,6 @@ impl Psync {
             vectored: self.vectored,
             rwf: self.rwf | hipri,
             rwf_write: self.rwf_write | hipri,
-            datasync: self.datasync,
-            range: self.sync_range,
             trim: self.files.trim_kind(file),
         }
     }
@@ -184,10 +173,6 @@ pub struct SyncCall {
     /// RWF_* flags of reads, and of writes.
     pub rwf: libc::c_int,
     pub rwf_write: libc::c_int,
-    /// `Op::Fsync` runs fdatasync.
-    pub datasync: bool,
-    /// Nonzero: `Op::Fsync` runs sync_file_range with these flags instead.
-    pub range: u32,
     /// How `Op::Trim` is done on `fd`.
     pub trim: TrimKind,
 }
@@ -223,8 +208,7 @@ impl SyncCall {
                 unsafe { libc::pwritev2(fd, &iov, 1, off, self.rwf_write) }
             }
             (Op::Trim, _) => trim::perform(fd, self.trim, cmd.offset, cmd.len),
-            (Op::Fsync, _) if self.range != 0 => sync_range(fd, self.range),
-            (Op::Fsync, _) => flush(fd, self.datasync),
+            (Op::Fsync, _) => flush(fd, cmd),
         }
     }
 
@@ -239,21 +223,12 @@ impl SyncCall {
     /// path `adaptive` takes on a queue whose own path detours (io_uring's
     /// io-wq punts, buffered AIO). No device timestamps: there is no device
     /// queue between submit and completion.
-    pub fn inline(
-        fd: RawFd,
-        datasync: bool,
-        range: u32,
-        trim: TrimKind,
-        cmd: &IoCmd,
-        calls: &mut u64,
-    ) -> Completion {
+    pub fn inline(fd: RawFd, trim: TrimKind, cmd: &IoCmd, calls: &mut u64) -> Completion {
         let call = SyncCall {
             fd,
             vectored: false,
             rwf: 0,
             rwf_write: 0,
-            datasync,
-            range,
             trim,
         };
         Completion {
@@ -265,24 +240,22 @@ impl SyncCall {
     }
 }
 
-/// fsync, or fdatasync when `datasync`; returns 0 or -1 like the calls.
-pub(crate) fn flush(fd: RawFd, datasync: bool) -> isize {
-    let rc = if datasync {
+/// The sync an `Op::Fsync` command asks for ([`Flush`]): fsync, fdatasync,
+/// or sync_file_range over the command's range; returns 0 or -1 like the
+/// calls.
+pub(crate) fn flush(fd: RawFd, cmd: &IoCmd) -> isize {
+    let rc = match cmd.flush {
         // SAFETY: takes only a descriptor number and touches no memory of
         // ours; a closed one gives EBADF.
-        unsafe { libc::fdatasync(fd) }
-    } else {
-        // SAFETY: as fdatasync.
-        unsafe { libc::fsync(fd) }
+        Flush::Full => unsafe { libc::fsync(fd) },
+        // SAFETY: as fsync.
+        Flush::Data => unsafe { libc::fdatasync(fd) },
+        // SAFETY: a descriptor and integers, as fsync.
+        Flush::Range { flags, len } => unsafe {
+            libc::sync_file_range(fd, cmd.offset as libc::off64_t, len as libc::off64_t, flags)
+        },
     };
     rc as isize
-}
-
-/// sync_file_range(2) from offset 0 to the end of the file with `flags`
-/// (SYNC_FILE_RANGE_*); returns 0 or -1 like the call.
-pub(crate) fn sync_range(fd: RawFd, flags: u32) -> isize {
-    // SAFETY: a plain call on a descriptor; a closed one gives EBADF.
-    unsafe { libc::sync_file_range(fd, 0, 0, flags) as isize }
 }
 
 /// Run one system call (returning bytes or -1 with errno) until a signal does not

@@ -45,13 +45,12 @@ impl SpaceKind {
 pub struct Space {
     files: super::files::FileTable,
     kind: SpaceKind,
-    datasync: bool,
     stats: BackendStats,
 }
 
 impl Space {
     /// `fd` is borrowed: it must stay open for the life of the queue.
-    pub fn new(fd: RawFd, kind: SpaceKind, datasync: bool) -> DevResult<Self> {
+    pub fn new(fd: RawFd, kind: SpaceKind) -> DevResult<Self> {
         // SAFETY: F_GETFD only checks that the descriptor is open.
         if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
             return Err(DeviceError::last_os(format!(
@@ -62,7 +61,6 @@ impl Space {
         Ok(Space {
             files: super::files::FileTable::one(fd),
             kind,
-            datasync,
             stats: BackendStats::default(),
         })
     }
@@ -73,7 +71,7 @@ impl Space {
         let off = cmd.offset as libc::off_t;
         let len = cmd.len as libc::off_t;
         if cmd.op == Op::Fsync {
-            return retry_eintr(calls, || flush(fd, self.datasync));
+            return retry_eintr(calls, || flush(fd, cmd));
         }
         let r = match (self.kind, cmd.op) {
             (SpaceKind::Falloc, op) => {

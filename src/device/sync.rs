@@ -47,9 +47,6 @@ pub struct SyncIo {
     /// The file `pos` is about.
     pos_file: u16,
     kind: SyncKind,
-    datasync: bool,
-    /// Nonzero: `Op::Fsync` runs sync_file_range with these flags.
-    sync_range: u32,
     /// The descriptor's file position as this queue last left it; `None` when
     /// unknown (at start, and after an error), which forces an lseek.
     pos: Option<u64>,
@@ -61,8 +58,8 @@ pub struct SyncIo {
 impl SyncIo {
     /// `fd` is borrowed: it must stay open for the life of this queue, and nothing
     /// else may move its file position (the queue remembers where it left it).
-    /// `datasync`: `Op::Fsync` runs fdatasync (fio `fdatasync=N`).
-    pub fn new(fd: RawFd, kind: SyncKind, datasync: bool) -> DevResult<Self> {
+    /// An `Op::Fsync` runs the sync its command names (`IoCmd::flush`).
+    pub fn new(fd: RawFd, kind: SyncKind) -> DevResult<Self> {
         // SAFETY: F_GETFD only checks that the descriptor is open.
         if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
             return Err(DeviceError::last_os(format!(
@@ -74,8 +71,6 @@ impl SyncIo {
             files: super::files::FileTable::one(fd),
             pos_file: 0,
             kind,
-            datasync,
-            sync_range: 0,
             pos: None,
             seeks: 0,
             stats: BackendStats::default(),
@@ -87,13 +82,6 @@ impl SyncIo {
     #[cfg(any(test, feature = "testing"))]
     pub fn seeks(&self) -> u64 {
         self.seeks
-    }
-
-    /// `Op::Fsync` runs sync_file_range(2) over the whole file with `flags`
-    /// (fio `sync_file_range=`; 0 keeps fsync/fdatasync).
-    pub fn with_sync_range(mut self, flags: u32) -> Self {
-        self.sync_range = flags;
-        self
     }
 
     fn call(&mut self, cmd: &IoCmd) -> i64 {
@@ -118,10 +106,7 @@ impl SyncIo {
             });
         }
         if cmd.op == Op::Fsync {
-            if self.sync_range != 0 {
-                return retry_eintr(calls, || super::psync::sync_range(fd, self.sync_range));
-            }
-            return retry_eintr(calls, || flush(fd, self.datasync));
+            return retry_eintr(calls, || flush(fd, cmd));
         }
         if self.kind == SyncKind::Vectored {
             let off = cmd.offset as libc::off_t;

@@ -131,6 +131,7 @@ mod tests {
             file: 0,
             ioprio: 0,
             class: Class::Read,
+            flush: Default::default(),
         }
     }
 
@@ -164,7 +165,7 @@ mod tests {
         let fd = f.as_raw_fd();
         let others: Vec<Box<dyn Queue>> = vec![
             Box::new(Psync::new(fd, false, PsyncFlags::default()).unwrap()),
-            Box::new(SyncIo::new(fd, SyncKind::Lseek, false).unwrap()),
+            Box::new(SyncIo::new(fd, SyncKind::Lseek).unwrap()),
         ];
         for b in others {
             let name = b.name();

@@ -104,9 +104,17 @@ impl Hooks {
     /// A request is handed to the backend: `write_iolog`'s line, when a job
     /// asks for one (one branch when none does).
     #[inline(always)]
-    pub fn issued(&mut self, stream: u16, file: u16, op: Op, offset: u64, len: u32) {
+    pub fn issued(
+        &mut self,
+        stream: u16,
+        file: u16,
+        op: Op,
+        flush: crate::request::Flush,
+        offset: u64,
+        len: u32,
+    ) {
         if let Some(t) = self.tracelog.as_deref_mut() {
-            t.issued(stream, file, op, offset, len);
+            t.issued(stream, file, op, flush, offset, len);
         }
     }
 

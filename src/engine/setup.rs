@@ -242,7 +242,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
     let writes = first.ioengine == Engine::Falloc
         || placed
             .iter()
-            .any(|p| jobs[p.job].rw.dir != Direction::Read || jobs[p.job].fsync > 0)
+            .any(|p| jobs[p.job].rw.dir != Direction::Read || jobs[p.job].syncs_writes())
         || replays.iter().flatten().any(Trace::writes);
 
     // numa_mem_policy: the buffers are first touched under the job's policy.
@@ -549,6 +549,7 @@ fn prepare_stream(
     let pacer = Pacer::new(job, 0);
     let mut stream = Stream::new(generator, pacer, job.iodepth, job.ioprio, rec);
     stream.runtime_ns = job.runtime.map(dur_ns);
+    stream.track_files(regions.len());
     // A file set is invalidated once, above; pre_read keeps the cache warm.
     if let (Some(t), false, 1, false, true) = (
         target,
@@ -843,8 +844,6 @@ fn file_queue(
                 engine == Engine::Pvsync2,
                 PsyncFlags {
                     hipri: first.backend.flags.hipri,
-                    datasync: first.syncs.datasync,
-                    sync_range: first.syncs.range_flags,
                     nowait: first.backend.flags.nowait,
                     uncached: first.backend.flags.uncached && !first.direct,
                     hipri_percentage: Some(first.backend.pvsync2.hipri_percentage),
@@ -859,11 +858,7 @@ fn file_queue(
                 Engine::Vsync => SyncKind::LseekVectored,
                 _ => SyncKind::Vectored,
             };
-            Box::new(
-                SyncIo::new(fd, kind, first.syncs.datasync)
-                    .map_err(backend_err)?
-                    .with_sync_range(first.syncs.range_flags),
-            )
+            Box::new(SyncIo::new(fd, kind).map_err(backend_err)?)
         }
         Engine::Mmap => {
             let job_reads = placed.iter().any(|p| jobs[p.job].rw.dir.issues()[0]);
@@ -876,16 +871,14 @@ fn file_queue(
             };
             Box::new(Mmap::new(fd, opts).map_err(backend_err)?)
         }
-        Engine::Posixaio => {
-            Box::new(Posixaio::new(fd, nslots, first.syncs.datasync).map_err(backend_err)?)
-        }
+        Engine::Posixaio => Box::new(Posixaio::new(fd, nslots).map_err(backend_err)?),
         Engine::Falloc | Engine::Ftruncate => {
             let kind = if engine == Engine::Falloc {
                 SpaceKind::Falloc
             } else {
                 SpaceKind::Ftruncate
             };
-            Box::new(Space::new(fd, kind, first.syncs.datasync).map_err(backend_err)?)
+            Box::new(Space::new(fd, kind).map_err(backend_err)?)
         }
         Engine::Libaio => {
             // Completions are read from the AIO ring in user space
@@ -898,7 +891,6 @@ fn file_queue(
                 // the context holds each call to them as well.
                 batch_submit: fill.submit,
                 batch_complete_max: fill.complete_max,
-                datasync: first.syncs.datasync,
                 userspace_reap: first.backend.libaio.reaps_in_user_space(),
                 ring_only: first.backend.libaio.ring_only(),
                 rw_flags: engine_rw_flags(first),
@@ -921,8 +913,6 @@ fn file_queue(
                 } else {
                     None
                 },
-                datasync: first.syncs.datasync,
-                sync_range: first.syncs.range_flags,
                 sqpoll_cpu: first.backend.uring.sqthread_poll_cpu,
                 rw_flags: engine_rw_flags(first),
                 atomic_writes: first.backend.flags.atomic,

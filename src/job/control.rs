@@ -2,7 +2,8 @@
 //! (`startdelay`), which jobs stop with it (`exitall`, `exit_what`,
 //! `exitall_on_error`), which errors it survives (`ignore_error`), per-request
 //! priorities (`cmdprio_percentage`, `cmdprio_class`, `cmdprio`) and the syncs
-//! beside `fsync=N` (`fdatasync`, `end_fsync`, `fsync_on_close`).
+//! beside `fsync=N` (`fdatasync`, `sync_file_range`, `end_fsync`,
+//! `fsync_on_close`).
 //!
 //! The value parsers and cross-option checks are `job::control_opts`; the
 //! engine side (sleeping the delay, the stop flag, the per-request choice)
@@ -132,14 +133,16 @@ pub struct FlowSpec {
 /// Syncs besides `fsync=N`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct SyncSpec {
-    /// `fdatasync=N`: the job's periodic syncs (spec.fsync) are fdatasync.
-    pub datasync: bool,
+    /// `fdatasync=N`: an fdatasync every N writes (0 = never), counted apart
+    /// from `fsync=N` as fio counts it.
+    pub fdatasync: u32,
     /// `end_fsync`: fsync the file once the job's I/O is done.
     pub end_fsync: bool,
     /// `fsync_on_close`: fsync the file when the job closes it.
     pub fsync_on_close: bool,
-    /// `sync_file_range=FLAGS:N`: SYNC_FILE_RANGE_* flags (0 = not used) ...
+    /// `sync_file_range=FLAGS:N`: SYNC_FILE_RANGE_* flags ...
     pub range_flags: u32,
-    /// ... and every how many writes (becomes the job's periodic sync).
+    /// ... and every how many writes (0 = never): over the range of the file
+    /// written since its last sync.
     pub range_every: u32,
 }

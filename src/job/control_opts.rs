@@ -247,7 +247,7 @@ impl Draft {
     }
 
     /// Rules between the options of this module and the rest of the job, and
-    /// what they derive (`fdatasync=N` becomes the job's periodic sync).
+    /// what they derive.
     pub(crate) fn check_control(&mut self, section_at: &str) -> Result<(), JobError> {
         self.check_syncs(section_at)?;
         self.note_numa_over_cpus();
@@ -256,7 +256,9 @@ impl Draft {
         Ok(())
     }
 
-    /// The periodic syncs (one kind per job) and what each engine can sync.
+    /// The periodic syncs and what each engine can sync. `fsync=N`,
+    /// `fdatasync=N` and `sync_file_range=F:N` go together, each on its own
+    /// count of writes, as in fio (`workload::generator`).
     fn check_syncs(&mut self, section_at: &str) -> Result<(), JobError> {
         let conflict = |at: Option<&str>, job: &str, problem: String| JobError::Conflict {
             at: at.unwrap_or(section_at).to_string(),
@@ -264,53 +266,28 @@ impl Draft {
             problem,
         };
         let name = self.spec.name.clone();
-        if let Some(at) = self.control_set_at("fdatasync") {
-            if self.control_set_at("fsync").is_some() && self.spec.fsync > 0 {
-                return Err(conflict(
-                    Some(at),
-                    &name,
-                    "fsync and fdatasync both set a periodic sync: iolab issues one kind per \
-                     job; keep one of them"
-                        .into(),
-                ));
-            }
-            self.spec.fsync = self.fdatasync;
-            self.spec.syncs.datasync = self.fdatasync > 0;
-        }
-        if let Some(at) = self.control_set_at("sync_file_range") {
-            let other = ["fsync", "fdatasync"]
-                .into_iter()
-                .find(|o| self.control_set_at(o).is_some() && self.spec.fsync > 0);
-            if let Some(o) = other {
-                return Err(conflict(
-                    Some(at),
-                    &name,
-                    format!(
-                        "{o} and sync_file_range both set a periodic sync: iolab issues one kind \
-                         per job; keep one of them"
-                    ),
-                ));
-            }
-            if !matches!(
+        if let Some(at) = self.control_set_at("sync_file_range")
+            && self.spec.syncs.range_every > 0
+            && !matches!(
                 self.spec.ioengine,
                 Engine::Psync
                     | Engine::Pvsync2
                     | Engine::Sync
                     | Engine::Vsync
                     | Engine::Pvsync
+                    | Engine::Libaio
                     | Engine::IoUring
-            ) {
-                return Err(conflict(
-                    Some(at),
-                    &name,
-                    format!(
-                        "sync_file_range has no ioengine={} command: use a synchronous engine \
-                         (psync, sync, ...) or io_uring (IORING_OP_SYNC_FILE_RANGE)",
-                        self.spec.ioengine.fio_name()
-                    ),
-                ));
-            }
-            self.spec.fsync = self.spec.syncs.range_every;
+            )
+        {
+            return Err(conflict(
+                Some(at),
+                &name,
+                format!(
+                    "sync_file_range has no ioengine={} command: use a synchronous engine \
+                     (psync, sync, ...), libaio or io_uring (IORING_OP_SYNC_FILE_RANGE)",
+                    self.spec.ioengine.fio_name()
+                ),
+            ));
         }
         let s = &self.spec;
         if s.ioengine == Engine::Null {

@@ -18,8 +18,6 @@ pub(crate) struct Draft {
     pub(crate) filesize: Option<u64>,
     /// `filesize=LOW-HIGH`: the range each file's size is drawn from.
     pub(crate) filesize_range: Option<(u64, u64)>,
-    /// `fdatasync=N` (becomes the job's periodic sync in `check_control`).
-    pub(crate) fdatasync: u32,
     /// Notes of the cross-option checks: (option, the sentence after
     /// "OPTION is accepted, but "), where fio takes a combination silently
     /// and iolab runs it as fio does (`Draft::note`).

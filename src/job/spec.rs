@@ -629,6 +629,12 @@ impl LogSpec {
 }
 
 impl JobSpec {
+    /// The job syncs its writes every N of them: `fsync=N`, `fdatasync=N`
+    /// or `sync_file_range=F:N`.
+    pub fn syncs_writes(&self) -> bool {
+        self.fsync > 0 || self.syncs.fdatasync > 0 || self.syncs.range_every > 0
+    }
+
     /// Trims' block sizes: their own (`bs=4k,4k,8k`), or the write's.
     pub fn trim_bs(&self) -> &BlockSizes {
         self.bs_trim.as_ref().unwrap_or(&self.bs[1])

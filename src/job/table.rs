@@ -1022,12 +1022,17 @@ pub static OPTIONS: &[OptionDef] = &[
         d.spec.randseed = c.int(0, u64::MAX)?;
         Ok(())
     }),
-    OptionDef::new("fsync", S::IoType, "fsync every N writes (0: never)")
-        .expects("a count of writes, 0 = never")
-        .set(|d, c| {
-            d.spec.fsync = c.int(0, u64::from(u32::MAX))? as u32;
-            Ok(())
-        }),
+    OptionDef::new(
+        "fsync",
+        S::IoType,
+        "fsync every N writes (0: never), before the next request: none \
+         follows the job's last write",
+    )
+    .expects("a count of writes, 0 = never")
+    .set(|d, c| {
+        d.spec.fsync = c.int(0, u64::from(u32::MAX))? as u32;
+        Ok(())
+    }),
     OptionDef::new(
         "sync",
         S::IoType,
@@ -1098,15 +1103,13 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef::new(
         "fdatasync",
         S::IoType,
-        "fdatasync every N writes (0: never); not with fsync=N",
-    )
-    .stricter(
-        "fsync=N and fdatasync=N together are refused (iolab issues \
-         one kind of periodic sync per job)",
+        "fdatasync every N writes (0: never), counted apart from \
+         fsync=N: when both fall due on one write, that write is \
+         followed by the fsync alone",
     )
     .expects("a count of writes, 0 = never")
     .set(|d, c| {
-        d.fdatasync = c.int(0, u64::from(u32::MAX))? as u32;
+        d.spec.syncs.fdatasync = c.int(0, u64::from(u32::MAX))? as u32;
         Ok(())
     }),
     OptionDef::new(
@@ -1133,11 +1136,9 @@ pub static OPTIONS: &[OptionDef] = &[
         "sync_file_range",
         S::IoType,
         "sync_file_range(2) every N writes with flags wait_before, \
-         write, wait_after (FLAGS:N); psync/sync engines and io_uring",
-    )
-    .noted(
-        "iolab syncs the whole file (offset 0, length 0) each time, \
-         where fio syncs the range written since the last call",
+         write, wait_after (FLAGS:N), over the range of the file \
+         written since its last sync; psync/sync engines, libaio (a \
+         synchronous call) and io_uring",
     )
     .expects(super::control_opts::RANGE_VALID)
     .set(|d, c| {

@@ -196,6 +196,7 @@ fn probe_uring_punt(fd: RawFd, len: u32) -> Outcome {
         file: 0,
         ioprio: 0,
         class: Class::Read,
+        flush: Default::default(),
     };
     let mut out = [Completion::default(); 1];
     let run = (|| -> DevResult<()> {

@@ -4,7 +4,7 @@
 //! accounting of what was issued.
 
 use crate::job::{BlockSizes, Direction, JobSpec, Pattern, RandomDist, RwSuffix};
-use crate::request::{Class, Op};
+use crate::request::{Class, Flush, Op};
 
 use super::blockmap::{BlockMap, RandomMapError};
 use super::bs::BsPicker;
@@ -21,6 +21,9 @@ pub struct NextIo {
     pub offset: u64,
     pub len: u32,
     pub class: Class,
+    /// What an `Op::Fsync` flushes (`Flush::Full` for other ops); a range's
+    /// offset and length are the worker's to fill (`engine::worker`).
+    pub flush: Flush,
 }
 
 /// Generates a job's requests. Deterministic for a given seed.
@@ -87,10 +90,30 @@ pub struct Generator {
     bytes_left: u64,
     ios_left: u64,
     time_based: bool,
-    /// fsync every N writes.
-    fsync_every: u32,
-    writes_since_fsync: u32,
-    pending_fsync: bool,
+    /// fio's periodic syncs: every N writes an fsync, an fdatasync, a
+    /// sync_file_range (0 = never), each on its own count; when two fall due
+    /// on one write the first of them is issued, as fio's order is.
+    sync_every: [u32; 3],
+    /// sync_file_range's SYNC_FILE_RANGE_* flags.
+    range_flags: u32,
+    /// Writes issued (fio's `io_issues[DDIR_WRITE]`: the counts above are
+    /// taken of it).
+    writes: u64,
+    /// The last request was a sync (fio's `last_was_sync`). fio issues a sync
+    /// before the next request whenever the write count is a multiple of N
+    /// and the last request was not a sync: so a read after it (a mixed
+    /// job) makes it due again, and so does a new `loops` pass (fio forgets
+    /// its last sync there); and none follows the job's last write.
+    last_was_sync: bool,
+    /// A new pass began since the last look (`next_pass`): fio's new loop
+    /// forgets its last sync.
+    pass_forgets_sync: bool,
+    /// The last loop's closing sync went out after the new loop began: the
+    /// new loop is announced with the request after it (`take_new_loop`),
+    /// so verification reads the loop back after its sync, as fio does.
+    loop_after_sync: bool,
+    /// A request held back while the sync its new pass made due goes first.
+    deferred: Option<NextIo>,
     /// `rw=trimwrite`/`randtrimwrite`: the write of the range just trimmed,
     /// issued next (absolute offset, length).
     pending_write: Option<(u64, u32)>,
@@ -118,8 +141,8 @@ struct Undo {
     pass: Passes,
     ios_left: u64,
     new_pass: bool,
-    writes_since_fsync: u32,
-    pending_fsync: bool,
+    writes: u64,
+    last_was_sync: bool,
     coverage_x: Option<u64>,
     strided: Option<zones::StridedPos>,
     mix_counts: [u64; 2],
@@ -202,12 +225,16 @@ impl Generator {
             bytes_left: region_len,
             ios_left: job.number_ios.unwrap_or(u64::MAX),
             time_based,
-            fsync_every: job.fsync,
-            writes_since_fsync: 0,
-            pending_fsync: false,
+            sync_every: [job.fsync, job.syncs.fdatasync, job.syncs.range_every],
+            range_flags: job.syncs.range_flags,
+            writes: 0,
+            last_was_sync: false,
+            pass_forgets_sync: false,
+            loop_after_sync: false,
+            deferred: None,
             pending_write: None,
             class_override: job.ioclass,
-            sync_writes: job.sync || job.fsync > 0,
+            sync_writes: job.sync || job.syncs_writes(),
             readahead: job.readahead > 0
                 && job.rw.pattern == Pattern::Seq
                 && job.rw.dir == Direction::Read,
@@ -286,8 +313,8 @@ impl Generator {
         self.pass = snap.pass;
         self.ios_left = snap.ios_left;
         self.new_pass = snap.new_pass;
-        self.writes_since_fsync = snap.writes_since_fsync;
-        self.pending_fsync = snap.pending_fsync;
+        self.writes = snap.writes;
+        self.last_was_sync = snap.last_was_sync;
         if let Some(m) = self.mix.as_mut() {
             m.set_counts(snap.mix_counts);
         }
@@ -308,11 +335,33 @@ impl Generator {
     #[inline]
     fn next_io_as(&mut self, force: Option<Op>) -> Option<NextIo> {
         self.snapshot_for_redo();
+        self.new_loop |= std::mem::take(&mut self.loop_after_sync);
         if let Some(io) = self.queued_io() {
             return Some(io);
         }
+        // fio looks for a due sync before the limits: the sync goes before
+        // the pass that ends here does, and a job ended by its last write
+        // issues none after it.
+        let due = self.sync_due();
         if !self.may_issue_more() {
             return None;
+        }
+        let forgot = std::mem::take(&mut self.pass_forgets_sync);
+        if let Some(flush) = due {
+            let io = self.sync_io(flush);
+            if forgot {
+                // The last loop's sync: the new loop that began behind it
+                // starts with the next request, and its sync is due again.
+                self.last_was_sync = false;
+                self.loop_after_sync = std::mem::take(&mut self.new_loop);
+            }
+            return Some(io);
+        }
+        if forgot {
+            self.last_was_sync = false;
+            if let Some(flush) = self.sync_due() {
+                return Some(self.sync_io(flush));
+            }
         }
         let op = self.choose_op(force);
         // Trims take the write direction's options (`Op::rw_slot`).
@@ -321,7 +370,33 @@ impl Generator {
         let mut len = (self.bs[op.dir()].pick(&mut self.rng) as u64).min(self.len.max(1));
         let rel = self.choose_offset(d, op.dir(), &mut len)?;
         let (rel, len) = self.fit_to_zone(op, d, rel, len)?;
-        Some(self.account(op, d, rel, len))
+        // A new pass may have begun with this request (`next_pass`), and
+        // with it a sync due again: it goes first.
+        if std::mem::take(&mut self.pass_forgets_sync) {
+            self.last_was_sync = false;
+        }
+        let due = self.sync_due();
+        let io = self.account(op, d, rel, len);
+        if let Some(flush) = due {
+            self.deferred = Some(io);
+            return Some(self.sync_io(flush));
+        }
+        self.last_was_sync = false;
+        Some(io)
+    }
+
+    /// A sync request of kind `flush`; it cannot be taken back.
+    #[inline]
+    fn sync_io(&mut self, flush: Flush) -> NextIo {
+        self.undo = None;
+        self.last_was_sync = true;
+        NextIo {
+            op: Op::Fsync,
+            offset: 0,
+            len: 0,
+            class: Class::SyncWrite,
+            flush,
+        }
     }
 
     /// Keep what [`Generator::redo_as`] needs to take the coming request back.
@@ -343,8 +418,8 @@ impl Generator {
             pass: self.pass,
             ios_left: self.ios_left,
             new_pass: self.new_pass,
-            writes_since_fsync: self.writes_since_fsync,
-            pending_fsync: self.pending_fsync,
+            writes: self.writes,
+            last_was_sync: self.last_was_sync,
             coverage_x: self.coverage.as_ref().map(Coverage::position),
             strided: match &self.zones {
                 zones::Zones::Strided(z) => Some(z.pos()),
@@ -354,30 +429,28 @@ impl Generator {
         });
     }
 
-    /// A request an earlier one queued: the fsync `fsync=N` asked for, or the
-    /// write of the range `trimwrite` just trimmed. Neither can be taken back.
+    /// A request an earlier one queued: the sync `fsync=N` (`fdatasync=N`,
+    /// `sync_file_range=F:N`) asked for, or the write of the range
+    /// `trimwrite` just trimmed. Neither can be taken back.
     #[inline]
     fn queued_io(&mut self) -> Option<NextIo> {
-        if self.pending_fsync {
+        if let Some(io) = self.deferred.take() {
             self.undo = None;
-            self.pending_fsync = false;
-            return Some(NextIo {
-                op: Op::Fsync,
-                offset: 0,
-                len: 0,
-                class: Class::SyncWrite,
-            });
+            self.last_was_sync = false;
+            return Some(io);
         }
         let (offset, len) = self.pending_write.take()?;
         // fio counts the trim and its write once against size/io_size and
         // number_ios (it doubles number_ios for trimwrite), so the write takes
         // nothing from them.
         self.undo = None;
-        self.count_write_for_fsync();
+        self.count_write_for_syncs();
+        self.last_was_sync = false;
         Some(NextIo {
             op: Op::Write,
             offset,
             len,
+            flush: Flush::Full,
             class: self.class_of(Op::Write),
         })
     }
@@ -612,7 +685,7 @@ impl Generator {
         self.pass.count(len);
         self.ios_left -= 1;
         if op == Op::Write {
-            self.count_write_for_fsync();
+            self.count_write_for_syncs();
         }
         if op == Op::Trim && self.dir == Direction::TrimWrite {
             self.pending_write = Some((self.start + rel, len as u32));
@@ -622,18 +695,41 @@ impl Generator {
             offset: self.start + rel,
             len: len as u32,
             class: self.class_of(op),
+            flush: Flush::Full,
         }
     }
 
-    /// `fsync=N`: an fsync after every N writes.
+    /// Count a write for `fsync=N`, `fdatasync=N`, `sync_file_range=F:N`
+    /// (`sync_due`).
     #[inline]
-    fn count_write_for_fsync(&mut self) {
-        if self.fsync_every > 0 {
-            self.writes_since_fsync += 1;
-            if self.writes_since_fsync == self.fsync_every {
-                self.writes_since_fsync = 0;
-                self.pending_fsync = true;
-            }
+    fn count_write_for_syncs(&mut self) {
+        if self.sync_every == [0; 3] {
+            return;
+        }
+        self.writes += 1;
+    }
+
+    /// The sync due before the next request, if any, fio's way: the write
+    /// count is a multiple of N and the last request was not a sync. When
+    /// several fall due on one count only the first (fsync, then fdatasync,
+    /// then sync_file_range) is issued, as fio's choice is.
+    #[inline]
+    fn sync_due(&self) -> Option<Flush> {
+        if self.last_was_sync || self.sync_every == [0; 3] {
+            return None;
+        }
+        let due = |n: u32| n > 0 && self.writes > 0 && self.writes.is_multiple_of(u64::from(n));
+        if due(self.sync_every[0]) {
+            Some(Flush::Full)
+        } else if due(self.sync_every[1]) {
+            Some(Flush::Data)
+        } else if due(self.sync_every[2]) {
+            Some(Flush::Range {
+                flags: self.range_flags,
+                len: 0,
+            })
+        } else {
+            None
         }
     }
 
@@ -727,6 +823,7 @@ impl Generator {
         }
         self.new_pass = true;
         self.new_loop |= !self.time_based;
+        self.pass_forgets_sync |= !self.time_based;
         match self.zones {
             // fio's strided walk goes on across passes; `loops` starts it over.
             zones::Zones::Strided(_) if !forced => {}

@@ -683,6 +683,7 @@ fn read_io(offset: u64, len: u32) -> NextIo {
         offset,
         len,
         class: Class::Read,
+        flush: Default::default(),
     }
 }
 
@@ -818,6 +819,7 @@ mod tests {
             offset: 0,
             len: 4096,
             class: Class::AsyncWrite,
+            flush: Default::default(),
         };
         assert!(v.loop_ended(next));
         assert_eq!(v.step(1), Step::Wait);

@@ -75,6 +75,7 @@ pub fn cmd(op: Op, offset: u64, buf: &AlignedBuf, slot: u32) -> IoCmd {
         file: 0,
         ioprio: 0,
         class: Class::Read,
+        flush: Default::default(),
     }
 }
 
@@ -91,6 +92,7 @@ pub fn null_read(slot: u32, offset: u64, class: Class) -> IoCmd {
         file: 0,
         ioprio: 0,
         class,
+        flush: Default::default(),
     }
 }
 

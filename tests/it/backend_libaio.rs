@@ -11,7 +11,7 @@ use iolab::completion::resolve;
 use iolab::device::libaio::{Libaio, LibaioOpts};
 use iolab::device::{Queue, Queued, Wait};
 use iolab::job::CompletionModel;
-use iolab::request::{Completion, IoCmd, Op};
+use iolab::request::{Completion, Flush, IoCmd, Op};
 
 fn opts(entries: u32) -> LibaioOpts {
     LibaioOpts {
@@ -177,27 +177,20 @@ fn zram_direct_round_trip() {
 #[test]
 fn fsync_and_fdatasync_go_through_aio() {
     let t = TempTarget::new(1 << 20, false);
-    for datasync in [false, true] {
-        let mut q = Libaio::new(
-            t.fd(),
-            &LibaioOpts {
-                datasync,
-                ..opts(2)
-            },
-        )
-        .unwrap();
+    for flush in [Flush::Full, Flush::Data] {
+        let mut q = Libaio::new(t.fd(), &opts(2)).unwrap();
         let mut b = AlignedBuf::new(4096);
         b.fill(1);
         queue(&mut q, &cmd(Op::Write, 0, &b, 0));
-        queue(&mut q, &cmd(Op::Fsync, 0, &b, 1));
+        let sync = IoCmd {
+            flush,
+            ..cmd(Op::Fsync, 0, &b, 1)
+        };
+        queue(&mut q, &sync);
         assert_eq!(q.commit().unwrap(), 2);
         let mut got = sleep_all(&mut q, 2);
         got.sort_by_key(|c| c.slot);
-        assert_eq!(
-            (got[0].result, got[1].result),
-            (4096, 0),
-            "datasync={datasync}"
-        );
+        assert_eq!((got[0].result, got[1].result), (4096, 0), "{flush:?}");
     }
 }
 

@@ -16,7 +16,7 @@ use iolab::request::{Completion, Op};
 #[test]
 fn round_trip_through_glibc() {
     let t = TempTarget::new(1 << 20, false);
-    let mut q = Posixaio::new(t.fd(), 8, false).unwrap();
+    let mut q = Posixaio::new(t.fd(), 8).unwrap();
     let caps = q.caps();
     assert!(caps.can_sleep && caps.can_peek && !caps.sync);
     // Interrupt by default; poll and the hybrids may be asked for; sync not.

@@ -21,7 +21,7 @@ fn result(q: &mut Space, c: &IoCmd) -> i64 {
 fn falloc_allocates_keeps_size_and_punches() {
     let t = TempTarget::new(0, false);
     let path = t.path.display().to_string();
-    let mut q = Space::new(t.fd(), SpaceKind::Falloc, false).unwrap();
+    let mut q = Space::new(t.fd(), SpaceKind::Falloc).unwrap();
     let b = AlignedBuf::new(65536);
     // A write extends the file and allocates.
     assert_eq!(result(&mut q, &cmd(Op::Write, 0, &b, 0)), 65536);
@@ -39,7 +39,7 @@ fn falloc_allocates_keeps_size_and_punches() {
 fn ftruncate_sets_the_size_to_the_offset_and_refuses_reads() {
     let t = TempTarget::new(1 << 20, false);
     let path = t.path.display().to_string();
-    let mut q = Space::new(t.fd(), SpaceKind::Ftruncate, false).unwrap();
+    let mut q = Space::new(t.fd(), SpaceKind::Ftruncate).unwrap();
     let b = AlignedBuf::new(4096);
     assert_eq!(result(&mut q, &cmd(Op::Write, 12288, &b, 0)), 4096);
     assert_eq!(

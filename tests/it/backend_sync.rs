@@ -23,7 +23,7 @@ fn done(q: &mut SyncIo, c: &IoCmd) -> Completion {
 
 /// Sequential writes of 8 blocks, then reads in reverse order, checked by data.
 fn round_trip(fd: i32, kind: SyncKind) -> SyncIo {
-    let mut q = SyncIo::new(fd, kind, false).unwrap();
+    let mut q = SyncIo::new(fd, kind).unwrap();
     assert!(q.caps().sync);
     assert_eq!(q.name(), kind.fio_name());
     let mut w = AlignedBuf::new(4096);
@@ -87,7 +87,7 @@ fn zram_direct_round_trips() {
 #[test]
 fn sync_seeks_only_when_the_position_is_wrong() {
     let t = TempTarget::new(1 << 20, false);
-    let mut q = SyncIo::new(t.fd(), SyncKind::Lseek, false).unwrap();
+    let mut q = SyncIo::new(t.fd(), SyncKind::Lseek).unwrap();
     let b = AlignedBuf::new(4096);
     for blk in 0..16u64 {
         assert_eq!(done(&mut q, &cmd(Op::Read, blk * 4096, &b, 0)).result, 4096);
@@ -103,14 +103,14 @@ fn sync_seeks_only_when_the_position_is_wrong() {
 fn short_read_and_errors() {
     let t = TempTarget::new(4096 + 100, false);
     for kind in KINDS {
-        let mut q = SyncIo::new(t.fd(), kind, false).unwrap();
+        let mut q = SyncIo::new(t.fd(), kind).unwrap();
         let b = AlignedBuf::new(4096);
         assert_eq!(done(&mut q, &cmd(Op::Read, 4096, &b, 0)).result, 100);
         assert_eq!(done(&mut q, &cmd(Op::Read, 8192, &b, 0)).result, 0);
     }
     let ro = open(&t.path, false, false);
     for kind in KINDS {
-        let mut q = SyncIo::new(ro.as_raw_fd(), kind, false).unwrap();
+        let mut q = SyncIo::new(ro.as_raw_fd(), kind).unwrap();
         let b = AlignedBuf::new(4096);
         assert_eq!(
             done(&mut q, &cmd(Op::Write, 0, &b, 3)).result,
@@ -124,14 +124,14 @@ fn short_read_and_errors() {
             assert_eq!(q.seeks(), before + 1, "{kind:?}");
         }
     }
-    assert!(SyncIo::new(-1, SyncKind::Lseek, false).is_err());
+    assert!(SyncIo::new(-1, SyncKind::Lseek).is_err());
 }
 
 #[test]
 fn only_the_sync_completion_model() {
     let t = TempTarget::new(8192, false);
     for kind in KINDS {
-        let q = SyncIo::new(t.fd(), kind, false).unwrap();
+        let q = SyncIo::new(t.fd(), kind).unwrap();
         assert_eq!(resolve(None, q.caps(), q.name()), Ok(CompletionModel::Sync));
         for m in [
             CompletionModel::Interrupt,

@@ -57,6 +57,7 @@ fn refused_naming_the_device_and_the_remedy_or_reads_where_polled() {
                 ioprio: 0,
                 class: Class::Read,
                 file: 0,
+                flush: Default::default(),
             };
             ring.queue(&cmd).unwrap();
             ring.commit().unwrap();

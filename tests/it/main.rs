@@ -51,6 +51,7 @@ mod fio_option_names;
 mod fio_percentiles;
 mod fio_rwmix;
 mod fio_suite;
+mod fio_syncs;
 mod fleet_ansible;
 mod flow;
 mod fuzz_corpus_replay;

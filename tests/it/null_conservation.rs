@@ -74,7 +74,7 @@ proptest! {
                         let op = if reads { Op::Read } else { Op::Write };
                         let len = 512 << (slot % 4);
                         let c = IoCmd { op, offset: 0, len, slot, buf: std::ptr::null_mut(),
-                            buf_index: 0, file: 0, ioprio: 0, class: Class::Read };
+                            buf_index: 0, file: 0, ioprio: 0, class: Class::Read, flush: Default::default() };
                         match d.queue(&c).unwrap() {
                             Queued::Pending => batch.push((op, len)),
                             Queued::Busy => break,

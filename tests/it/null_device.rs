@@ -26,6 +26,7 @@ fn cmd(op: Op, slot: u32, offset: u64, len: u32, buf: *mut u8) -> IoCmd {
         } else {
             Class::AsyncWrite
         },
+        flush: Default::default(),
     }
 }
 

@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::psync;
 use super::{BackendStats, Caps, Completion, DevResult, DeviceError, Queue, Queued, Wait};
-use crate::request::{IoCmd, Op};
+use crate::request::{Flush, IoCmd, Op};
 
 // include/uapi/linux/aio_abi.h
 const IOCB_CMD_PREAD: u16 = 0;
@@ -112,8 +112,6 @@ pub struct LibaioOpts {
     /// Most completions taken per reap (fio `iodepth_batch_complete_max`); 0 = as
     /// many as the caller has room for.
     pub batch_complete_max: u32,
-    /// `Op::Fsync` syncs data only (IOCB_CMD_FDSYNC).
-    pub datasync: bool,
     /// Every reap reads only the ring, a sleeping one spinning on it (fio's
     /// `userspace_reap=1`); needs `userspace_reap` and a ring of the known
     /// layout (else `new` fails).
@@ -131,7 +129,6 @@ impl Default for LibaioOpts {
             userspace_reap: true,
             batch_submit: 0,
             batch_complete_max: 0,
-            datasync: false,
             ring_only: false,
             rw_flags: 0,
             atomic_writes: false,
@@ -224,7 +221,6 @@ pub struct Libaio {
     ring: Option<*const AioRing>,
     /// Waits spin on the ring instead of sleeping in io_getevents.
     ring_only: bool,
-    datasync: bool,
     /// RWF_* flags of reads and writes (`LibaioOpts::rw_flags`), and of writes.
     rw_flags: [u32; 2],
     limit: u32,
@@ -316,7 +312,6 @@ impl Libaio {
             files: super::files::FileTable::one(fd),
             ring,
             ring_only: opts.ring_only,
-            datasync: opts.datasync,
             rw_flags: [
                 opts.rw_flags,
                 opts.rw_flags
@@ -382,8 +377,9 @@ impl Libaio {
         self.in_flight
     }
 
-    /// Kernel AIO has no discard command: a trim is done synchronously here,
-    /// as fio's libaio engine does it. Like fio, only once what was queued
+    /// Kernel AIO has no discard command, nor a sync_file_range one: a trim
+    /// or a ranged sync is done synchronously here, as fio's libaio engine
+    /// does them. Like fio, only once what was queued
     /// before it has gone to the kernel (Busy until then: the engine commits,
     /// then retries), so a trim never overtakes an earlier request's submission.
     #[cold]
@@ -393,8 +389,6 @@ impl Libaio {
         }
         Queued::Done(psync::SyncCall::inline(
             self.files.fd(cmd.file),
-            self.datasync,
-            0,
             self.files.trim_kind(cmd.file),
             cmd,
             &mut self.stats.submit_calls,
@@ -402,13 +396,14 @@ impl Libaio {
     }
 
     fn iocb(&self, cmd: &IoCmd) -> Iocb {
-        let opcode = match (cmd.op, self.datasync) {
+        let opcode = match (cmd.op, cmd.flush) {
             (Op::Read, _) => IOCB_CMD_PREAD,
             (Op::Write, _) => IOCB_CMD_PWRITE,
-            // Not built: `queue` performs trims itself (`Libaio::trim`).
-            (Op::Trim, _) => IOCB_CMD_NOOP,
-            (Op::Fsync, false) => IOCB_CMD_FSYNC,
-            (Op::Fsync, true) => IOCB_CMD_FDSYNC,
+            // Not built: `queue` performs trims and sync_file_range itself
+            // (`Libaio::trim`).
+            (Op::Trim, _) | (Op::Fsync, Flush::Range { .. }) => IOCB_CMD_NOOP,
+            (Op::Fsync, Flush::Full) => IOCB_CMD_FSYNC,
+            (Op::Fsync, Flush::Data) => IOCB_CMD_FDSYNC,
         };
         let (aio_flags, aio_reqprio) = if cmd.ioprio != 0 {
             (IOCB_FLAG_IOPRIO, cmd.ioprio as i16)
@@ -734,7 +729,9 @@ impl Queue for Libaio {
     }
 
     fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
-        if cmd.op == Op::Trim {
+        // Kernel AIO has no command for these: done synchronously, as fio's
+        // libaio engine does them.
+        if cmd.op == Op::Trim || (cmd.op == Op::Fsync && matches!(cmd.flush, Flush::Range { .. })) {
             return Ok(self.trim(cmd));
         }
         if self.in_flight >= self.limit || self.queued >= self.iocbs.len() {
@@ -844,8 +841,6 @@ impl Queue for Libaio {
     fn perform(&mut self, cmd: &IoCmd) -> DevResult<Completion> {
         Ok(psync::SyncCall::inline(
             self.files.fd(cmd.file),
-            self.datasync,
-            0,
             self.files.trim_kind(cmd.file),
             cmd,
             &mut self.stats.submit_calls,

@@ -34,7 +34,7 @@ use super::polled::check_polled_io;
 use super::psync;
 use super::trim::{self, TrimKind};
 use super::{BackendStats, Caps, Completion, DevResult, DeviceError, Queue, Queued, Wait};
-use crate::request::{IoCmd, Op};
+use crate::request::{Flush, IoCmd, Op};
 use crate::sys::blockdev::{BlockQueue, block_queue_of_fd, iopoll_missing_message};
 
 /// BLOCK_URING_CMD_DISCARD, `_IO(0x12, 0)` in linux/blkdev.h (Linux 6.12): the
@@ -73,11 +73,6 @@ pub struct UringOpts<'a> {
     /// buffer; requests then name theirs by `IoCmd::buf_index`. The memory must
     /// outlive the queue.
     pub fixed_bufs: Option<&'a [(*mut u8, usize)]>,
-    /// `Op::Fsync` syncs data only (fdatasync semantics).
-    pub datasync: bool,
-    /// Nonzero: `Op::Fsync` is IORING_OP_SYNC_FILE_RANGE over the whole file
-    /// with these flags (fio `sync_file_range=`).
-    pub sync_range: u32,
     /// Count io-wq punts with a tracefs instance (see [`Uring::punt_count`]).
     pub detect_punts: bool,
     /// RWF_* flags every read and write carries (fio `nowait`: RWF_NOWAIT;
@@ -103,8 +98,6 @@ impl Default for UringOpts<'_> {
             sqpoll_cpu: None,
             fixed_files: false,
             fixed_bufs: None,
-            datasync: false,
-            sync_range: 0,
             detect_punts: true,
             rw_flags: 0,
             atomic_writes: false,
@@ -122,8 +115,6 @@ pub struct Uring {
     fixed_bufs: bool,
     iopoll: bool,
     sqpoll: bool,
-    datasync: bool,
-    sync_range: u32,
     /// Most requests in flight; the CQ has room for twice this, so it never overflows.
     limit: u32,
     /// Queued since the last commit.
@@ -350,8 +341,6 @@ impl Uring {
             fixed_bufs: opts.fixed_bufs.is_some(),
             iopoll,
             sqpoll: opts.sqpoll,
-            datasync: opts.datasync,
-            sync_range: opts.sync_range,
             limit: opts.entries,
             pending: 0,
             in_flight: 0,
@@ -517,20 +506,22 @@ impl Uring {
                     // here it would complete as a 0-byte (short) I/O, touching
                     // no data.
                     (Op::Trim, _) => opcode::Nop::new().build(),
-                    (Op::Fsync, _) if self.sync_range != 0 => {
-                        opcode::SyncFileRange::new($target, 0)
-                            .offset(0)
-                            .flags(self.sync_range)
-                            .build()
-                    }
-                    (Op::Fsync, _) => {
-                        let flags = if self.datasync {
-                            types::FsyncFlags::DATASYNC
-                        } else {
-                            types::FsyncFlags::empty()
-                        };
-                        opcode::Fsync::new($target).flags(flags).build()
-                    }
+                    (Op::Fsync, _) => match cmd.flush {
+                        Flush::Range { flags, len } => {
+                            // The SQE's length is 32 bits: a longer range
+                            // (over 4 GiB written since the last sync) goes
+                            // to the file's end (length 0), which holds it.
+                            let len = u32::try_from(len).unwrap_or(0);
+                            opcode::SyncFileRange::new($target, len)
+                                .offset(cmd.offset)
+                                .flags(flags)
+                                .build()
+                        }
+                        Flush::Data => opcode::Fsync::new($target)
+                            .flags(types::FsyncFlags::DATASYNC)
+                            .build(),
+                        Flush::Full => opcode::Fsync::new($target).build(),
+                    },
                 }
             };
         }
@@ -730,8 +721,6 @@ impl Queue for Uring {
     fn perform(&mut self, cmd: &IoCmd) -> DevResult<Completion> {
         Ok(psync::SyncCall::inline(
             self.files.fd(cmd.file),
-            self.datasync,
-            self.sync_range,
             self.files.trim_kind(cmd.file),
             cmd,
             &mut self.stats.submit_calls,

@@ -169,8 +169,16 @@ impl Stream {
             self.note_error(libc::EIO);
         }
         self.finished_ns = t_seen;
-        if slot.op == Some(Op::Write) {
-            self.writes_in_flight -= 1;
+        match slot.op {
+            Some(Op::Write) => self.writes_in_flight -= 1,
+            // fio clears the file's written range at every sync's
+            // completion, whatever its kind or result.
+            Some(Op::Fsync) => {
+                if let Some(w) = self.written.get_mut(slot.file as usize) {
+                    w.clear();
+                }
+            }
+            _ => {}
         }
     }
 
@@ -225,8 +233,13 @@ impl Stream {
         self.acct.ok += 1;
         let op = slot.op.unwrap_or(Op::Read);
         let full = result as u64 >= slot.len as u64;
-        if op == Op::Write && !full && self.fill_device {
-            self.end_ns = t_seen; // a short write: the target is full
+        if op == Op::Write {
+            if !full && self.fill_device {
+                self.end_ns = t_seen; // a short write: the target is full
+            }
+            if let Some(w) = self.written.get_mut(slot.file as usize) {
+                w.wrote(slot.offset, result as u64);
+            }
         }
         let Some(v) = self.verify.as_mut() else {
             return;

@@ -17,7 +17,7 @@ use crate::device::worker_queue::WorkerQueue;
 use crate::device::{DevResult, Queue, Queued};
 use crate::engine::fill::Fill;
 use crate::measure::clock;
-use crate::request::{Completion, IoCmd, Op};
+use crate::request::{Completion, Flush, IoCmd, Op};
 use crate::sched::{SchedReq, Scheduler};
 
 mod completion_path;
@@ -449,9 +449,21 @@ impl Worker {
                 },
             };
             let slot = self.slots[r.slot as usize];
+            let (offset, flush) = match slot.flush {
+                // sync_file_range: over what the stream wrote to the file
+                // since its last sync, as fio's range is.
+                Flush::Range { flags, .. } => {
+                    let s = &self.streams[slot.stream as usize];
+                    match s.written.get(slot.file as usize).and_then(|w| w.range()) {
+                        Some((o, len)) => (o, Flush::Range { flags, len }),
+                        None => (0, Flush::Range { flags, len: 0 }),
+                    }
+                }
+                f => (slot.offset, f),
+            };
             let cmd = IoCmd {
                 op: slot.op.unwrap_or(Op::Read),
-                offset: slot.offset,
+                offset,
                 len: slot.len,
                 slot: r.slot,
                 buf: self.bufs.ptr(r.slot as usize),
@@ -463,6 +475,7 @@ impl Worker {
                         .pick(slot.op.unwrap_or(Op::Read).dir(), slot.len, s.ioprio)
                 },
                 class: r.class,
+                flush,
             };
             self.slots[r.slot as usize].ioprio = cmd.ioprio;
             let inline = self.completer.take_inline(cmd.len);
@@ -471,9 +484,23 @@ impl Worker {
                 t_call = clock::now_ns();
             }
             self.trace.dispatched(r.slot);
-            self.trace
-                .issued(slot.stream, slot.file, cmd.op, cmd.offset, cmd.len);
-            let queued = if inline {
+            self.trace.issued(
+                slot.stream,
+                slot.file,
+                cmd.op,
+                cmd.flush,
+                cmd.offset,
+                cmd.len,
+            );
+            let queued = if matches!(flush, Flush::Range { len: 0, .. }) {
+                // Nothing written since the last sync: fio makes no call
+                // (a length of 0 would sync to the file's end) and
+                // completes the sync as done.
+                Queued::Done(Completion {
+                    slot: r.slot,
+                    ..Completion::default()
+                })
+            } else if inline {
                 Queued::Done(self.queue.perform(&cmd)?)
             } else {
                 self.queue.queue(&cmd)?

@@ -131,6 +131,7 @@ impl Worker {
                 file: self.slots[slot as usize].file,
                 ioprio,
                 class: io.class,
+                flush: io.flush,
             };
             self.slots[slot as usize].ioprio = ioprio;
             self.trace.dispatched(slot);

@@ -6,7 +6,7 @@ use crate::buf::Buffers;
 use crate::job::ContinueOnError;
 use crate::measure::recorder::Recorder;
 use crate::report::raw::Accounting;
-use crate::request::{Class, Op};
+use crate::request::{Class, Flush, Op};
 use crate::workload::verify::{Step, Verifier};
 use crate::workload::{NextIo, Pacer};
 
@@ -35,6 +35,9 @@ pub(super) struct Slot {
     pub(super) aborted: bool,
     /// The ioprio it was issued with (fio's per-I/O log column).
     pub(super) ioprio: u16,
+    /// What an `Op::Fsync` flushes (a range's offset and length are filled
+    /// in at dispatch, from `Stream::written`).
+    pub(super) flush: Flush,
 }
 
 impl Slot {
@@ -58,6 +61,7 @@ impl Slot {
             abort_tried: false,
             aborted: false,
             ioprio: 0,
+            flush: io.flush,
         }
     }
 }
@@ -159,6 +163,45 @@ pub struct Stream {
     /// `unlink_each_loop` over several passes: the files made again between
     /// them (`engine::files::Relayout`).
     pub relayout: Option<Box<crate::engine::files::Relayout>>,
+    /// Per file (the slot's file index): the bytes written since the file's
+    /// last sync, (first byte, end), as fio's `first_write`/`last_write`;
+    /// `sync_file_range` syncs that range. Sized at setup.
+    pub(super) written: Vec<WrittenRange>,
+}
+
+/// The range of a file a stream wrote since that file's last sync: the
+/// lowest offset and the highest end of the writes completed since (fio
+/// widens it at each write's completion and clears it at each sync's).
+/// Before the file's first sync the range starts at the file's start, as
+/// fio's does (its file starts with both ends at 0, not cleared).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct WrittenRange {
+    first: u64,
+    end: u64,
+}
+
+impl WrittenRange {
+    /// A write of `bytes` at `offset` completed.
+    #[inline]
+    pub(super) fn wrote(&mut self, offset: u64, bytes: u64) {
+        self.first = self.first.min(offset);
+        self.end = self.end.max(offset + bytes);
+    }
+
+    /// The file was synced: nothing written since.
+    #[inline]
+    pub(super) fn clear(&mut self) {
+        *self = WrittenRange {
+            first: u64::MAX,
+            end: 0,
+        };
+    }
+
+    /// (offset, length) written since the last sync; None when nothing was.
+    #[inline]
+    pub(super) fn range(&self) -> Option<(u64, u64)> {
+        (self.end > self.first).then(|| (self.first, self.end - self.first))
+    }
 }
 
 impl Stream {
@@ -220,7 +263,13 @@ impl Stream {
             max_lat: Default::default(),
             serialize_overlap: false,
             relayout: None,
+            written: vec![WrittenRange::default()],
         }
+    }
+
+    /// Track the written range of `files` files (`sync_file_range`).
+    pub fn track_files(&mut self, files: usize) {
+        self.written = vec![WrittenRange::default(); files.max(1)];
     }
 
     /// Requests the stream may keep in flight: `iodepth`, or less while a

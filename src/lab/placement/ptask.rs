@@ -82,6 +82,7 @@ pub fn run_ptask(
             file: 0,
             ioprio: 0,
             class: Class::Read,
+            flush: Default::default(),
         };
         block = (block + 1) % blocks;
         let start = now_ns();

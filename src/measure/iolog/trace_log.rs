@@ -34,7 +34,7 @@ use std::time::Duration;
 use super::IologError;
 use super::record::{BLOCK_RECORDS, Kind, Producer, RING_BLOCKS, Record, Ring};
 use crate::measure::clock;
-use crate::request::Op;
+use crate::request::{Flush, Op};
 
 /// fio's version line.
 pub const HEADER: &str = "fio version 3 iolog";
@@ -46,6 +46,10 @@ const POLL: Duration = Duration::from_millis(1);
 const CHUNK: usize = 64 * 1024;
 /// `Record::ddir` of a file's `close` line (I/Os use `Op::dir`).
 const CLOSE: u8 = 0xff;
+/// `Record::ddir` of an fdatasync and a sync_file_range (an fsync is
+/// `Op::Fsync.dir()`): fio names each sync kind in the log.
+const DATASYNC: u8 = 4;
+const SYNC_RANGE: u8 = 5;
 
 /// One stream's trace log, decided before the clock starts.
 #[derive(Clone, Debug)]
@@ -230,16 +234,21 @@ impl TraceLog {
     /// Stream `stream` hands the backend an I/O on its file `file`. Hot
     /// path: a clock read and a store, unless the writer is a whole ring behind.
     #[inline]
-    pub fn issued(&mut self, stream: u16, file: u16, op: Op, offset: u64, len: u32) {
+    pub fn issued(&mut self, stream: u16, file: u16, op: Op, flush: Flush, offset: u64, len: u32) {
         if !self.logs.get(stream as usize).copied().unwrap_or(false) {
             return;
         }
+        let ddir = match (op, flush) {
+            (Op::Fsync, Flush::Data) => DATASYNC,
+            (Op::Fsync, Flush::Range { .. }) => SYNC_RANGE,
+            _ => op.dir() as u8,
+        };
         if !self.producer.has_room() {
             self.wait_for_room();
         }
         self.producer.push(Record {
             kind: Kind::Io,
-            ddir: op.dir() as u8,
+            ddir,
             stream,
             bs: len,
             t_ns: clock::now_ns().saturating_sub(self.start_ns),
@@ -330,6 +339,8 @@ fn action(ddir: u8) -> &'static str {
         0 => "read",
         1 => "write",
         2 => "trim",
+        DATASYNC => "datasync",
+        SYNC_RANGE => "sync_file_range",
         CLOSE => "close",
         _ => "sync",
     }
@@ -418,11 +429,17 @@ mod tests {
         let n = (RING_BLOCKS * BLOCK_RECORDS * 2) as u64;
         for i in 0..n {
             let op = [Op::Read, Op::Write, Op::Trim, Op::Fsync][(i % 4) as usize];
-            t.issued(1, (i % 2) as u16, op, i * 4096, 4096);
+            t.issued(1, (i % 2) as u16, op, Flush::Full, i * 4096, 4096);
         }
-        t.issued(0, 0, Op::Read, 0, 1); // a stream that does not log
+        t.issued(0, 0, Op::Read, Flush::Full, 0, 1); // a stream that does not log
+        t.issued(1, 0, Op::Fsync, Flush::Data, 0, 0);
+        let range = Flush::Range {
+            flags: 2,
+            len: 8192,
+        };
+        t.issued(1, 0, Op::Fsync, range, 4096, 0);
         let o = t.close().unwrap();
-        assert_eq!(o.ios, n);
+        assert_eq!(o.ios, n + 2);
         let text = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         // Appended, as fio does.
@@ -430,10 +447,15 @@ mod tests {
         assert_eq!(lines[1], HEADER);
         assert!(lines[2].ends_with(" /x/a add") && lines[4].ends_with(" /x/a open"));
         let io: Vec<Vec<&str>> = lines[6..].iter().map(|l| l.split(' ').collect()).collect();
-        assert_eq!(io.len() as u64, n + 2);
+        assert_eq!(io.len() as u64, n + 4);
         assert_eq!(&io[0][1..], ["/x/a", "read", "0", "4096"]);
         assert_eq!(&io[3][1..], ["/x/b", "sync", "12288", "4096"]);
-        assert_eq!(&io[n as usize + 1][1..], ["/x/b", "close"]);
+        assert_eq!(&io[n as usize][1..], ["/x/a", "datasync", "0", "0"]);
+        assert_eq!(
+            &io[n as usize + 1][1..],
+            ["/x/a", "sync_file_range", "4096", "0"]
+        );
+        assert_eq!(&io[n as usize + 3][1..], ["/x/b", "close"]);
         let times: Vec<u64> = io.iter().map(|l| l[0].parse().unwrap()).collect();
         assert!(times.windows(2).all(|w| w[0] <= w[1]));
     }

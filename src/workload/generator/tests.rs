@@ -175,21 +175,39 @@ fn fsync_every_n_writes_and_classes() {
     let mut g = Generator::new(&j, 0, 4 * 4096, 1);
     let ops: Vec<_> = std::iter::from_fn(|| g.next_io()).collect();
     let kinds: Vec<Op> = ops.iter().map(|n| n.op).collect();
+    // None after the last write: fio looks for a due sync only when it
+    // fetches another request.
     assert_eq!(
         kinds,
-        [
-            Op::Write,
-            Op::Write,
-            Op::Fsync,
-            Op::Write,
-            Op::Write,
-            Op::Fsync
-        ]
+        [Op::Write, Op::Write, Op::Fsync, Op::Write, Op::Write]
     );
     assert!(ops.iter().all(|n| n.class == Class::SyncWrite));
     let j = job(Pattern::Seq, Direction::Write);
     let mut g = Generator::new(&j, 0, 4096, 1);
     assert_eq!(g.next_io().unwrap().class, Class::AsyncWrite);
+}
+
+#[test]
+fn fsync_fdatasync_and_sync_file_range_each_count_writes() {
+    let mut j = job(Pattern::Seq, Direction::Write);
+    (j.fsync, j.syncs.fdatasync, j.syncs.range_every) = (4, 2, 3);
+    j.syncs.range_flags = 2;
+    let mut g = Generator::new(&j, 0, 13 * 4096, 1);
+    let got: Vec<&str> = std::iter::from_fn(|| g.next_io())
+        .map(|n| match (n.op, n.flush) {
+            (Op::Write, _) => "w",
+            (Op::Fsync, Flush::Full) => "fsync",
+            (Op::Fsync, Flush::Data) => "fdatasync",
+            (Op::Fsync, Flush::Range { flags: 2, len: 0 }) => "range",
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    // Write 4, 8, 12: both fsync and fdatasync fall due, the fsync alone
+    // goes; write 6 is due for fdatasync and sync_file_range: the fdatasync.
+    assert_eq!(
+        got.join(" "),
+        "w w fdatasync w range w fsync w w fdatasync w w fsync w range w fdatasync w w fsync w"
+    );
 }
 
 #[test]

@@ -25,7 +25,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::job::iolog::{IologSpec, ReplaySkip};
-use crate::request::{Class, Op};
+use crate::request::{Class, Flush, Op};
 
 use super::NextIo;
 
@@ -120,6 +120,8 @@ pub struct Entry {
     /// Time to wait after the previous I/O was issued (already scaled; 0
     /// with `replay_no_stall`).
     pub gap_ns: u64,
+    /// A sync's kind: a `datasync` line is an fdatasync.
+    pub flush: Flush,
 }
 
 /// A whole log, read.
@@ -200,6 +202,8 @@ pub(crate) struct Builder<'a> {
     /// them out, so the next I/O waits them too.
     pending_ns: u64,
     skipped: u64,
+    /// The kind of the sync the next I/O is (`datasync` lines).
+    next_flush: Flush,
 }
 
 impl<'a> Builder<'a> {
@@ -211,6 +215,7 @@ impl<'a> Builder<'a> {
             last_t: 0,
             pending_ns: 0,
             skipped: 0,
+            next_flush: Flush::Full,
         }
     }
 
@@ -293,6 +298,7 @@ impl<'a> Builder<'a> {
 
     /// One I/O with the delay its line carries.
     fn push(&mut self, file: u16, op: Op, offset: u64, len: u32, delay_ns: u64) {
+        let flush = std::mem::take(&mut self.next_flush);
         if self.opts.skips(op) {
             // As fio's blktrace reader: the gap of a skipped I/O is not waited.
             self.skipped += 1;
@@ -308,7 +314,13 @@ impl<'a> Builder<'a> {
             offset: self.opts.map_offset(offset),
             len,
             gap_ns,
+            flush,
         });
+    }
+
+    /// The next I/O is an fdatasync (a `datasync` line).
+    pub(crate) fn next_is_datasync(&mut self) {
+        self.next_flush = Flush::Data;
     }
 
     fn finish(self, source: &Path, blktrace: bool) -> Result<Trace, ReplayError> {
@@ -410,6 +422,7 @@ impl Replay {
                 Op::Write | Op::Trim => Class::AsyncWrite,
                 Op::Fsync => Class::SyncWrite,
             },
+            flush: e.flush,
         })
     }
 

@@ -118,6 +118,9 @@ pub(super) fn parse(path: &Path, text: &str, b: &mut Builder) -> Result<(), Repl
                         format!("length {len} is over 4 GiB, more than one I/O can be"),
                     )
                 })?;
+                if *act == "datasync" {
+                    b.next_is_datasync();
+                }
                 b.io(file, op, offset, len, t_us)
                     .map_err(|p| line_err(line, p))?;
             }
