@@ -67,6 +67,8 @@ pub struct JobRun {
     pub steady: Option<crate::report::steady::SteadyReport>,
     /// fio's latency-target depth search (only with `latency_target=`).
     pub lat_target: Option<crate::report::lat_target::LatTargetReport>,
+    /// The stream's per-I/O logs: records, drops and waits (None: no logs).
+    pub job_logs: Option<crate::report::model::JobLogs>,
 }
 
 /// One stonewall group's results.

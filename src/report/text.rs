@@ -405,6 +405,17 @@ pub fn job_block(out: &mut String, j: &JobResult, time: &str, precision: usize) 
     if let Some(by) = b.performed_by {
         let _ = writeln!(out, "  iolab backend   : {}", by.describe());
     }
+    if let Some(l) = &e.job_logs {
+        let _ = writeln!(
+            out,
+            "  iolab job logs  : {} records, waited for the log writer {} times ({:.3} ms in all), \
+             {} dropped",
+            l.records,
+            l.waits,
+            l.wait_ns as f64 / 1e6,
+            l.dropped
+        );
+    }
     if b.completed_in_submit > 0 {
         let _ = writeln!(
             out,

@@ -62,6 +62,15 @@ impl Worker {
         };
         self.completer.observe(req, t.lat, t.clat, slot.inline);
         if measuring {
+            let t = if self.submit_in_clat {
+                Latencies {
+                    slat: 0,
+                    clat: t.lat,
+                    lat: t.lat,
+                }
+            } else {
+                t
+            };
             self.measure(&slot, c.result, t_seen, t);
         }
     }

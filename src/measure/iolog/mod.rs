@@ -8,8 +8,10 @@
 //! record per window and log. Histogram rows (`log_hist_msec`) are counted on
 //! the worker in fio's bins and sent as the non-empty bins of each window. A
 //! writer thread ([`writer`]) turns records into text. When the writer falls
-//! behind, records are dropped and counted, never waited for; the run reports
-//! the count.
+//! a whole ring behind, the worker waits for it (every I/O is in the log, as
+//! in fio's) and the run reports how long it waited; with
+//! `log_drop_when_full=1` the records are dropped and counted instead, never
+//! waited for.
 //!
 //! fio's `write_iolog` (the I/O trace `read_iolog` replays) is [`trace_log`],
 //! on the same ring.
@@ -33,6 +35,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::request::Op;
 use format::{Columns, PLAT_NR, plat_index};
+pub use record::StreamCounts;
 use record::{BLOCK_RECORDS, Kind, LogType, Producer, RING_BLOCKS, Record, Ring};
 
 /// Log errors: each names the file and says what to do.
@@ -81,6 +84,9 @@ pub struct StreamLogs {
     /// `log_store_compressed`: each file kept as `NAME.fz`, zlib streams of
     /// this many bytes of text each (`compress`; 0: one stream); None: text.
     pub store_fz: Option<u64>,
+    /// `log_drop_when_full`: when the writer is a whole ring behind, drop
+    /// this stream's records (counted) instead of waiting for the writer.
+    pub drop_when_full: bool,
 }
 
 /// Directions a log row can have: fio's ddir column, 0 read, 1 write, 2 trim.
@@ -140,6 +146,9 @@ pub struct LogOutcome {
     pub sent: u64,
     /// Records dropped because the writer fell behind.
     pub dropped: u64,
+    /// Per stream of the worker (in stream order; a stream without logs
+    /// has zeros): its records, drops and waits for the writer.
+    pub streams: Vec<StreamCounts>,
     #[cfg_attr(
         not(any(test, feature = "testing")),
         expect(dead_code, reason = "only iolab's tests read it")
@@ -237,7 +246,11 @@ impl Logger {
             }));
         }
         let ring = Arc::new(Ring::new(RING_BLOCKS, BLOCK_RECORDS));
-        let producer = Producer::new(ring.clone());
+        let producer = Producer::new(ring.clone()).with_streams(
+            streams
+                .iter()
+                .map(|s| s.as_ref().is_some_and(|s| !s.drop_when_full)),
+        );
         let names: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
         let epochs: Arc<[AtomicU64]> = streams.iter().map(|_| AtomicU64::new(0)).collect();
         let mut pending = writer::Writer::new(ring, files, outs, epochs.clone());
@@ -297,10 +310,15 @@ impl Logger {
         if !slat {
             w.no_slat();
         }
+        let ring = w.ring.clone();
+        ring.consumer_started();
         let h = std::thread::Builder::new()
             .name("iolab-log".into())
             .spawn(move || w.run())
-            .map_err(IologError::Spawn)?;
+            .map_err(|e| {
+                ring.consumer_gone();
+                IologError::Spawn(e)
+            })?;
         self.writer = Some(h);
         Ok(())
     }
@@ -418,6 +436,9 @@ impl Logger {
         Ok(LogOutcome {
             sent: self.producer.sent,
             dropped: self.producer.dropped,
+            streams: (0..self.streams.len())
+                .map(|i| self.producer.counts(i))
+                .collect(),
             files: self.files.clone(),
             jobs: self
                 .streams
@@ -567,6 +588,7 @@ mod tests {
             dirs: [true, false, false],
             epoch_clock: None,
             store_fz: None,
+            drop_when_full: false,
         }
     }
 
