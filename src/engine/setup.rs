@@ -567,6 +567,13 @@ fn prepare_stream(
     stream.continue_on_error = job.continue_on_error;
     stream.ignore_error = job.control.ignore_error.clone();
     stream.cmdprio = crate::engine::control::CmdPrio::new(&job.control.cmdprio, seed);
+    if stream.cmdprio.active() {
+        // fio's per-priority latencies: total latency with lat_percentiles.
+        stream.rec.prios = Some(Box::new(crate::measure::recorder::PrioStats::new(
+            &stream.cmdprio.values(job.ioprio),
+            job.lat_percentiles.lat,
+        )));
+    }
     stream.fill = Some(
         BufferFill::new(&job.buffers, dedupe::buffer_seed(jobs, p.job, p.jobnum))
             .with_working_set(dedupe::WorkingSet::new(jobs, p.job, p.jobnum)),

@@ -134,6 +134,7 @@ impl Worker {
             lat_ns: t.lat,
             done_ns: t_seen,
         });
+        s.rec.record_prio(op, slot.ioprio, t.clat, t.lat);
         if s.max_lat.check(op, t.lat, slot.offset, slot.len) {
             s.stop(); // fio's max_latency: the job ends with ETIMEDOUT
             s.note_error(libc::ETIMEDOUT);
