@@ -593,10 +593,12 @@ mod tests {
     }
 
     #[test]
-    fn a_writer_that_falls_behind_costs_records_not_waiting_and_they_are_counted() {
+    fn log_drop_when_full_costs_records_not_waiting_and_they_are_counted() {
         let dir = tempfile::tempdir().unwrap();
         let prefix = dir.path().join("d").display().to_string();
-        let mut l = Logger::open(vec![Some(stream(&prefix))]).unwrap().unwrap();
+        let mut s = stream(&prefix);
+        s.drop_when_full = true;
+        let mut l = Logger::open(vec![Some(s)]).unwrap().unwrap();
         // The writer has not started: the ring fills, then records drop.
         let n = (RING_BLOCKS * BLOCK_RECORDS + 1000) as u64;
         for i in 0..n {
@@ -606,6 +608,8 @@ mod tests {
         let o = l.close().unwrap();
         assert_eq!(o.dropped, 1000);
         assert_eq!(o.sent, n - 1000);
+        assert_eq!(o.streams[0].dropped, 1000);
+        assert_eq!(o.streams[0].waits, 0);
         let clat = std::fs::read_to_string(dir.path().join("d_clat.1.log")).unwrap();
         let rows = format::parse_rows(&clat).unwrap();
         assert_eq!(rows.len() as u64, o.sent);
@@ -619,6 +623,24 @@ mod tests {
                 offset: None
             }
         );
+    }
+
+    #[test]
+    fn by_default_every_record_reaches_the_file_however_slow_the_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = dir.path().join("w").display().to_string();
+        let mut l = Logger::open(vec![Some(stream(&prefix))]).unwrap().unwrap();
+        l.start(true).unwrap();
+        // Several rings' worth: the worker must wait for the writer.
+        let n = (3 * RING_BLOCKS * BLOCK_RECORDS) as u64;
+        for i in 0..n {
+            l.completed(0, Op::Read, i * 1000, 30, 20, 10, i * 4096, 4096, 0);
+        }
+        let o = l.close().unwrap();
+        assert_eq!((o.sent, o.dropped), (n, 0));
+        assert_eq!(o.streams[0].sent, n);
+        let clat = std::fs::read_to_string(dir.path().join("w_clat.1.log")).unwrap();
+        assert_eq!(format::parse_rows(&clat).unwrap().len() as u64, n);
     }
 
     #[test]

@@ -393,6 +393,68 @@ mod tests {
     }
 
     #[test]
+    fn a_waiting_stream_loses_nothing_and_counts_its_waits() {
+        let ring = Arc::new(Ring::new(4, 16));
+        ring.consumer_started();
+        let r2 = ring.clone();
+        // The consumer drains only a full ring: the producer is sure to
+        // find it full, and to wait.
+        let consumer = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            loop {
+                let closed = r2.is_closed();
+                let full = r2.head.load(Ordering::Acquire) - r2.tail.load(Ordering::Acquire)
+                    == r2.nblocks();
+                if full || closed {
+                    r2.drain(|b| got.extend(b.iter().map(|r| r.t_ns)));
+                }
+                if closed {
+                    return got;
+                }
+                std::thread::yield_now();
+            }
+        });
+        let mut p = Producer::new(ring.clone()).with_streams([true]);
+        for i in 0..10_000 {
+            p.push(rec(i));
+        }
+        p.close();
+        let got = consumer.join().unwrap();
+        ring.consumer_gone();
+        assert_eq!(got, (0..10_000).collect::<Vec<_>>());
+        let c = p.counts(0);
+        assert_eq!((c.sent, c.dropped), (10_000, 0));
+        assert!(c.waits > 0, "{c:?}");
+    }
+
+    #[test]
+    fn a_dropping_stream_or_a_gone_writer_never_waits() {
+        let ring = Arc::new(Ring::new(2, 3));
+        ring.consumer_started();
+        let mut p = Producer::new(ring.clone()).with_streams([false, true]);
+        for i in 0..8 {
+            p.push(rec(i));
+        }
+        assert_eq!(
+            p.counts(0),
+            StreamCounts {
+                sent: 6,
+                dropped: 2,
+                waits: 0,
+                wait_ns: 0
+            }
+        );
+        // A waiting stream whose writer has gone drops too.
+        ring.consumer_gone();
+        p.push(Record {
+            stream: 1,
+            ..rec(9)
+        });
+        let c = p.counts(1);
+        assert_eq!((c.sent, c.dropped, c.waits), (0, 1, 0));
+    }
+
+    #[test]
     fn a_consumer_thread_sees_every_record_it_was_not_told_was_dropped() {
         let ring = Arc::new(Ring::new(4, 16));
         let r2 = ring.clone();
