@@ -55,6 +55,11 @@ impl BsPrioTable {
         BsPrioTable { dirs }
     }
 
+    /// The ioprios direction `dir`'s entries give.
+    pub fn values(&self, dir: usize) -> impl Iterator<Item = u16> + '_ {
+        self.dirs[dir.min(1)].iter().map(|e| e.ioprio)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.dirs.iter().all(|d| d.is_empty())
     }

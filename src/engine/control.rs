@@ -129,6 +129,31 @@ impl CmdPrio {
         }
     }
 
+    /// Whether any request gets a command priority (then requests carry
+    /// more than one priority and their latencies are kept per priority).
+    pub fn active(&self) -> bool {
+        !self.bssplit.is_empty() || self.percentage.iter().any(|&p| p > 0)
+    }
+
+    /// Every ioprio a request can carry: `base` (the job's own) first, then
+    /// the command priorities, each once.
+    pub fn values(&self, base: u16) -> Vec<u16> {
+        let mut v = vec![base];
+        for d in 0..2 {
+            if self.percentage[d] > 0 {
+                v.push(self.ioprio[d]);
+            }
+            v.extend(self.bssplit.values(d));
+        }
+        let mut seen = Vec::with_capacity(v.len());
+        for p in v {
+            if !seen.contains(&p) {
+                seen.push(p);
+            }
+        }
+        seen
+    }
+
     /// The ioprio for the next request of direction `dir` (0 read, else write)
     /// and `len` bytes: with `cmdprio_bssplit`, the entry of its block size
     /// the draw falls in; otherwise the command priority for `percentage` of

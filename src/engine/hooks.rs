@@ -9,7 +9,7 @@
 
 use crate::measure::blktrace::UserIo;
 use crate::measure::iolog::trace_log::TraceLog;
-use crate::measure::iolog::{IologError, Logger};
+use crate::measure::iolog::{IologError, Logger, StreamCounts};
 use crate::request::Op;
 
 /// Requests each worker can log: the join covers the first this many completions
@@ -194,8 +194,9 @@ impl Hooks {
     }
 
     /// After the run: finish the job logs. Returns a warning when the writer
-    /// fell behind and records were dropped.
-    pub fn close_logs(&mut self) -> Result<Option<String>, IologError> {
+    /// fell behind and records were dropped, and per stream what its logs
+    /// came to (empty when the worker writes none).
+    pub fn close_logs(&mut self) -> Result<(Option<String>, Vec<StreamCounts>), IologError> {
         let mut waited = None;
         if let Some(t) = self.tracelog.as_deref_mut() {
             let o = t.close()?;
@@ -215,22 +216,24 @@ impl Hooks {
             });
         }
         let Some(l) = self.iolog.as_deref_mut() else {
-            return Ok(waited);
+            return Ok((waited, Vec::new()));
         };
         let o = l.close()?;
         let dropped = (o.dropped > 0).then(|| {
             format!(
                 "job logs of {}: {} of {} log records dropped because the log writer fell \
-                 behind; the logs miss those I/Os (log_avg_msec=N logs one row per N ms)",
+                 behind (log_drop_when_full=1); the logs miss those I/Os (without it the \
+                 worker waits for the writer; log_avg_msec=N logs one row per N ms)",
                 o.jobs.join(", "),
                 o.dropped,
                 o.sent + o.dropped
             )
         });
-        Ok(match (waited, dropped) {
+        let warning = match (waited, dropped) {
             (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
             (a, b) => a.or(b),
-        })
+        };
+        Ok((warning, o.streams))
     }
 
     /// The log split by stream, in stream order (after the run).

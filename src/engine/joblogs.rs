@@ -73,6 +73,7 @@ pub fn plan(jobs: &[JobSpec], job: usize, jobnum: u32) -> Option<StreamLogs> {
             .reporting
             .log_store_compressed
             .then_some(j.reporting.log_compression),
+        drop_when_full: j.logs.drop_when_full,
     })
 }
 

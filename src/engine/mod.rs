@@ -347,9 +347,11 @@ fn collect_worker(
     let decisions = worker.completer.decisions();
     let sched = worker.sched.stats(crate::measure::clock::now_ns());
     let nstreams = worker.streams.len();
-    if let Some(w) = worker.trace.close_logs()? {
+    let (warning, log_counts) = worker.trace.close_logs()?;
+    if let Some(w) = warning {
         eprintln!("iolab: warning: {w}");
     }
+    let mut log_counts = log_counts.into_iter();
     let mut trace_logs = worker.trace.split_by_stream(nstreams).into_iter();
     let (outcome, loop_error) = match outcome {
         Ok(o) => (o, None),
@@ -398,6 +400,15 @@ fn collect_worker(
                 .lat_target
                 .as_ref()
                 .map(lat_target::LatTarget::report),
+            job_logs: log_counts
+                .next()
+                .filter(|c| *c != Default::default())
+                .map(|c| crate::report::model::JobLogs {
+                    records: c.sent,
+                    dropped: c.dropped,
+                    waits: c.waits,
+                    wait_ns: c.wait_ns,
+                }),
         });
         logs.push(trace_logs.next().unwrap_or_default());
     }

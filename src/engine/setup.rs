@@ -313,6 +313,9 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
             .map(|p| iolog_setup::trace_plan(&jobs[p.job], &names))
             .collect(),
     )?;
+    // fio's null engine is synchronous at iodepth=1: no submission latency.
+    let fio_sync_null = fio_synchronous_null(jobs, &placed);
+    let no_slat = caps.sync || fio_sync_null;
     let mut streams = Vec::with_capacity(placed.len());
     for (pi, p) in placed.iter().enumerate() {
         let replay = replays[pi].as_ref();
@@ -323,7 +326,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
             target.as_ref(),
             &regions,
             region_len,
-            caps.sync,
+            no_slat,
         )?;
         streams.push(stream);
     }
@@ -332,8 +335,9 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
     }
     let mut worker = Worker::new(queue, sched, completer, streams, bufs);
     worker.fill = fill;
+    worker.submit_in_clat = fio_sync_null;
     if let Some(l) = iolog.as_mut() {
-        l.start(!caps.sync)?;
+        l.start(!no_slat)?;
     }
     worker.trace.iolog = iolog.map(Box::new);
     worker.trace.tracelog = tracelog.map(Box::new);
@@ -439,6 +443,19 @@ fn worker_cpus(first: &JobSpec, jobnum: u32) -> Vec<u32> {
     } else {
         first.cpus_allowed.clone()
     }
+}
+
+/// Whether the worker's jobs are fio's synchronous null engine: `ioengine=null`
+/// at `iodepth=1` with no iolab completion model asked for. fio's null engine
+/// completes each I/O inside its queue call at depth 1 and so records no
+/// submission latency (clat is the whole latency); iolab reports such a job
+/// the same way. A job naming a completion model studies the emulated queue
+/// (the lab's null-device studies do) and keeps slat and clat apart.
+fn fio_synchronous_null(jobs: &[JobSpec], placed: &[Placed]) -> bool {
+    placed.iter().all(|p| {
+        let j = &jobs[p.job];
+        j.ioengine == Engine::Null && j.iodepth == 1 && j.completion.is_none()
+    })
 }
 
 /// One stream of a worker (a job clone): its generator over its part of the
@@ -578,6 +595,13 @@ fn prepare_stream(
     stream.continue_on_error = job.continue_on_error;
     stream.ignore_error = job.control.ignore_error.clone();
     stream.cmdprio = crate::engine::control::CmdPrio::new(&job.control.cmdprio, seed);
+    if stream.cmdprio.active() {
+        // fio's per-priority latencies: total latency with lat_percentiles.
+        stream.rec.prios = Some(Box::new(crate::measure::recorder::PrioStats::new(
+            &stream.cmdprio.values(job.ioprio),
+            job.lat_percentiles.lat,
+        )));
+    }
     stream.fill = Some(
         BufferFill::new(&job.buffers, dedupe::buffer_seed(jobs, p.job, p.jobnum))
             .with_working_set(dedupe::WorkingSet::new(jobs, p.job, p.jobnum)),

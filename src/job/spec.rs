@@ -532,6 +532,9 @@ pub struct LogSpec {
     pub hist_coarseness: u8,
     /// `log_max_value`: a window's maximum instead of its mean.
     pub max_value: bool,
+    /// `log_drop_when_full` (iolab only): when the log writer falls a whole
+    /// ring behind, drop records (counted) rather than wait for it.
+    pub drop_when_full: bool,
     /// `log_offset`: an offset column.
     pub offset: bool,
     /// `log_prio`: the priority column holds the ioprio value in hex.
@@ -592,6 +595,7 @@ impl Default for LogSpec {
             hist_msec: 0,
             hist_coarseness: 0,
             max_value: false,
+            drop_when_full: false,
             offset: false,
             prio: false,
             per_job: true,

@@ -2725,6 +2725,19 @@ pub static OPTIONS: &[OptionDef] = &[
         Ok(())
     }),
     OptionDef::new(
+        "log_drop_when_full",
+        S::Measurements,
+        "per-I/O logs: when the log writer falls behind, drop records (counted \
+         and reported) instead of making the worker wait for it (the default \
+         logs every I/O, as fio does, and reports the time waited)",
+    )
+    .ours()
+    .flag()
+    .set(|d, c| {
+        d.spec.logs.drop_when_full = c.boolean()?;
+        Ok(())
+    }),
+    OptionDef::new(
         "log_offset",
         S::Measurements,
         "add the I/O's offset column to the logs",

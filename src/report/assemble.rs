@@ -9,7 +9,7 @@ use crate::measure::clock::ClockCheck;
 use crate::measure::cpu::{DiskStats, SystemDelta, SystemSnapshot, ThreadUsage, disk_of_path};
 use crate::measure::recorder::Recorder;
 use crate::report::model::{
-    JobEngine, JobMeta, JobResult, OrderedMap, RunExtras, RunResult, VerifyReport,
+    JobEngine, JobLogs, JobMeta, JobResult, OrderedMap, RunExtras, RunResult, VerifyReport,
     apply_group_aggregates,
 };
 use crate::report::raw::{Accounting, GroupRun, JobRun};
@@ -214,6 +214,14 @@ pub fn job_engine(spec: &JobSpec, runs: &[&JobRun]) -> JobEngine {
         error_message: first.error.clone(),
         trace: first.trace.clone(),
         lat_target: first.lat_target.clone(),
+        job_logs: runs.iter().filter_map(|r| r.job_logs.as_ref()).fold(
+            None,
+            |acc: Option<JobLogs>, l| {
+                let mut t = acc.unwrap_or_default();
+                t.add(l);
+                Some(t)
+            },
+        ),
     }
 }
 

@@ -67,6 +67,8 @@ pub struct JobRun {
     pub steady: Option<crate::report::steady::SteadyReport>,
     /// fio's latency-target depth search (only with `latency_target=`).
     pub lat_target: Option<crate::report::lat_target::LatTargetReport>,
+    /// The stream's per-I/O logs: records, drops and waits (None: no logs).
+    pub job_logs: Option<JobLogs>,
 }
 
 /// One stonewall group's results.
@@ -178,4 +180,42 @@ pub struct PlacedTask {
     /// (`P` polled in the last intervals, `C` did not).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub predicted: Option<crate::placement::TaskKind>,
+}
+
+/// What a job's fio logs (`write_lat_log`, `write_bw_log`, ...) came to: the
+/// records its workers handed the log writer, and what a writer that fell
+/// behind cost — waits by default (every I/O is in the log), dropped records
+/// with `log_drop_when_full=1`.
+#[derive(
+    schemars::JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+pub struct JobLogs {
+    /// Records handed to the log writer (one per I/O and log file set
+    /// without `log_avg_msec`; rows of windows with it).
+    pub records: u64,
+    /// Records dropped because the writer was a whole ring behind
+    /// (`log_drop_when_full=1` only; otherwise 0).
+    pub dropped: u64,
+    /// Times the workers waited for the writer to free room.
+    pub waits: u64,
+    /// Time the workers spent in those waits, ns: the log's cost to the run.
+    pub wait_ns: u64,
+}
+
+impl JobLogs {
+    /// Add another worker's counts.
+    pub fn add(&mut self, o: &JobLogs) {
+        self.records += o.records;
+        self.dropped += o.dropped;
+        self.waits += o.waits;
+        self.wait_ns += o.wait_ns;
+    }
 }

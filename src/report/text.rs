@@ -214,9 +214,31 @@ fn dir_block(
     lat_line(out, "slat", &d.slat_ns);
     lat_line(out, "clat", &d.clat_ns);
     lat_line(out, " lat", &d.lat_ns);
+    // fio's per-priority lines: one latency line per priority, then (with
+    // percentiles) one block each, named "clat prio CLASS/LEVEL".
+    let prios = d.prios.as_deref().unwrap_or_default();
+    for p in prios {
+        if let Some(st) = p.stats() {
+            let name = format!("{} prio {}/{}", p.kind(), p.prioclass, p.prio);
+            lat_line(out, &name, st);
+        }
+    }
     percentile_block(out, "slat", &d.slat_ns, precision);
     percentile_block(out, "clat", &d.clat_ns, precision);
     percentile_block(out, "lat", &d.lat_ns, precision);
+    let total: u64 = prios.iter().filter_map(|p| p.stats()).map(|st| st.n).sum();
+    for p in prios {
+        if let Some(st) = p.stats().filter(|st| st.n > 0) {
+            let name = format!(
+                "{} prio {}/{} ({:.2}% of IOs)",
+                p.kind(),
+                p.prioclass,
+                p.prio,
+                100.0 * st.n as f64 / total.max(1) as f64
+            );
+            percentile_block(out, &name, st, precision);
+        }
+    }
     if d.bw_samples > 0 {
         let (mut min, mut max, mut mean, mut dev, mut unit) =
             (d.bw_min, d.bw_max, d.bw_mean, d.bw_dev, "KiB");
@@ -404,6 +426,17 @@ pub fn job_block(out: &mut String, j: &JobResult, time: &str, precision: usize) 
     }
     if let Some(by) = b.performed_by {
         let _ = writeln!(out, "  iolab backend   : {}", by.describe());
+    }
+    if let Some(l) = &e.job_logs {
+        let _ = writeln!(
+            out,
+            "  iolab job logs  : {} records, waited for the log writer {} times ({:.3} ms in all), \
+             {} dropped",
+            l.records,
+            l.waits,
+            l.wait_ns as f64 / 1e6,
+            l.dropped
+        );
     }
     if b.completed_in_submit > 0 {
         let _ = writeln!(

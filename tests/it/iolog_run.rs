@@ -360,3 +360,111 @@ fn scratch_dir_takes_the_logs_too() {
     let rows = read(&dir.path().join("s_iops.1.log"));
     assert_eq!(rows.lines().count(), 256, "one row per 4k read of 1m");
 }
+
+/// Rows of a per-I/O log file.
+fn rows(p: &Path) -> usize {
+    read(p).lines().filter(|l| !l.trim().is_empty()).count()
+}
+
+/// fio's meaning of a per-I/O log: every I/O is in it. A null-device job
+/// at full speed (no rate limit, far more I/Os than the log writer's ring
+/// holds) logs exactly one row per I/O in each file, the JSON counts the
+/// records and no drop, and — fio's synchronous null engine at iodepth=1 —
+/// there is no submission latency: clat is the whole latency.
+#[test]
+fn a_null_job_at_full_speed_logs_every_io_and_has_no_slat_at_depth_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("n");
+    let json = run_json(&[
+        "--name=n",
+        "--ioengine=null",
+        "--size=16m",
+        "--rw=randread",
+        "--number_ios=300000",
+        "--time_based",
+        "--runtime=600",
+        "--slat_percentiles=1",
+        "--lat_percentiles=1",
+        &format!("--write_lat_log={}", prefix.display()),
+    ]);
+    let job = &json["jobs"][0];
+    let read_ = &job["read"];
+    let n = read_["total_ios"].as_u64().unwrap();
+    assert_eq!(n, 300_000);
+    for ty in ["clat", "lat"] {
+        let p = dir.path().join(format!("n_{ty}.1.log"));
+        assert_eq!(rows(&p) as u64, n, "{ty}: one row per I/O");
+    }
+    let slat = dir.path().join("n_slat.1.log");
+    assert_eq!(
+        rows(&slat),
+        0,
+        "no slat rows: the file stays, empty, as fio's"
+    );
+    let logs = &job["iolab"]["engine"]["job_logs"];
+    assert_eq!(logs["records"].as_u64(), Some(n), "{logs}");
+    assert_eq!(logs["dropped"].as_u64(), Some(0), "{logs}");
+    assert!(logs["waits"].as_u64().is_some() && logs["wait_ns"].as_u64().is_some());
+    assert_eq!(read_["slat_ns"]["N"].as_u64(), Some(0), "no slat samples");
+    assert!(read_["slat_ns"].get("percentile").is_none());
+    for k in ["N", "min", "max"] {
+        assert_eq!(read_["clat_ns"][k], read_["lat_ns"][k], "clat is lat: {k}");
+    }
+}
+
+/// The emulated queue keeps iolab's split when a completion model is asked
+/// for (what the lab's null-device studies do), and at depth > 1, where
+/// fio's null engine queues too.
+#[test]
+fn a_null_job_with_a_completion_model_or_depth_keeps_its_slat() {
+    for extra in ["--completion=poll", "--iodepth=4"] {
+        let json = run_json(&[
+            "--name=n",
+            "--ioengine=null",
+            "--size=16m",
+            "--rw=randread",
+            "--number_ios=2000",
+            extra,
+        ]);
+        let slat = &json["jobs"][0]["read"]["slat_ns"];
+        assert_eq!(slat["N"].as_u64(), Some(2000), "{extra}: {slat}");
+    }
+}
+
+/// `log_drop_when_full=1`: the worker never waits for the log writer; what
+/// did not fit is counted and reported, and the rows plus the drops are the
+/// I/Os (how many drop depends on the machine's speed: only the sum is
+/// asserted).
+#[test]
+fn log_drop_when_full_never_waits_and_counts_what_it_drops() {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("d");
+    let (code, out, err) = iolab_run(&[
+        "--name=d",
+        "--ioengine=null",
+        "--size=16m",
+        "--rw=randwrite",
+        "--number_ios=300000",
+        "--time_based",
+        "--runtime=600",
+        "--log_drop_when_full=1",
+        "--output-format=json",
+        &format!("--write_lat_log={}", prefix.display()),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let json: Value = serde_json::from_str(&out).unwrap();
+    let job = &json["jobs"][0];
+    let n = job["write"]["total_ios"].as_u64().unwrap();
+    let logs = &job["iolab"]["engine"]["job_logs"];
+    assert_eq!(logs["waits"].as_u64(), Some(0), "{logs}");
+    assert_eq!(logs["wait_ns"].as_u64(), Some(0), "{logs}");
+    let dropped = logs["dropped"].as_u64().unwrap();
+    assert_eq!(logs["records"].as_u64().unwrap() + dropped, n, "{logs}");
+    let clat = rows(&dir.path().join("d_clat.1.log")) as u64;
+    assert_eq!(clat + dropped, n, "rows and drops are the I/Os");
+    assert_eq!(
+        dropped > 0,
+        err.contains("log records dropped"),
+        "drops are reported on stderr: {err}"
+    );
+}

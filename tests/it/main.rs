@@ -38,6 +38,7 @@ mod buffers_run;
 mod cli_conventions;
 mod cli_pipe;
 mod cmdprio_bssplit;
+mod cmdprio_latency;
 mod compare;
 mod compare_fleet;
 mod completion_policies;

@@ -62,6 +62,15 @@ impl Worker {
         };
         self.completer.observe(req, t.lat, t.clat, slot.inline);
         if measuring {
+            let t = if self.submit_in_clat {
+                Latencies {
+                    slat: 0,
+                    clat: t.lat,
+                    lat: t.lat,
+                }
+            } else {
+                t
+            };
             self.measure(&slot, c.result, t_seen, t);
         }
     }
@@ -125,6 +134,7 @@ impl Worker {
             lat_ns: t.lat,
             done_ns: t_seen,
         });
+        s.rec.record_prio(op, slot.ioprio, t.clat, t.lat);
         if s.max_lat.check(op, t.lat, slot.offset, slot.len) {
             s.stop(); // fio's max_latency: the job ends with ETIMEDOUT
             s.note_error(libc::ETIMEDOUT);

@@ -63,6 +63,10 @@ pub struct Worker {
     pub io_timeout_ns: u64,
     /// The backend completes I/O inside `queue` (pread): time each call.
     sync_backend: bool,
+    /// Report each request as fio's synchronous engines do: no slat, the
+    /// submission counted in clat (fio's null engine at iodepth=1). Only the
+    /// measurement changes; the completion model still sees the queue's split.
+    pub submit_in_clat: bool,
     /// Polls made by this worker (peeks of a polling wait; interrupt-mode
     /// waits make none), for the live balancer's predictor (`placement=balance`).
     pub poll_signal: Option<crate::placement::PollSignal>,
@@ -118,6 +122,7 @@ impl Worker {
             inflight: 0,
             io_timeout_ns: 0,
             sync_backend,
+            submit_in_clat: false,
             poll_signal: None,
             live: Default::default(),
             trace: Default::default(),

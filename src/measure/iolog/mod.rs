@@ -8,8 +8,10 @@
 //! record per window and log. Histogram rows (`log_hist_msec`) are counted on
 //! the worker in fio's bins and sent as the non-empty bins of each window. A
 //! writer thread ([`writer`]) turns records into text. When the writer falls
-//! behind, records are dropped and counted, never waited for; the run reports
-//! the count.
+//! a whole ring behind, the worker waits for it (every I/O is in the log, as
+//! in fio's) and the run reports how long it waited; with
+//! `log_drop_when_full=1` the records are dropped and counted instead, never
+//! waited for.
 //!
 //! fio's `write_iolog` (the I/O trace `read_iolog` replays) is [`trace_log`],
 //! on the same ring.
@@ -33,6 +35,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::request::Op;
 use format::{Columns, PLAT_NR, plat_index};
+pub use record::StreamCounts;
 use record::{BLOCK_RECORDS, Kind, LogType, Producer, RING_BLOCKS, Record, Ring};
 
 /// Log errors: each names the file and says what to do.
@@ -81,6 +84,9 @@ pub struct StreamLogs {
     /// `log_store_compressed`: each file kept as `NAME.fz`, zlib streams of
     /// this many bytes of text each (`compress`; 0: one stream); None: text.
     pub store_fz: Option<u64>,
+    /// `log_drop_when_full`: when the writer is a whole ring behind, drop
+    /// this stream's records (counted) instead of waiting for the writer.
+    pub drop_when_full: bool,
 }
 
 /// Directions a log row can have: fio's ddir column, 0 read, 1 write, 2 trim.
@@ -140,6 +146,9 @@ pub struct LogOutcome {
     pub sent: u64,
     /// Records dropped because the writer fell behind.
     pub dropped: u64,
+    /// Per stream of the worker (in stream order; a stream without logs
+    /// has zeros): its records, drops and waits for the writer.
+    pub streams: Vec<StreamCounts>,
     #[cfg_attr(
         not(any(test, feature = "testing")),
         expect(dead_code, reason = "only iolab's tests read it")
@@ -237,7 +246,11 @@ impl Logger {
             }));
         }
         let ring = Arc::new(Ring::new(RING_BLOCKS, BLOCK_RECORDS));
-        let producer = Producer::new(ring.clone());
+        let producer = Producer::new(ring.clone()).with_streams(
+            streams
+                .iter()
+                .map(|s| s.as_ref().is_some_and(|s| !s.drop_when_full)),
+        );
         let names: Vec<PathBuf> = files.iter().map(|(p, _)| p.clone()).collect();
         let epochs: Arc<[AtomicU64]> = streams.iter().map(|_| AtomicU64::new(0)).collect();
         let mut pending = writer::Writer::new(ring, files, outs, epochs.clone());
@@ -297,10 +310,15 @@ impl Logger {
         if !slat {
             w.no_slat();
         }
+        let ring = w.ring.clone();
+        ring.consumer_started();
         let h = std::thread::Builder::new()
             .name("iolab-log".into())
             .spawn(move || w.run())
-            .map_err(IologError::Spawn)?;
+            .map_err(|e| {
+                ring.consumer_gone();
+                IologError::Spawn(e)
+            })?;
         self.writer = Some(h);
         Ok(())
     }
@@ -418,6 +436,9 @@ impl Logger {
         Ok(LogOutcome {
             sent: self.producer.sent,
             dropped: self.producer.dropped,
+            streams: (0..self.streams.len())
+                .map(|i| self.producer.counts(i))
+                .collect(),
             files: self.files.clone(),
             jobs: self
                 .streams
@@ -567,14 +588,17 @@ mod tests {
             dirs: [true, false, false],
             epoch_clock: None,
             store_fz: None,
+            drop_when_full: false,
         }
     }
 
     #[test]
-    fn a_writer_that_falls_behind_costs_records_not_waiting_and_they_are_counted() {
+    fn log_drop_when_full_costs_records_not_waiting_and_they_are_counted() {
         let dir = tempfile::tempdir().unwrap();
         let prefix = dir.path().join("d").display().to_string();
-        let mut l = Logger::open(vec![Some(stream(&prefix))]).unwrap().unwrap();
+        let mut s = stream(&prefix);
+        s.drop_when_full = true;
+        let mut l = Logger::open(vec![Some(s)]).unwrap().unwrap();
         // The writer has not started: the ring fills, then records drop.
         let n = (RING_BLOCKS * BLOCK_RECORDS + 1000) as u64;
         for i in 0..n {
@@ -584,6 +608,8 @@ mod tests {
         let o = l.close().unwrap();
         assert_eq!(o.dropped, 1000);
         assert_eq!(o.sent, n - 1000);
+        assert_eq!(o.streams[0].dropped, 1000);
+        assert_eq!(o.streams[0].waits, 0);
         let clat = std::fs::read_to_string(dir.path().join("d_clat.1.log")).unwrap();
         let rows = format::parse_rows(&clat).unwrap();
         assert_eq!(rows.len() as u64, o.sent);
@@ -597,6 +623,24 @@ mod tests {
                 offset: None
             }
         );
+    }
+
+    #[test]
+    fn by_default_every_record_reaches_the_file_however_slow_the_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = dir.path().join("w").display().to_string();
+        let mut l = Logger::open(vec![Some(stream(&prefix))]).unwrap().unwrap();
+        l.start(true).unwrap();
+        // Several rings' worth: the worker must wait for the writer.
+        let n = (3 * RING_BLOCKS * BLOCK_RECORDS) as u64;
+        for i in 0..n {
+            l.completed(0, Op::Read, i * 1000, 30, 20, 10, i * 4096, 4096, 0);
+        }
+        let o = l.close().unwrap();
+        assert_eq!((o.sent, o.dropped), (n, 0));
+        assert_eq!(o.streams[0].sent, n);
+        let clat = std::fs::read_to_string(dir.path().join("w_clat.1.log")).unwrap();
+        assert_eq!(format::parse_rows(&clat).unwrap().len() as u64, n);
     }
 
     #[test]

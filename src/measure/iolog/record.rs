@@ -5,11 +5,27 @@
 //! thread). The worker fills the block it owns with plain stores and, when the
 //! block is full, publishes it with one release store; the writer hands blocks
 //! back the same way. No allocation, lock or system call on the worker's side.
-//! When every block is waiting for the writer, the worker drops records and
-//! counts them instead of waiting: a log must never slow the I/O it measures.
+//!
+//! When every block is waiting for the writer, a stream that waits (the
+//! default: fio logs every I/O) spins briefly, then yields its CPU until the
+//! writer hands a block back, and the time it waited is counted per stream
+//! and reported; a stream that drops (`log_drop_when_full=1`) counts the
+//! record dropped instead and never waits. A writer that has not started or
+//! has ended is never waited for.
 
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
+
+use crate::measure::clock;
+
+/// Looks at the ring before the waiting worker starts yielding its CPU: a
+/// writer in the middle of a drain hands a block back within microseconds.
+const SPINS: u32 = 2000;
+
+/// The consumer's state, for a producer deciding whether to wait for it.
+const CONSUMER_NOT_STARTED: u8 = 0;
+const CONSUMER_RUNNING: u8 = 1;
+const CONSUMER_GONE: u8 = 2;
 
 /// Records per block: a block is published (one atomic store) this often.
 pub const BLOCK_RECORDS: usize = 1024;
@@ -102,6 +118,8 @@ pub struct Ring {
     tail: AtomicU64,
     /// The producer is done: everything it will publish is published.
     closed: AtomicBool,
+    /// Whether a consumer drains the ring (`CONSUMER_*`).
+    consumer: AtomicU8,
 }
 
 // SAFETY: a block is touched by one side at a time. The producer writes only
@@ -126,7 +144,23 @@ impl Ring {
             head: AtomicU64::new(0),
             tail: AtomicU64::new(0),
             closed: AtomicBool::new(false),
+            consumer: AtomicU8::new(CONSUMER_NOT_STARTED),
         }
+    }
+
+    /// A consumer drains the ring from now on (a producer may wait for it).
+    pub fn consumer_started(&self) {
+        self.consumer.store(CONSUMER_RUNNING, Ordering::Release);
+    }
+
+    /// The consumer drains no more (it ended, failed or never ran): a
+    /// producer waiting for room stops waiting.
+    pub fn consumer_gone(&self) {
+        self.consumer.store(CONSUMER_GONE, Ordering::Release);
+    }
+
+    fn consumer_running(&self) -> bool {
+        self.consumer.load(Ordering::Acquire) == CONSUMER_RUNNING
     }
 
     fn nblocks(&self) -> u64 {
@@ -159,6 +193,19 @@ impl Ring {
     }
 }
 
+/// What one stream's records came to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StreamCounts {
+    /// Records handed over.
+    pub sent: u64,
+    /// Records dropped because the writer had every block.
+    pub dropped: u64,
+    /// Times the stream waited for the writer to hand a block back.
+    pub waits: u64,
+    /// Engine-clock ns spent in those waits.
+    pub wait_ns: u64,
+}
+
 /// The worker's end of a ring.
 pub struct Producer {
     ring: std::sync::Arc<Ring>,
@@ -167,10 +214,14 @@ pub struct Producer {
     /// Records in the block being filled; `None` when no block is free.
     fill: Option<usize>,
     per_block: usize,
-    /// Records dropped because the writer had every block.
+    /// Records dropped because the writer had every block (all streams).
     pub dropped: u64,
-    /// Records handed over.
+    /// Records handed over (all streams).
     pub sent: u64,
+    /// Per stream (a record's `stream`): its counts, and whether it waits
+    /// for room (true) or drops (false) when the ring is full. A stream
+    /// beyond these is counted in the totals only and drops.
+    streams: Box<[(StreamCounts, bool)]>,
 }
 
 impl Producer {
@@ -186,7 +237,23 @@ impl Producer {
             per_block,
             dropped: 0,
             sent: 0,
+            streams: Box::new([]),
         }
+    }
+
+    /// Per stream: whether it waits for room when the ring is full (true)
+    /// or drops the record (false). Set before the first push.
+    pub fn with_streams(mut self, waits: impl IntoIterator<Item = bool>) -> Producer {
+        self.streams = waits
+            .into_iter()
+            .map(|w| (StreamCounts::default(), w))
+            .collect();
+        self
+    }
+
+    /// Stream `stream`'s counts so far.
+    pub fn counts(&self, stream: usize) -> StreamCounts {
+        self.streams.get(stream).map(|s| s.0).unwrap_or_default()
     }
 
     /// Whether [`Producer::push`] would keep the record now (a block is being
@@ -198,15 +265,21 @@ impl Producer {
                 && self.head - self.ring.tail.load(Ordering::Acquire) < self.ring.nblocks())
     }
 
-    /// Hand one record over, or count it dropped.
+    /// Hand one record over: when the ring is full, wait for room if its
+    /// stream waits and the writer runs, else count it dropped.
     #[inline]
     pub fn push(&mut self, r: Record) {
         let fill = match self.fill {
             Some(f) => f,
             None => {
                 let tail = self.ring.tail.load(Ordering::Acquire);
-                if self.head - tail >= self.ring.nblocks() || self.per_block == 0 {
+                if self.per_block == 0
+                    || (self.head - tail >= self.ring.nblocks() && !self.wait_for_room(r.stream))
+                {
                     self.dropped += 1;
+                    if let Some(s) = self.streams.get_mut(r.stream as usize) {
+                        s.0.dropped += 1;
+                    }
                     return;
                 }
                 0
@@ -216,12 +289,53 @@ impl Producer {
         // SAFETY: block i is the producer's (head - tail < nblocks, acquired).
         unsafe { (&mut *self.ring.blocks[i].get())[fill] = r };
         self.sent += 1;
+        if let Some(s) = self.streams.get_mut(r.stream as usize) {
+            s.0.sent += 1;
+        }
         if fill + 1 == self.per_block {
             self.fill = Some(fill + 1);
             self.publish();
         } else {
             self.fill = Some(fill + 1);
         }
+    }
+
+    /// The ring is full: when `stream` waits and a writer drains the ring,
+    /// wait until it hands a block back (spinning first, then yielding the
+    /// CPU) and count the wait. Returns whether there is room now.
+    #[cold]
+    #[inline(never)]
+    fn wait_for_room(&mut self, stream: u16) -> bool {
+        let Some(s) = self.streams.get(stream as usize) else {
+            return false;
+        };
+        if !s.1 || !self.ring.consumer_running() {
+            return false;
+        }
+        let t0 = clock::now_ns();
+        let full = |p: &Producer| p.head - p.ring.tail.load(Ordering::Acquire) >= p.ring.nblocks();
+        let mut spins = 0u32;
+        let room = loop {
+            if !full(self) {
+                break true;
+            }
+            if !self.ring.consumer_running() {
+                // One last look: the writer may have drained before it left.
+                break !full(self);
+            }
+            if spins < SPINS {
+                spins += 1;
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        };
+        let waited = clock::now_ns().saturating_sub(t0);
+        if let Some(s) = self.streams.get_mut(stream as usize) {
+            s.0.waits += 1;
+            s.0.wait_ns += waited;
+        }
+        room
     }
 
     /// Publish the block being filled (if it holds anything).
@@ -276,6 +390,68 @@ mod tests {
         seen.clear();
         ring.drain(|b| seen.extend(b.iter().map(|r| r.t_ns)));
         assert_eq!(seen, vec![100]);
+    }
+
+    #[test]
+    fn a_waiting_stream_loses_nothing_and_counts_its_waits() {
+        let ring = Arc::new(Ring::new(4, 16));
+        ring.consumer_started();
+        let r2 = ring.clone();
+        // The consumer drains only a full ring: the producer is sure to
+        // find it full, and to wait.
+        let consumer = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            loop {
+                let closed = r2.is_closed();
+                let full = r2.head.load(Ordering::Acquire) - r2.tail.load(Ordering::Acquire)
+                    == r2.nblocks();
+                if full || closed {
+                    r2.drain(|b| got.extend(b.iter().map(|r| r.t_ns)));
+                }
+                if closed {
+                    return got;
+                }
+                std::thread::yield_now();
+            }
+        });
+        let mut p = Producer::new(ring.clone()).with_streams([true]);
+        for i in 0..10_000 {
+            p.push(rec(i));
+        }
+        p.close();
+        let got = consumer.join().unwrap();
+        ring.consumer_gone();
+        assert_eq!(got, (0..10_000).collect::<Vec<_>>());
+        let c = p.counts(0);
+        assert_eq!((c.sent, c.dropped), (10_000, 0));
+        assert!(c.waits > 0, "{c:?}");
+    }
+
+    #[test]
+    fn a_dropping_stream_or_a_gone_writer_never_waits() {
+        let ring = Arc::new(Ring::new(2, 3));
+        ring.consumer_started();
+        let mut p = Producer::new(ring.clone()).with_streams([false, true]);
+        for i in 0..8 {
+            p.push(rec(i));
+        }
+        assert_eq!(
+            p.counts(0),
+            StreamCounts {
+                sent: 6,
+                dropped: 2,
+                waits: 0,
+                wait_ns: 0
+            }
+        );
+        // A waiting stream whose writer has gone drops too.
+        ring.consumer_gone();
+        p.push(Record {
+            stream: 1,
+            ..rec(9)
+        });
+        let c = p.counts(1);
+        assert_eq!((c.sent, c.dropped, c.waits), (0, 1, 0));
     }
 
     #[test]

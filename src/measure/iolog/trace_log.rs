@@ -14,8 +14,9 @@
 //!
 //! The worker's part is one store into the same preallocated ring as the
 //! per-I/O latency logs ([`super::record`]), drained by a writer thread. A
-//! latency log may drop rows when its writer falls behind; a log that is to
-//! be replayed may not, or the replay is not the workload. So when every
+//! latency log may drop rows when its writer falls behind if the job asks
+//! (`log_drop_when_full=1`); a log that is to be replayed never may, or the
+//! replay is not the workload. So when every
 //! block of the ring is waiting for the writer, the worker waits for it
 //! (sleeping in 50 us steps), and the run reports how often and how long: the
 //! only case where the log costs the worker more than a store. The ring

@@ -75,10 +75,19 @@ impl Writer {
 
     /// Drain until the worker closes the ring, then flush the files.
     pub fn run(mut self) -> Result<(), IologError> {
+        // However the writer ends (a panic included), a worker waiting for
+        // room stops waiting.
+        struct Gone(Arc<Ring>);
+        impl Drop for Gone {
+            fn drop(&mut self) {
+                self.0.consumer_gone();
+            }
+        }
+        let _gone = Gone(self.ring.clone());
         loop {
             let closed = self.ring.is_closed();
             let ring = self.ring.clone();
-            ring.drain(|block| {
+            let n = ring.drain(|block| {
                 for r in block {
                     self.record(r);
                 }
@@ -86,7 +95,11 @@ impl Writer {
             if closed {
                 break;
             }
-            std::thread::sleep(POLL);
+            // Sleep only when there was nothing to do: a writer behind a fast
+            // worker keeps draining (the worker may be waiting for a block).
+            if n == 0 {
+                std::thread::sleep(POLL);
+            }
         }
         self.end_hist_row();
         for (path, f) in &mut self.files {

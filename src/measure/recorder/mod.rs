@@ -18,6 +18,7 @@
 mod buckets;
 mod hist;
 mod interval;
+mod prio;
 
 use crate::measure::clock;
 use crate::request::{Class, Op};
@@ -25,6 +26,7 @@ use crate::request::{Class, Op};
 pub use buckets::{DEPTH_BUCKETS, LAT_BUCKET_BOUNDS_NS, LAT_BUCKETS};
 pub use hist::{HIGHEST_NS, LOWEST_NS, LatHist, RELATIVE_ERROR, SIGFIG};
 pub use interval::{IntervalLog, IntervalSlot};
+pub use prio::PrioStats;
 
 use buckets::{batch_bucket, depth_bucket, lat_bucket};
 
@@ -169,6 +171,8 @@ pub struct Recorder {
     pub log: IntervalLog,
     /// How the reports sample `log` (`bwavgtime`, `iopsavgtime`).
     pub windows: SampleWindows,
+    /// Latency per I/O priority (jobs with command priorities only).
+    pub prios: Option<Box<PrioStats>>,
     start_ns: u64,
 }
 
@@ -208,6 +212,7 @@ impl Recorder {
             first_error: 0,
             log: IntervalLog::new(start_ns, cfg.interval_ns, cfg.intervals),
             windows: SampleWindows::default(),
+            prios: None,
             start_ns,
         };
         r.reset(start_ns);
@@ -243,7 +248,19 @@ impl Recorder {
             s.ios[0] += s.ios[w] + s.ios[t];
             s.bytes[0] += s.bytes[w] + s.bytes[t];
         }
+        if let Some(p) = m.prios.as_deref_mut() {
+            p.mixed();
+        }
         m
+    }
+
+    /// One measured request's latency under the priority it was issued
+    /// with (one branch when the job keeps no per-priority latencies).
+    #[inline]
+    pub fn record_prio(&mut self, op: Op, ioprio: u16, clat_ns: u64, lat_ns: u64) {
+        if let Some(p) = self.prios.as_deref_mut() {
+            p.record(op, ioprio, clat_ns, lat_ns);
+        }
     }
     /// Start of measurement (after the last `reset`), engine clock.
     pub fn start_ns(&self) -> u64 {
@@ -356,6 +373,9 @@ impl Recorder {
         self.submit = [0; DEPTH_BUCKETS];
         self.complete = [0; DEPTH_BUCKETS];
         self.first_error = 0;
+        if let Some(p) = self.prios.as_deref_mut() {
+            p.reset();
+        }
         self.log.reset(now_ns);
         self.start_ns = now_ns;
     }
@@ -387,6 +407,11 @@ impl Recorder {
             self.first_error = other.first_error;
         }
         self.cfg.slat |= other.cfg.slat;
+        match (self.prios.as_deref_mut(), other.prios.as_deref()) {
+            (Some(a), Some(b)) => a.merge(b),
+            (None, Some(b)) => self.prios = Some(Box::new(b.clone())),
+            _ => {}
+        }
         self.log.merge(&other.log);
     }
 

@@ -96,6 +96,7 @@ impl DirResult {
             slat_ns: LatStats::of(&d.slat),
             clat_ns: LatStats::with_percentiles(&d.clat, pct_list),
             lat_ns: LatStats::of(&d.lat),
+            prios: None,
             bw_min,
             bw_max,
             bw_agg: if bws.is_empty() || bw_kib == 0.0 {
@@ -258,6 +259,7 @@ impl JobResult {
                     s.bins = None;
                 }
             }
+            d.prios = prio_results(rec, dir, on, list, bins);
         }
         if bins {
             self.add_sync_bins(rec);
@@ -322,4 +324,45 @@ pub fn apply_group_aggregates(jobs: &mut [JobResult]) {
             }
         }
     }
+}
+
+/// fio's `prios` of direction `dir`: one entry per priority that saw I/O
+/// there, written only when two or more did (as fio's stat.c does). Each
+/// carries percentiles when clat or lat percentiles are on (`on`), and fio's
+/// bins with json+ (`bins`).
+fn prio_results(
+    rec: &Recorder,
+    dir: usize,
+    on: [bool; 3],
+    list: &[f64],
+    bins: bool,
+) -> Option<Vec<PrioResult>> {
+    let p = rec.prios.as_deref()?;
+    if p.with_samples(dir).count() < 2 {
+        return None;
+    }
+    let pct = on[1] || on[2];
+    Some(
+        p.with_samples(dir)
+            .map(|s| {
+                let h = &s.dirs[dir];
+                let mut st = if pct {
+                    LatStats::with_percentiles(h, list)
+                } else {
+                    LatStats::of(h)
+                };
+                st.bins = if bins && st.percentile.is_some() {
+                    FioBins::of(h)
+                } else {
+                    None
+                };
+                PrioResult {
+                    prioclass: u32::from(s.ioprio >> 13),
+                    prio: u32::from(s.ioprio & 7),
+                    clat_ns: (!p.total).then(|| st.clone()),
+                    lat_ns: p.total.then_some(st),
+                }
+            })
+            .collect(),
+    )
 }

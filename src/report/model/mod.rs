@@ -24,6 +24,7 @@ use crate::measure::clock::ClockCheck;
 use crate::measure::cpu::{DiskUtil, SystemDelta, ThreadUsage};
 use crate::measure::recorder::{self, DEPTH_BUCKETS, DIRS, LAT_BUCKETS, LatHist, Recorder};
 use crate::report::jsonplus::FioBins;
+pub use crate::report::raw::JobLogs;
 use crate::report::raw::{Accounting, PlacementReport};
 use crate::report::trace::JobTrace;
 use crate::request::{Class, Op};
@@ -41,7 +42,7 @@ pub const FIO_VERSION_STRING: &str = concat!("iolab-", env!("CARGO_PKG_VERSION")
 /// docs/json.md), written as `iolab.schema_version`: MAJOR.MINOR.PATCH, where a
 /// new optional key raises MINOR and a key removed, renamed or retyped raises
 /// MAJOR.
-pub const RUN_SCHEMA_VERSION: &str = "1.1.0";
+pub const RUN_SCHEMA_VERSION: &str = "1.2.0";
 
 /// Ordered string map (fio prints options in the order given).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -317,6 +318,11 @@ pub struct DirResult {
     pub clat_ns: LatStats,
     /// Total latency: slat plus clat (fio's lat).
     pub lat_ns: LatStats,
+    /// Latency per I/O priority, as fio writes it: only for jobs with command
+    /// priorities (`cmdprio_percentage`, `cmdprio_bssplit`) and only when at
+    /// least two priorities saw I/O in this direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prios: Option<Vec<PrioResult>>,
     /// Per-interval bandwidth samples, KiB/s.
     pub bw_min: u64,
     /// Highest per-interval bandwidth sample, KiB/s.
@@ -349,6 +355,38 @@ impl DirResult {
     /// For serde: a hidden direction has no key in the JSON.
     pub fn is_hidden(&self) -> bool {
         self.hidden
+    }
+}
+
+/// One entry of fio's `prios`: the latency of one direction's I/Os issued
+/// with one priority. The series is total latency (`lat_ns`) when the job
+/// sets `lat_percentiles=1`, completion latency (`clat_ns`) otherwise.
+#[derive(
+    schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
+)]
+pub struct PrioResult {
+    /// The I/O priority class (ioprio_set(2): 0 none, 1 realtime, 2
+    /// best-effort, 3 idle).
+    pub prioclass: u32,
+    /// The priority level within the class (0-7).
+    pub prio: u32,
+    /// Completion latency of these I/Os (without `lat_percentiles`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clat_ns: Option<LatStats>,
+    /// Total latency of these I/Os (with `lat_percentiles=1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_ns: Option<LatStats>,
+}
+
+impl PrioResult {
+    /// The series it carries, whichever it is.
+    pub fn stats(&self) -> Option<&LatStats> {
+        self.clat_ns.as_ref().or(self.lat_ns.as_ref())
+    }
+
+    /// The series' name in fio's text ("clat" or "lat").
+    pub fn kind(&self) -> &'static str {
+        if self.lat_ns.is_some() { "lat" } else { "clat" }
     }
 }
 
@@ -573,6 +611,10 @@ pub struct JobEngine {
     /// The latency-target depth search (`latency_target=` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lat_target: Option<crate::report::lat_target::LatTargetReport>,
+    /// What the job's per-I/O logs cost (jobs writing `write_lat_log` and
+    /// friends only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_logs: Option<JobLogs>,
 }
 
 /// Data verification of a job, with its first failure in words.
