@@ -16,6 +16,9 @@ pub(crate) struct Draft {
     pub(crate) prioclass: Option<u16>,
     /// `filesize=`: the job's one file; its size unless `size=` is given.
     pub(crate) filesize: Option<u64>,
+    /// Sizes given as a count of zones (`size=4z`), made bytes in
+    /// `resolve_zone_counts` once the zone size is known.
+    pub(crate) zone_counts: super::zones_opts::ZoneCounts,
     /// `fdatasync=N` (becomes the job's periodic sync in `check_control`).
     pub(crate) fdatasync: u32,
     /// Notes of the cross-option checks: (option, the sentence after
