@@ -576,13 +576,20 @@ impl CommandLine {
                 continue;
             };
             let (key, mut value) = split_option(opt);
-            // Like getopt_long, an option that needs a value takes the next argument.
             let needs_value = match key.as_str() {
                 "output-format" | "status-interval" | "output" | "section" | "name"
                 | "max-runtime" | "max-size" | "scratch-dir" => true,
                 "parse-only" => false,
                 k => super::flags::takes_value(k).unwrap_or_else(|| takes_value(k)),
             };
+            // Like getopt_long, an option that needs a value takes the next
+            // argument (fio's flags too: `--eta never`).
+            if value.is_none()
+                && needs_value
+                && let Some(next) = it.next_if(|n| !n.starts_with("--"))
+            {
+                value = Some(next.clone());
+            }
             if key == "debug" {
                 cl.debug_raw = value.clone();
             }
@@ -597,12 +604,6 @@ impl CommandLine {
                 }
                 Some(Effect::Flags) => continue,
                 None => {}
-            }
-            if value.is_none()
-                && needs_value
-                && let Some(next) = it.next_if(|n| !n.starts_with("--"))
-            {
-                value = Some(next.clone());
             }
             match key.as_str() {
                 "output-format" => cl.output_format = parse_output_format(value.as_deref())?,

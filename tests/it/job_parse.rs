@@ -1115,6 +1115,25 @@ fn single_dash_long_options_are_fios_long_options() {
     assert_eq!(one.output_format, OutputFormats::only(OutputFormat::Json));
     assert_eq!((one.jobs[0].iodepth, one.jobs[0].direct), (4, true));
     assert_eq!(one.jobs[1].bs[0], BlockSizes::Fixed(8192));
+    // fio's own flags take their value from the next argument too.
+    let p = cmdline(
+        &[
+            "-name=t",
+            "--eta",
+            "never",
+            "-max-jobs",
+            "16",
+            "--eta-newline",
+            "2",
+            "-bs=8k",
+        ],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        (p.jobs.len(), p.jobs[0].bs[0]),
+        (1, BlockSizes::Fixed(8192))
+    );
     // A name neither fio nor iolab knows stays an error, with the near miss.
     let e = cmdline(&["-name=t", "-iodeph=4"], &[])
         .unwrap_err()
