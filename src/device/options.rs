@@ -94,7 +94,7 @@ impl BackendOptions {
                 ),
             ));
         }
-        self.libaio.check(job)
+        self.libaio.check(job, notes)
     }
 
     /// The job must be opened O_DIRECT (fio: `atomic` implies it).

@@ -159,6 +159,7 @@ impl Draft {
         // The backends' options first: an option of another engine is the
         // likeliest mistake, and its message says which engine has it.
         self.check_backend(section_at)?;
+        self.resolve_zone_counts(section_at)?;
         let s = &self.spec;
         if s.scheduler != SchedKind::Laq
             && let Some((n, at)) = self
@@ -350,6 +351,39 @@ impl Draft {
         if v.kind.is_some() {
             super::verify_opts::fit_interval(&mut self.spec);
         }
+        if self.spec.verify.kind.is_none() {
+            // verify_only without a checksum: fio runs neither the writes nor
+            // a check, so the job measures nothing of what was asked.
+            if let Some(at) = self.set_at("verify_only") {
+                return Err(JobError::Conflict {
+                    at: at.to_string(),
+                    job: self.spec.name.clone(),
+                    problem: "verify_only has no effect without verify= (a checksum such as \
+                              crc32c or md5, meta or pattern): fio would then neither write nor \
+                              check anything"
+                        .into(),
+                });
+            }
+            // fio takes these without verify= and does nothing with them
+            // (job templates often carry do_verify=0 or verify_fatal=0).
+            for opt in [
+                "do_verify",
+                "verify_fatal",
+                "verify_backlog",
+                "verify_interval",
+                "verify_offset",
+                "verify_dump",
+            ] {
+                if self.set_at(opt).is_some() {
+                    self.note(
+                        opt,
+                        "it has no effect without verify= (a checksum such as crc32c or md5, \
+                         meta or pattern), as in fio",
+                    );
+                }
+            }
+            return Ok(());
+        }
         let s = &self.spec;
         let conflict = |name: &str, problem: String| JobError::Conflict {
             at: self
@@ -361,27 +395,7 @@ impl Draft {
             job: s.name.clone(),
             problem,
         };
-        let Some(kind) = s.verify.kind else {
-            for opt in [
-                "do_verify",
-                "verify_fatal",
-                "verify_backlog",
-                "verify_interval",
-                "verify_offset",
-                "verify_dump",
-                "verify_only",
-            ] {
-                if self.set_at(opt).is_some() {
-                    return Err(conflict(
-                        opt,
-                        format!(
-                            "{opt} has no effect without verify= (a checksum such as crc32c or md5, meta or pattern)"
-                        ),
-                    ));
-                }
-            }
-            return Ok(());
-        };
+        let kind = s.verify.kind.expect("checked above");
         if kind == VerifyKind::Pattern && s.verify.pattern.is_empty() {
             return Err(conflict(
                 "verify",

@@ -372,6 +372,13 @@ fn block_size(c: &Ctx, s: &str) -> Result<u32, JobError> {
 }
 
 pub(crate) fn bs(c: &Ctx, current: BsSet) -> Result<BsSet, JobError> {
+    if c.value.contains('/') {
+        // fio 3.33 reads bs=4k/50:8k/50 as bs=4k and runs 4k only.
+        return Err(c.bad(
+            "one block size, or 'read,write' such as 4k,64k (for a mix of sizes with \
+             percentages use bssplit=4k/50:8k/50)",
+        ));
+    }
     if c.value.contains(['-', ':']) {
         // fio 3.33 reads bs=2k-8k as read=2k,write=8k: almost never what was meant.
         return Err(c.bad(

@@ -548,6 +548,9 @@ impl CommandLine {
             flags: RunFlags::default(),
             debug_raw: None,
         };
+        // fio reads its command line with getopt_long_only: `-name=x` and
+        // `-iodepth 1` are `--name=x` and `--iodepth 1`.
+        let args: Vec<String> = args.iter().map(|a| long_form(a)).collect();
         let mut it = args.iter().peekable();
         while let Some(arg) = it.next() {
             let Some(opt) = arg.strip_prefix("--") else {
@@ -560,24 +563,33 @@ impl CommandLine {
                     });
                 }
                 if arg.starts_with('-') && arg.len() > 1 {
+                    // Not a long option of fio's or iolab's (long_form knew
+                    // none): a near miss gets the name meant.
                     let (key, _) = split_option(arg.trim_start_matches('-'));
                     return Err(JobError::UnknownOption {
                         at: at(),
                         option: arg.clone(),
-                        suggestion: Some(format!("--{key}")),
+                        suggestion: super::table::closest(&key).map(|k| format!("--{k}")),
                     });
                 }
                 cl.job_files.push(PathBuf::from(arg));
                 continue;
             };
             let (key, mut value) = split_option(opt);
-            // Like getopt_long, an option that needs a value takes the next argument.
             let needs_value = match key.as_str() {
                 "output-format" | "status-interval" | "output" | "section" | "name"
                 | "max-runtime" | "max-size" | "scratch-dir" => true,
                 "parse-only" => false,
                 k => super::flags::takes_value(k).unwrap_or_else(|| takes_value(k)),
             };
+            // Like getopt_long, an option that needs a value takes the next
+            // argument (fio's flags too: `--eta never`).
+            if value.is_none()
+                && needs_value
+                && let Some(next) = it.next_if(|n| !n.starts_with("--"))
+            {
+                value = Some(next.clone());
+            }
             if key == "debug" {
                 cl.debug_raw = value.clone();
             }
@@ -592,12 +604,6 @@ impl CommandLine {
                 }
                 Some(Effect::Flags) => continue,
                 None => {}
-            }
-            if value.is_none()
-                && needs_value
-                && let Some(next) = it.next_if(|n| !n.starts_with("--"))
-            {
-                value = Some(next.clone());
             }
             match key.as_str() {
                 "output-format" => cl.output_format = parse_output_format(value.as_deref())?,
@@ -672,6 +678,43 @@ impl CommandLine {
             }
         }
         Ok(cl)
+    }
+}
+
+/// The names the command line knows besides the option table's and the flags'.
+const OWN_KEYS: &[&str] = &[
+    "output-format",
+    "status-interval",
+    "output",
+    "section",
+    "name",
+    "max-runtime",
+    "max-size",
+    "scratch-dir",
+    "parse-only",
+];
+
+/// `-key[=value]` as `--key[=value]` when `key` is a long option fio or iolab
+/// knows (getopt_long_only's rule); anything else is kept as written, so a job
+/// file named `-x`, a lone `-` and unknown names still get their own errors.
+pub(crate) fn long_form(arg: &str) -> String {
+    let Some(rest) = arg.strip_prefix('-') else {
+        return arg.to_string();
+    };
+    if rest.starts_with('-') || rest.len() < 2 {
+        return arg.to_string();
+    }
+    let key = rest.split('=').next().unwrap_or(rest);
+    let known = OWN_KEYS.contains(&key)
+        || super::flags::takes_value(key).is_some()
+        || !matches!(
+            super::options::lookup(key),
+            super::options::Lookup::Unknown(_)
+        );
+    if known {
+        format!("-{arg}")
+    } else {
+        arg.to_string()
     }
 }
 

@@ -296,9 +296,43 @@ fn fmt_pair(v: [u64; 2]) -> String {
 }
 
 impl super::draft::Draft {
+    /// Options that only shape random offsets, on a sequential job: fio takes
+    /// them and ignores them, so they run as fio runs them, with a note.
+    fn note_random_on_sequential(&mut self) {
+        let s = &self.spec;
+        if s.rw.pattern != super::spec::Pattern::Seq {
+            return;
+        }
+        let is_set = |name: &str| self.set.iter().any(|(n, _)| *n == name);
+        let mut notes = Vec::new();
+        for (name, what) in [
+            ("random_distribution", "spreads random offsets"),
+            (
+                "percentage_random",
+                "mixes random offsets into a random job",
+            ),
+            ("blockalign", "aligns random offsets"),
+        ] {
+            if is_set(name) {
+                notes.push((
+                    name,
+                    format!(
+                        "has no effect: it {what}, and rw={} is sequential (fio ignores it \
+                         too; rw=randread, randwrite or randrw would use it)",
+                        s.rw.fio_name()
+                    ),
+                ));
+            }
+        }
+        for (name, note) in notes {
+            self.note(name, note);
+        }
+    }
+
     /// Cross-option rules of random offsets and rates; `randseed` given wins
     /// over `randrepeat=0`, as in fio.
     pub(crate) fn check_random_and_rate(&mut self, section_at: &str) -> Result<(), JobError> {
+        self.note_random_on_sequential();
         let at = |name: &str| {
             self.set
                 .iter()
@@ -313,27 +347,6 @@ impl super::draft::Draft {
             job: s.name.clone(),
             problem,
         };
-        if s.rw.pattern == super::spec::Pattern::Seq {
-            for (name, what) in [
-                ("random_distribution", "spreads random offsets"),
-                (
-                    "percentage_random",
-                    "mixes random offsets into a random job",
-                ),
-                ("blockalign", "aligns random offsets"),
-            ] {
-                if is_set(name) {
-                    return Err(conflict(
-                        name,
-                        format!(
-                            "{name} {what}, but rw={} is sequential: use rw=randread, randwrite \
-                             or randrw, or drop {name}",
-                            s.rw.fio_name()
-                        ),
-                    ));
-                }
-            }
-        }
         let dirs = ["read", "write"];
         // Only directions the job issues: `rate=1m` caps both, and a read job
         // has no writes for it to slow.

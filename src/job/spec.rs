@@ -185,6 +185,8 @@ impl Engine {
             "vsync" => Engine::Vsync,
             "pvsync" => Engine::Pvsync,
             "libaio" => Engine::Libaio,
+            // fio's other names for libaio (it compares their first letters only).
+            n if n.starts_with("linuxaio") || n.starts_with("aio") => Engine::Libaio,
             "mmap" => Engine::Mmap,
             "posixaio" => Engine::Posixaio,
             "falloc" => Engine::Falloc,

@@ -208,6 +208,10 @@ const fn refused(name: &'static str, section: Section, why: &'static str) -> Opt
 use Section as S;
 
 const SIZE: &str = units::SIZE_EXPECTED;
+const SIZE_OR_ZONES: &str = "a size: an integer with an optional suffix b, k, m, g, t, p \
+     (also kb/ki, kib etc.; case-insensitive), e.g. 4k, 1m, 512; or a count of zones such as 2z \
+     (with zonemode=strided or zbd)";
+use super::zones_opts::or_zones as zones;
 const TIME_S: &str = "a time, e.g. 30 (seconds) or 500ms";
 const TIME_US: &str = "a time, e.g. 10 (microseconds) or 2ms";
 const PROB: &str = "a probability: a number from 0 to 1 (e.g. 0.001) or a \
@@ -366,8 +370,15 @@ pub static OPTIONS: &[OptionDef] = &[
          offset_increment; N% is that share of the target, rounded up \
          to offset_align",
     )
-    .expects("a size such as 1g, or a percentage such as 25%")
-    .set(super::target_opts::set_offset_increment),
+    .expects("a size such as 1g, a percentage such as 25%, or a count of zones such as 2z")
+    .set(|d, c| {
+        zones(
+            d,
+            c,
+            |z| &mut z.offset_increment,
+            super::target_opts::set_offset_increment,
+        )
+    }),
     OptionDef::new(
         "allow_file_create",
         S::Target,
@@ -437,11 +448,9 @@ pub static OPTIONS: &[OptionDef] = &[
         "fallocate",
         S::Target,
         "how a file's space is reserved before it is laid out: none, \
-         native, posix, keep, truncate (0 = none, 1 = posix)",
-    )
-    .noted(
-        "iolab's default is fallocate=none (fio's is native): the \
-         layout writes every block anyway",
+         native, posix, keep, truncate (0 = none, 1 = posix); iolab's \
+         default is none where fio's is native, which changes no \
+         measurement: the layout writes every block anyway",
     )
     .expects(super::files::Fallocate::VALID)
     .set(|d, c| {
@@ -578,10 +587,17 @@ pub static OPTIONS: &[OptionDef] = &[
         S::Target,
         "strided: bytes skipped after each zone",
     )
-    .expects(SIZE)
+    .expects(SIZE_OR_ZONES)
     .set(|d, c| {
-        d.spec.zones.skip = c.size()?;
-        Ok(())
+        zones(
+            d,
+            c,
+            |z| &mut z.zoneskip,
+            |d, c| {
+                d.spec.zones.skip = c.size()?;
+                Ok(())
+            },
+        )
     }),
     OptionDef::new(
         "max_open_zones",
@@ -1317,21 +1333,15 @@ pub static OPTIONS: &[OptionDef] = &[
         S::IoSize,
         "bytes or N% of the target (0: the whole target, as fio)",
     )
-    .expects(SIZE)
-    .set(|d, c| {
-        parse::size(d, c)?;
-        Ok(())
-    }),
+    .expects(SIZE_OR_ZONES)
+    .set(|d, c| zones(d, c, |z| &mut z.size, parse::size)),
     OptionDef::new(
         "offset",
         S::IoSize,
         "start offset, bytes or N% of the target",
     )
-    .expects(SIZE)
-    .set(|d, c| {
-        parse::offset(d, c)?;
-        Ok(())
-    }),
+    .expects(SIZE_OR_ZONES)
+    .set(|d, c| zones(d, c, |z| &mut z.offset, parse::offset)),
     OptionDef::new(
         "number_ios",
         S::IoSize,
@@ -1378,15 +1388,16 @@ pub static OPTIONS: &[OptionDef] = &[
          time_based runs by time instead",
     )
     .alias(&["io_limit"])
-    .expects("a size such as 1g, or a percentage such as 50%")
-    .set(super::target_opts::set_io_size),
+    .expects("a size such as 1g, a percentage such as 50%, or a count of zones such as 2z")
+    .set(|d, c| zones(d, c, |z| &mut z.io_size, super::target_opts::set_io_size)),
     // I/O engine.
     OptionDef::new(
         "ioengine",
         S::Engine,
         "null sync psync vsync pvsync pvsync2 libaio io_uring \
          posixaio mmap falloc ftruncate filecreate filestat \
-         filedelete cpuio (null is iolab's emulated device)",
+         filedelete cpuio (null is iolab's emulated device); linuxaio \
+         and aio are libaio, as in fio",
     )
     .stricter("other fio engines are refused")
     .expects(parse::ENGINES_EXPECTED)
@@ -1501,15 +1512,12 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef::new(
         "userspace_reap",
         S::Engine,
-        "libaio: reap completions only from the AIO ring in user \
-         space, spinning (completion=poll), never io_getevents; 0: \
-         every reap is io_getevents; unset: ring first, io_getevents \
+        "libaio: with iodepth_batch_complete_min=0, reap completions \
+         only from the AIO ring in user space, spinning (completion=poll; \
+         another completion= is an error), never io_getevents; with a \
+         larger minimum it has no effect, as in fio (a note says so); \
+         0: every reap is io_getevents; unset: ring first, io_getevents \
          to sleep",
-    )
-    .stricter(
-        "needs ioengine=libaio and iodepth_batch_complete_min=0 (fio \
-         silently keeps io_getevents otherwise), and conflicts with a \
-         completion= other than poll",
     )
     .flag()
     .set(|d, c| {

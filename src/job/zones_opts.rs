@@ -21,7 +21,95 @@ pub(crate) fn share(c: &Ctx) -> Result<f64, JobError> {
     super::units::parse_f64(c.value, 0.0, 1.0).map_err(|e| c.bad(e))
 }
 
+/// fio's zone-count sizes: `Nz` in `size`, `io_size`, `offset`,
+/// `offset_increment` and `zoneskip` means N zones, in bytes N times the zone
+/// size (fio's `zbd_recalc_options_with_zone_granularity`). A later byte value
+/// of the same option clears its count.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ZoneCounts {
+    pub size: Option<u64>,
+    pub io_size: Option<u64>,
+    pub offset: Option<u64>,
+    pub offset_increment: Option<u64>,
+    pub zoneskip: Option<u64>,
+}
+
+/// `Nz` (a whole number then `z`): N zones.
+pub(crate) fn zone_count(c: &Ctx) -> Option<u64> {
+    let n = c.value.trim().strip_suffix(['z', 'Z'])?;
+    n.parse().ok()
+}
+
+/// An option that takes fio's zone counts: `Nz` is kept in the draft's
+/// [`ZoneCounts`] (through `slot`), anything else goes to the option's own
+/// parser and clears the count.
+pub(crate) fn or_zones(
+    d: &mut Draft,
+    c: &Ctx,
+    slot: fn(&mut ZoneCounts) -> &mut Option<u64>,
+    bytes: fn(&mut Draft, &Ctx) -> Result<(), JobError>,
+) -> Result<(), JobError> {
+    if let Some(n) = zone_count(c) {
+        *slot(&mut d.zone_counts) = Some(n);
+        return Ok(());
+    }
+    *slot(&mut d.zone_counts) = None;
+    bytes(d, c)
+}
+
 impl Draft {
+    /// Zone counts as bytes: N times `zonesize` (the emulated zones' size; a
+    /// zoned device's own zone size is refused elsewhere). Without a zone
+    /// mode there is no zone size, where fio would silently leave the option
+    /// at 0: an error naming the option.
+    pub(crate) fn resolve_zone_counts(&mut self, section_at: &str) -> Result<(), JobError> {
+        let zc = self.zone_counts;
+        let named = [
+            ("size", zc.size),
+            ("io_size", zc.io_size),
+            ("offset", zc.offset),
+            ("offset_increment", zc.offset_increment),
+            ("zoneskip", zc.zoneskip),
+        ];
+        let Some(&(first, _)) = named.iter().find(|(_, n)| n.is_some()) else {
+            return Ok(());
+        };
+        let zs = self.spec.zones.size;
+        if self.spec.zones.mode == ZoneMode::None {
+            return Err(JobError::Conflict {
+                at: self.zones_set_at(first).unwrap_or(section_at).to_string(),
+                job: self.spec.name.clone(),
+                problem: format!(
+                    "{first} is a count of zones (Nz), which needs zonemode=strided or                      zonemode=zbd with zonesize= (or give {first} in bytes)"
+                ),
+            });
+        }
+        if zs == 0 {
+            return Ok(()); // check_zones asks for zonesize=
+        }
+        let s = &mut self.spec;
+        if let Some(n) = zc.size {
+            s.size = (n > 0).then(|| n.saturating_mul(zs));
+            s.size_percent = None;
+        }
+        if let Some(n) = zc.io_size {
+            s.io_size = (n > 0).then(|| n.saturating_mul(zs));
+            s.target.io_size_percent = None;
+        }
+        if let Some(n) = zc.offset {
+            s.offset = n.saturating_mul(zs);
+            s.offset_percent = None;
+        }
+        if let Some(n) = zc.offset_increment {
+            s.offset_increment = n.saturating_mul(zs);
+            s.target.offset_increment_percent = None;
+        }
+        if let Some(n) = zc.zoneskip {
+            s.zones.skip = n.saturating_mul(zs);
+        }
+        Ok(())
+    }
+
     fn zones_set_at(&self, name: &str) -> Option<&str> {
         self.set
             .iter()
@@ -55,6 +143,23 @@ impl Draft {
                         ));
                     }
                 }
+            }
+            ZoneMode::Zbd
+                if z.size == 0
+                    && s.filename
+                        .as_deref()
+                        .is_some_and(|f| f.starts_with("/dev/")) =>
+            {
+                // fio reads a zoned device's zone size from the device; iolab
+                // emulates zones and does not drive zoned devices.
+                return Err(conflict(
+                    "zonemode",
+                    "zonemode=zbd without zonesize= takes the zone size of a zoned block \
+                     device, and iolab does not drive zoned devices (it emulates zones): give \
+                     zonesize= (e.g. zonesize=256m) to emulate zones on a regular file or a \
+                     block device that is not zoned"
+                        .into(),
+                ));
             }
             ZoneMode::Strided | ZoneMode::Zbd if z.size == 0 => {
                 return Err(conflict(

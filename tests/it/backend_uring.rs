@@ -124,7 +124,9 @@ fn cq_spinning_needs_no_wait_calls() {
     let t0 = Instant::now();
     assert_eq!(q.reap(Wait::Peek, &mut out).unwrap(), 0);
     assert_eq!(q.reap(Wait::Sleep { min: 1 }, &mut out).unwrap(), 0);
-    assert!(t0.elapsed() < Duration::from_millis(50));
+    // A wait that blocked with nothing in flight would never return; the
+    // bound only catches that, not speed (a busy machine may preempt us).
+    assert!(t0.elapsed() < Duration::from_secs(10));
     assert_eq!(q.stats().wait_calls, 0);
 
     // Written data, so reads reach the disk (a hole reads as zeros inline).
@@ -193,7 +195,9 @@ fn peek_returns_at_once_and_sleep_sleeps_until_the_completion() {
     for _ in 0..1000 {
         assert_eq!(q.reap(Wait::Peek, &mut out).unwrap(), 0);
     }
-    assert!(t0.elapsed() < Duration::from_millis(20), "Peek blocked");
+    // No wait call is the proof that Peek never blocks; the wall-clock bound
+    // is far above any preemption and below the never-ending block it catches.
+    assert!(t0.elapsed() < Duration::from_secs(10), "Peek blocked");
     assert_eq!(q.stats().wait_calls, 0);
     let writer = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(30));

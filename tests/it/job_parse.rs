@@ -471,7 +471,7 @@ fn malformed_job_files() {
         ),
         (
             "[j]\nsize\n",
-            "t.fio:2: option 'size' needs a value: expected a size: an integer with an optional suffix b, k, m, g, t, p (also kb/ki, kib etc.; case-insensitive), e.g. 4k, 1m, 512",
+            "t.fio:2: option 'size' needs a value: expected a size: an integer with an optional suffix b, k, m, g, t, p (also kb/ki, kib etc.; case-insensitive), e.g. 4k, 1m, 512; or a count of zones such as 2z (with zonemode=strided or zbd)",
         ),
         (
             "[j]\niodpeth=4\n",
@@ -651,8 +651,8 @@ fn malformed_command_lines() {
             "command line: option 'name' needs a value: expected a job name",
         ),
         (
-            &["--name=j", "-bs=4k"],
-            "command line: unknown option '-bs=4k'; did you mean '--bs'?",
+            &["--name=j", "-bz=4k"],
+            "command line: unknown option '-bz=4k'; did you mean '--bs'?",
         ),
         (
             &["--name=j", "--bs=4k", "--iodepht=2"],
@@ -1076,4 +1076,147 @@ fn filesize_is_the_one_files_size() {
     assert!(e.contains("t.fio:2") && e.contains("filesize"), "{e}");
     let e = parse("[j]\nfilesize=0\n").unwrap_err().to_string();
     assert!(e.contains("greater than zero"), "{e}");
+}
+
+/// fio reads its command line with getopt_long_only: one dash is as good as
+/// two for a long option, with `=value` or the value in the next argument.
+#[test]
+fn single_dash_long_options_are_fios_long_options() {
+    let one = cmdline(
+        &[
+            "-name=t",
+            "-rw=randread",
+            "-iodepth",
+            "4",
+            "-direct=1",
+            "-group_reporting",
+            "-output-format=json",
+            "-name",
+            "u",
+            "-bs=8k",
+        ],
+        &[],
+    )
+    .unwrap();
+    let two = cmdline(
+        &[
+            "--name=t",
+            "--rw=randread",
+            "--iodepth",
+            "4",
+            "--direct=1",
+            "--group_reporting",
+            "--output-format=json",
+            "--name",
+            "u",
+            "--bs=8k",
+        ],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(format!("{:?}", one.jobs), format!("{:?}", two.jobs));
+    assert_eq!(one.output_format, OutputFormats::only(OutputFormat::Json));
+    assert_eq!((one.jobs[0].iodepth, one.jobs[0].direct), (4, true));
+    assert_eq!(one.jobs[1].bs[0], BlockSizes::Fixed(8192));
+    // fio's own flags take their value from the next argument too.
+    let p = cmdline(
+        &[
+            "-name=t",
+            "--eta",
+            "never",
+            "-max-jobs",
+            "16",
+            "--eta-newline",
+            "2",
+            "-bs=8k",
+        ],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        (p.jobs.len(), p.jobs[0].bs[0]),
+        (1, BlockSizes::Fixed(8192))
+    );
+    // A name neither fio nor iolab knows stays an error, with the near miss.
+    let e = cmdline(&["-name=t", "-iodeph=4"], &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("unknown option '-iodeph=4'") && e.contains("'--iodepth'"),
+        "{e}"
+    );
+}
+
+/// fio's other names for libaio.
+#[test]
+fn linuxaio_and_aio_are_libaio() {
+    for name in ["libaio", "linuxaio", "aio"] {
+        let p = parse(&format!("[j]\nioengine={name}\n")).unwrap();
+        assert_eq!(p.jobs[0].ioengine, Engine::Libaio, "{name}");
+    }
+}
+
+/// `Nz` counts zones in size, io_size, offset, offset_increment and zoneskip
+/// (fio multiplies by the zone size); without a zone mode it is an error.
+#[test]
+fn zone_counts_are_multiples_of_the_zone_size() {
+    let p = parse(
+        "[global]\nzonemode=strided\nzonesize=1m\nzonerange=4m\nsize=8z\n\
+         [j]\nio_size=3z\noffset=1z\noffset_increment=2z\nzoneskip=1z\nnumjobs=2\n\
+         [k]\nsize=2m\n",
+    )
+    .unwrap();
+    let j = &p.jobs[0];
+    assert_eq!(j.size, Some(8 << 20));
+    assert_eq!(j.io_size, Some(3 << 20));
+    assert_eq!(j.offset, 1 << 20);
+    assert_eq!(j.offset_increment, 2 << 20);
+    assert_eq!(j.zones.skip, 1 << 20);
+    // A byte value in the job replaces the global count.
+    assert_eq!(p.jobs.last().unwrap().size, Some(2 << 20));
+    let e = parse("[j]\nsize=4z\n").unwrap_err().to_string();
+    assert!(
+        e.contains("size is a count of zones") && e.contains("zonemode"),
+        "{e}"
+    );
+}
+
+/// Options fio takes where they do nothing run with a note, not an error.
+#[test]
+fn options_without_effect_are_noted_as_fio_ignores_them() {
+    let cases: [(&str, &str); 4] = [
+        ("do_verify=0\nverify_fatal=0\nverify_dump=0\n", "do_verify"),
+        ("verify=none\ndo_verify=1\n", "do_verify"),
+        (
+            "rw=write\nrandom_distribution=zipf:1.2\n",
+            "random_distribution",
+        ),
+        (
+            "ioengine=libaio\nuserspace_reap\niodepth_batch_complete=8\n",
+            "userspace_reap",
+        ),
+    ];
+    for (body, option) in cases {
+        let p = parse(&format!("[j]\n{body}")).unwrap_or_else(|e| panic!("{body}: {e}"));
+        let note = p
+            .notes
+            .iter()
+            .find(|n| n.option == option)
+            .unwrap_or_else(|| panic!("{body}: no note for {option}: {:?}", p.notes));
+        assert!(note.note.contains("has no effect"), "{}", note.note);
+    }
+    // verify_only without a checksum would have fio neither write nor check.
+    let e = parse("[j]\nrw=write\nverify_only=1\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("verify_only has no effect without verify="),
+        "{e}"
+    );
+    // userspace_reap without its minimum of 0 is io_getevents, as in fio.
+    let p = parse("[j]\nioengine=libaio\nuserspace_reap\n").unwrap();
+    assert!(!p.jobs[0].backend.libaio.ring_only());
+    // A block-size mix written in bs= points to bssplit.
+    let e = parse("[j]\nbs=4k/50:8k/50\n").unwrap_err().to_string();
+    assert!(e.contains("bssplit=4k/50:8k/50"), "{e}");
 }

@@ -176,7 +176,7 @@ fn a_corrupted_file_is_caught_by_a_read_job_naming_offset_and_field() {
 #[test]
 fn bad_verify_options_are_refused_with_what_is_valid() {
     let base = ["--name=x", "--ioengine=null", "--size=1m", "--rw=write"];
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 4] = [
         (
             &["--verify=md4", "--null_backing=mem"],
             "crc32c (crc32c-intel), md5, crc64, crc32, crc16, crc7, sha1, sha256",
@@ -186,10 +186,6 @@ fn bad_verify_options_are_refused_with_what_is_valid() {
             "verify=pattern needs verify_pattern=",
         ),
         (&["--verify=crc32c"], "needs null_backing=mem"),
-        (
-            &["--verify_backlog=8", "--null_backing=mem"],
-            "verify_backlog has no effect without verify",
-        ),
         (
             &["--verify=crc32c", "--null_backing=mem", "--bs=32"],
             "at least 64 bytes",

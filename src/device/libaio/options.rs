@@ -3,7 +3,7 @@
 //! backends (`device::options::CallFlags`).
 
 use crate::device::engine::Engine;
-use crate::device::option_facts::{JobFacts, OptionError};
+use crate::device::option_facts::{JobFacts, OptionError, OptionNote};
 
 /// The options of fio's libaio list a job may set only with libaio (or
 /// another engine that has them).
@@ -30,7 +30,11 @@ impl LibaioOptions {
         self.userspace_reap == Some(true)
     }
 
-    pub(crate) fn check(&self, job: &JobFacts) -> Result<(), OptionError> {
+    pub(crate) fn check(
+        &mut self,
+        job: &JobFacts,
+        notes: &mut Vec<OptionNote>,
+    ) -> Result<(), OptionError> {
         const AT: &str = "userspace_reap";
         if self.userspace_reap.is_some() && job.engine != Engine::Libaio {
             return Err(OptionError::new(
@@ -47,12 +51,16 @@ impl LibaioOptions {
             return Ok(());
         }
         if job.complete_min != Some(0) {
-            return Err(OptionError::new(
+            // fio reads the ring only for reaps that may return nothing; with
+            // a minimum above 0 every reap is io_getevents, which is what runs.
+            self.userspace_reap = Some(false);
+            notes.push((
                 AT,
-                "userspace_reap=1 reads the AIO ring only when reaping a minimum of 0 \
-                 completions (fio keeps calling io_getevents otherwise): add \
-                 iodepth_batch_complete_min=0, or drop userspace_reap",
+                "has no effect: fio reads the AIO ring only when a reap may return no \
+                 completions (iodepth_batch_complete_min=0); with a larger minimum every \
+                 reap is io_getevents, and so it is here (fio does the same)",
             ));
+            return Ok(());
         }
         if let Some(m) = job.completion.filter(|&m| m != "poll") {
             return Err(OptionError::new(
