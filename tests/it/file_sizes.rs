@@ -137,6 +137,14 @@ fn file_sizes_and_reads_equal_fios() {
         let theirs = fio(root.path(), opts);
         eprintln!("{opts:?}: fio {theirs:?}, iolab {ours:?}");
         assert!(!theirs.1.is_empty(), "fio logged no reads for {opts:?}");
+        if opts.iter().any(|o| o.starts_with("--numjobs")) {
+            // Two clones append to one write_iolog, each through its own
+            // buffer: a flush of one can land inside a line of the other, so
+            // the read counts of such a log depend on timing (in both
+            // tools). The files each clone made are what this case is about.
+            assert_eq!(ours.0, theirs.0, "files differ from fio's for {opts:?}");
+            continue;
+        }
         assert_eq!(
             ours, theirs,
             "files or reads differ from fio's for {opts:?}"

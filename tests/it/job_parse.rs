@@ -1134,7 +1134,7 @@ fn single_dash_long_options_are_fios_long_options() {
     )
     .unwrap();
     assert_eq!(
-        (p.jobs.len(), p.jobs[0].bs[0]),
+        (p.jobs.len(), p.jobs[0].bs[0].clone()),
         (1, BlockSizes::Fixed(8192))
     );
     // A name neither fio nor iolab knows stays an error, with the near miss.
