@@ -20,7 +20,7 @@ pub(crate) struct Draft {
     pub(crate) filesize_range: Option<(u64, u64)>,
     /// Sizes given as a count of zones (`size=4z`), made bytes in
     /// `resolve_zone_counts` once the zone size is known.
-    pub(crate) zone_counts: super::zones_opts::ZoneCounts,
+    pub(crate) zone_counts: super::zones::ZoneCounts,
     /// Notes of the cross-option checks: (option, the sentence after
     /// "OPTION is accepted, but "), where fio takes a combination silently
     /// and iolab runs it as fio does (`Draft::note`).

@@ -56,3 +56,16 @@ impl ZoneSpec {
         }
     }
 }
+
+/// fio's zone-count sizes: `Nz` in `size`, `io_size`, `offset`,
+/// `offset_increment` and `zoneskip` means N zones, in bytes N times the zone
+/// size (fio's `zbd_recalc_options_with_zone_granularity`). A later byte value
+/// of the same option clears its count.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ZoneCounts {
+    pub size: Option<u64>,
+    pub io_size: Option<u64>,
+    pub offset: Option<u64>,
+    pub offset_increment: Option<u64>,
+    pub zoneskip: Option<u64>,
+}

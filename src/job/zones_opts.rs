@@ -4,7 +4,7 @@
 use super::draft::{Ctx, Draft};
 use super::error::JobError;
 use super::spec::{Direction, Pattern, RwSuffix};
-use super::zones::{MODE_VALID, ZoneMode};
+use super::zones::{MODE_VALID, ZoneCounts, ZoneMode};
 
 pub(crate) fn mode(c: &Ctx) -> Result<ZoneMode, JobError> {
     match c.value {
@@ -19,19 +19,6 @@ pub(crate) fn mode(c: &Ctx) -> Result<ZoneMode, JobError> {
 /// fio's parser takes it.
 pub(crate) fn share(c: &Ctx) -> Result<f64, JobError> {
     super::units::parse_f64(c.value, 0.0, 1.0).map_err(|e| c.bad(e))
-}
-
-/// fio's zone-count sizes: `Nz` in `size`, `io_size`, `offset`,
-/// `offset_increment` and `zoneskip` means N zones, in bytes N times the zone
-/// size (fio's `zbd_recalc_options_with_zone_granularity`). A later byte value
-/// of the same option clears its count.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct ZoneCounts {
-    pub size: Option<u64>,
-    pub io_size: Option<u64>,
-    pub offset: Option<u64>,
-    pub offset_increment: Option<u64>,
-    pub zoneskip: Option<u64>,
 }
 
 /// `Nz` (a whole number then `z`): N zones.
