@@ -927,7 +927,9 @@ fn accepted_fio_options_and_their_one_note() {
     assert!(p.warnings.is_empty(), "{:?}", p.warnings);
     let notes = |name: &str| p.notes.iter().filter(|n| n.option == name).count();
     assert_eq!(notes("gtod_reduce"), 1, "{:?}", p.notes);
-    assert_eq!(notes("new_group"), 1, "{:?}", p.notes);
+    // new_group has fio's meaning: no note.
+    assert_eq!(notes("new_group"), 0, "{:?}", p.notes);
+    assert!(p.jobs[0].new_group && !p.jobs[1].new_group);
     assert_eq!(notes("clat_percentiles"), 1, "{:?}", p.notes);
     assert_eq!(notes("disable_slat"), 1, "{:?}", p.notes);
     assert!(

@@ -46,6 +46,7 @@ mod deploy_manifests;
 mod faults_conservation;
 mod fio_counts;
 mod fio_examples;
+mod fio_groups;
 mod fio_option_names;
 mod fio_percentiles;
 mod fio_rwmix;
