@@ -165,15 +165,20 @@ fn text_facts(text: &str) -> Vec<String> {
     out
 }
 
-/// Name, group and KiB read and written of each terse line.
+/// Name, group and KiB read and written of each terse line (fio's empty
+/// entry, as in [`reports`], has an empty name and group -1: left out).
 fn terse_facts(text: &str) -> Vec<Vec<String>> {
     text.lines()
         .filter(|l| l.starts_with("3;"))
         .map(|l| {
             let f: Vec<&str> = l.split(';').collect();
             // 41 fields per direction after `3;producer;name;group;error`.
-            [2, 3, 5, 46].iter().map(|&i| f[i].to_string()).collect()
+            [2, 3, 5, 46]
+                .iter()
+                .map(|&i| f[i].to_string())
+                .collect::<Vec<_>>()
         })
+        .filter(|f| !(f[0].is_empty() && f[1] == "-1"))
         .collect()
 }
 

@@ -779,11 +779,13 @@ fn a_typical_job_file_from_disk() {
 }
 
 /// fio's JSON `job options` / `global options`: each section's options as written,
-/// in order, a repeated key keeping its last value.
+/// in order, a repeated key keeping its last value; a flag written alone has
+/// no value and is not listed (fio 3.33 leaves it out), one written `=1` is.
 #[test]
 fn options_are_kept_as_written_for_the_report() {
     let p = parse(
-        "[global]\nioengine=null\nsize=64m\n[a]\nrw=randread\nbs=4k\nbs=8k\n[b]\nrw=write\ntime_based\n",
+        "[global]\nioengine=null\nsize=64m\ngroup_reporting\n[a]\nrw=randread\nbs=4k\nbs=8k\n\
+         [b]\nrw=write\ntime_based\nnew_group=1\n",
     )
     .unwrap();
     let own = |v: &[(&str, &str)]| {
@@ -798,7 +800,7 @@ fn options_are_kept_as_written_for_the_report() {
     assert_eq!(p.jobs[0].options, own(&[("rw", "randread"), ("bs", "8k")]));
     assert_eq!(
         p.jobs[1].options,
-        own(&[("rw", "write"), ("time_based", "")])
+        own(&[("rw", "write"), ("new_group", "1")])
     );
 }
 

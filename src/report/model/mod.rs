@@ -632,8 +632,13 @@ pub struct JobResult {
     pub eta: u64,
     /// Wall seconds since the job started.
     pub elapsed: u64,
-    #[serde(rename = "job options")]
-    /// The options the job set, in order, as given.
+    /// The options the job set with a value, in order, as given; left out
+    /// when there are none, as fio leaves it out.
+    #[serde(
+        rename = "job options",
+        default,
+        skip_serializing_if = "OrderedMap::is_empty"
+    )]
     pub job_options: OrderedMap,
     #[serde(default, skip_serializing_if = "DirResult::is_hidden")]
     /// Reads.
