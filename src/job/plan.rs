@@ -484,6 +484,7 @@ impl Builder {
             }
         }
         super::control_opts::check_wait_for(&spec, wait_at.as_deref(), &self.jobs)?;
+        super::report_opts::check_group_percentiles(&spec, &self.jobs)?;
         spec.options = raw;
         self.jobs.push(spec);
         Ok(true)

@@ -339,3 +339,36 @@ fn a_report_over_different_backends_lists_each() {
     assert_eq!(j["write"]["total_ios"], 512);
     assert_eq!(e["accounting"]["ok"], 1024);
 }
+
+/// fio refuses a job file whose jobs of one reported group differ in
+/// `lat_percentiles` (the report has one set of percentiles); so does iolab,
+/// naming both jobs. With `new_group` between them they are two reports.
+#[test]
+fn lat_percentiles_differing_within_a_reported_group_is_refused() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let text = |between: &str| {
+        format!(
+            "[global]\nioengine=null\nsize=1m\ngroup_reporting\n\
+             [a]\nrw=read\n[b]\n{between}lat_percentiles=1\nrw=write\n"
+        )
+    };
+    let bad = job_files(dir.path(), &[&text("")]);
+    let (code, out, err) = iolab_run(&bad);
+    assert_ne!(code, 0, "{out}");
+    assert!(
+        err.contains("job 'b'") && err.contains("lat_percentiles differs from job 'a'"),
+        "{err}"
+    );
+    let good = job_files(dir.path(), &[&text("new_group\n")]);
+    let doc = json_of(&iolab_out(dir.path(), "json", &good));
+    assert_eq!(reports(&doc).len(), 2, "{doc}");
+    if !ready(&[Need::Fio]) {
+        return;
+    }
+    let fio = Command::new("fio")
+        .arg("--output=/dev/null")
+        .args(&bad)
+        .output()
+        .expect("run fio");
+    assert!(!fio.status.success(), "fio ran it: {fio:?}");
+}
