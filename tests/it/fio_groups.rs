@@ -359,8 +359,10 @@ fn lat_percentiles_differing_within_a_reported_group_is_refused() {
         err.contains("job 'b'") && err.contains("lat_percentiles differs from job 'a'"),
         "{err}"
     );
-    let good = job_files(dir.path(), &[&text("new_group\n")]);
-    let doc = json_of(&iolab_out(dir.path(), "json", &good));
+    // In a directory of its own: job_files names the files job0.fio, ...
+    let apart = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let good = job_files(apart.path(), &[&text("new_group\n")]);
+    let doc = json_of(&iolab_out(apart.path(), "json", &good));
     assert_eq!(reports(&doc).len(), 2, "{doc}");
     if !ready(&[Need::Fio]) {
         return;
