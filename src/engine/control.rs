@@ -17,26 +17,61 @@ use crate::job::control::{CmdPrioSpec, ExitWhat, IgnoreError};
 use crate::job::{ContinueOnError, JobSpec};
 use crate::request::Op;
 
-/// The flags `exitall`/`exitall_on_error` raise: `group` stops the jobs of the
-/// running group, `all` also keeps later groups from starting.
+/// The flags `exitall`/`exitall_on_error` raise, as one worker sees them:
+/// its own flag (up: the worker stops), which reporting groups its jobs are
+/// in, the flags of every worker of the running stonewall group with theirs,
+/// and the run's `all` flag, which keeps later groups from starting.
 #[derive(Clone, Debug, Default)]
 pub struct StopFlags {
-    pub group: Arc<AtomicBool>,
+    pub own: Arc<AtomicBool>,
+    /// The reporting groups of this worker's jobs (one, unless null-device
+    /// jobs of several groups share the worker).
+    groups: Vec<u32>,
+    /// Every worker of the stonewall group: its reporting groups and flag.
+    running: Arc<[(Vec<u32>, Arc<AtomicBool>)]>,
     pub all: Arc<AtomicBool>,
 }
 
 impl StopFlags {
-    /// Flags for the next group: a fresh group flag, the run's `all` flag.
-    pub fn next_group(&self) -> StopFlags {
-        StopFlags {
-            group: Arc::default(),
-            all: self.all.clone(),
-        }
+    /// The flags of each worker of the next stonewall group, given each
+    /// worker's reporting groups: fresh own flags, the run's `all` flag.
+    pub fn for_workers(&self, groups: Vec<Vec<u32>>) -> Vec<StopFlags> {
+        let running: Arc<[(Vec<u32>, Arc<AtomicBool>)]> =
+            groups.into_iter().map(|g| (g, Arc::default())).collect();
+        running
+            .iter()
+            .map(|(g, f)| StopFlags {
+                own: f.clone(),
+                groups: g.clone(),
+                running: running.clone(),
+                all: self.all.clone(),
+            })
+            .collect()
     }
 
     /// No later group may start.
     pub fn all_stopped(&self) -> bool {
         self.all.load(Ordering::Relaxed)
+    }
+
+    /// `exit_what=group`: stop the workers of this worker's reporting
+    /// groups (a worker shared with another group stops too: its streams
+    /// share one loop).
+    fn stop_reporting_groups(&self) {
+        self.own.store(true, Ordering::Relaxed);
+        for (g, f) in self.running.iter() {
+            if g.iter().any(|x| self.groups.contains(x)) {
+                f.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// `exit_what=stonewall`: stop every worker of the stonewall group.
+    fn stop_running(&self) {
+        self.own.store(true, Ordering::Relaxed);
+        for (_, f) in self.running.iter() {
+            f.store(true, Ordering::Relaxed);
+        }
     }
 }
 
@@ -53,7 +88,7 @@ pub struct Halt {
 impl Halt {
     pub fn watch(flags: &StopFlags) -> Halt {
         Halt {
-            flag: flags.group.clone(),
+            flag: flags.own.clone(),
             seen: false,
             io_left: None,
         }
@@ -273,7 +308,7 @@ impl WorkerControl {
     pub fn wait_start(&self, flags: &StopFlags) -> bool {
         let end = std::time::Instant::now() + self.delay;
         loop {
-            if flags.group.load(Ordering::Relaxed) || crate::sys::cleanup::stop_requested() {
+            if flags.own.load(Ordering::Relaxed) || crate::sys::cleanup::stop_requested() {
                 return false;
             }
             let now = std::time::Instant::now();
@@ -305,16 +340,15 @@ impl WorkerControl {
         }
         if self.on_error && (failed || sync_err.is_some()) {
             flags.all.store(true, Ordering::Relaxed);
-            flags.group.store(true, Ordering::Relaxed);
+            flags.stop_running();
         }
         match self.exitall {
             Some(ExitWhat::All) => {
                 flags.all.store(true, Ordering::Relaxed);
-                flags.group.store(true, Ordering::Relaxed);
+                flags.stop_running();
             }
-            Some(ExitWhat::Group | ExitWhat::Stonewall) => {
-                flags.group.store(true, Ordering::Relaxed);
-            }
+            Some(ExitWhat::Stonewall) => flags.stop_running(),
+            Some(ExitWhat::Group) => flags.stop_reporting_groups(),
             None => {}
         }
         sync_err
@@ -382,9 +416,30 @@ mod tests {
         let flags = StopFlags::default();
         let mut h = Halt::watch(&flags);
         assert!(!h.fired());
-        flags.group.store(true, Ordering::Relaxed);
+        flags.own.store(true, Ordering::Relaxed);
         assert!(h.fired());
         assert!(!h.fired());
-        assert!(!flags.next_group().group.load(Ordering::Relaxed));
+        let next = flags.for_workers(vec![vec![0]]);
+        assert!(!next[0].own.load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn exit_what_stops_its_reporting_group_or_every_worker() {
+        let up = |w: &[StopFlags]| -> Vec<bool> {
+            w.iter().map(|f| f.own.load(Ordering::Relaxed)).collect()
+        };
+        // Workers of groups 0, 0, 1 and one shared by groups 1 and 2.
+        let groups = || vec![vec![0], vec![0], vec![1], vec![1, 2]];
+        let run = StopFlags::default();
+        let w = run.for_workers(groups());
+        w[1].stop_reporting_groups();
+        assert_eq!(up(&w), [true, true, false, false]);
+        let w = run.for_workers(groups());
+        w[2].stop_reporting_groups();
+        assert_eq!(up(&w), [false, false, true, true]);
+        let w = run.for_workers(groups());
+        w[0].stop_running();
+        assert_eq!(up(&w), [true; 4]);
+        assert!(!run.all_stopped(), "stonewall lets later groups start");
     }
 }

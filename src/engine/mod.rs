@@ -1,6 +1,7 @@
 //! The engine: worker threads running the per-request loop, and `iolab run`.
 //!
-//! [`run_jobs`] splits jobs into groups at `stonewall`, places job clones on
+//! [`run_jobs`] splits jobs into groups at `stonewall` (each holding one or
+//! more reporting groups: `new_group` splits those without waiting), places job clones on
 //! workers ([`setup::plan_workers`]), prepares every worker before any starts
 //! (so a bad job fails the run before I/O begins), starts them together behind a
 //! barrier, and collects per-job results.
@@ -82,13 +83,13 @@ pub fn run_jobs(jobs: &[JobSpec], opts: &EngineOptions) -> Result<Vec<GroupRun>>
     let groups = groups(jobs);
     files::check_open_limit(jobs, &groups)?;
     files::check_group_rules(jobs, &groups)?;
-    for (gid, group) in groups.into_iter().enumerate() {
+    let reporting = crate::job::reporting_groups(jobs);
+    for group in groups {
         // exit_what=all or exitall_on_error in an earlier group: no more groups.
         if crate::sys::cleanup::stop_requested() || stops.all_stopped() {
             break;
         }
-        let flags = stops.next_group();
-        results.push(run_group(jobs, &group, gid as u32, opts, &flags)?);
+        results.push(run_group(jobs, &group, &reporting, opts, &stops)?);
     }
     Ok(results)
 }
@@ -106,14 +107,25 @@ impl Drop for IoDone {
 /// (`prepare_group`), started behind one barrier on its own thread
 /// (`worker_thread`), the live balancer run while they work, and each
 /// worker's streams turned into the group's `JobRun`s (`collect_worker`).
+/// `reporting`: every job's reporting group (`job::reporting_groups`).
 fn run_group(
     jobs: &[JobSpec],
     group: &[usize],
-    groupid: u32,
+    reporting: &[u32],
     opts: &EngineOptions,
     stops: &control::StopFlags,
 ) -> Result<GroupRun> {
+    // The placement report names the stonewall group by its first job's.
+    let groupid = reporting[group[0]];
     let (mut prepared, placement, signals) = prepare_group(jobs, group, opts)?;
+    // exitall's flags: exit_what=group stops the workers of a reporting group.
+    let worker_groups = prepared.iter().map(|p| {
+        let mut g: Vec<u32> = p.placed.iter().map(|pl| reporting[pl.job]).collect();
+        g.sort_unstable();
+        g.dedup();
+        g
+    });
+    let flags = stops.for_workers(worker_groups.collect());
     let tids: Vec<Arc<AtomicI32>> = prepared.iter().map(|_| Arc::default()).collect();
     let tracer = trace::arm(opts, jobs, &mut prepared)?;
     for p in &prepared {
@@ -136,7 +148,7 @@ fn run_group(
             let start = WorkerStart {
                 barrier: barrier.clone(),
                 tid_slot: tids[i].clone(),
-                stops: stops.clone(),
+                stops: flags[i].clone(),
                 io_left: io_left.clone(),
                 io_worker: is_io(&p),
                 until_io_done: jobs[p.placed[0].job].backend.cpuio.exit_on_io_done,
@@ -159,9 +171,10 @@ fn run_group(
     // Each stream's per-request timestamps (`--trace`), beside `out`.
     let mut logs = Vec::new();
     let mut seen = Vec::new();
-    for h in handles {
+    for (worker, h) in handles.into_iter().enumerate() {
         let ended = h.join().map_err(|_| EngineError::WorkerPanicked)?;
-        seen.push(collect_worker(jobs, groupid, ended, &mut out, &mut logs)?);
+        let at = WorkerAt { worker, reporting };
+        seen.push(collect_worker(jobs, at, ended, &mut out, &mut logs)?);
     }
     let wall_ns = crate::measure::clock::now_ns() - t0;
     let corunners = corunners.finish()?;
@@ -174,7 +187,6 @@ fn run_group(
         )
     });
     Ok(GroupRun {
-        groupid,
         jobs: out,
         wall_ns,
         placement,
@@ -316,11 +328,18 @@ fn worker_thread(mut p: setup::Prepared, start: WorkerStart) -> WorkerEnded {
     (p, outcome, cpu, crate::placement::affinity::current_cpu())
 }
 
+/// Which worker of its stonewall group a finished worker was, and every
+/// job's reporting group: what its `JobRun`s say of where they ran.
+struct WorkerAt<'a> {
+    worker: usize,
+    reporting: &'a [u32],
+}
+
 /// A finished worker's streams as the group's `JobRun`s (into `out`, their
 /// `--trace` logs into `logs`), and what placement saw of its thread.
 fn collect_worker(
     jobs: &[JobSpec],
-    groupid: u32,
+    at: WorkerAt,
     (p, outcome, cpu, last_cpu): WorkerEnded,
     out: &mut Vec<JobRun>,
     logs: &mut Vec<crate::engine::hooks::StreamLog>,
@@ -372,7 +391,8 @@ fn collect_worker(
         out.push(JobRun {
             job: pl.job,
             jobnum: pl.jobnum,
-            groupid,
+            groupid: at.reporting[pl.job],
+            worker: at.worker,
             rec: stream.rec,
             runtime_ns: end.saturating_sub(start),
             cpu,
@@ -497,5 +517,17 @@ mod tests {
         let mut jobs = vec![JobSpec::default(); 4];
         jobs[2].stonewall = true;
         assert_eq!(groups(&jobs), vec![vec![0, 1], vec![2, 3]]);
+    }
+
+    #[test]
+    fn new_group_splits_reporting_groups_but_not_stonewall_groups() {
+        let mut jobs = vec![JobSpec::default(); 5];
+        // A first job's stonewall or new_group starts no group: none is before it.
+        jobs[0].stonewall = true;
+        jobs[0].new_group = true;
+        jobs[2].new_group = true;
+        jobs[3].stonewall = true;
+        assert_eq!(crate::job::reporting_groups(&jobs), [0, 0, 1, 2, 2]);
+        assert_eq!(groups(&jobs), vec![vec![0, 1, 2], vec![3, 4]]);
     }
 }

@@ -15,11 +15,12 @@ use std::time::Duration;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ExitWhat {
-    /// The jobs running beside it (fio: its reporting group; iolab has no
-    /// reporting groups inside a stonewall group, so the same as `stonewall`).
+    /// The jobs of its reporting group (`job::reporting_groups`): a
+    /// `new_group` beside it runs on.
     #[default]
     Group,
-    /// Every job running now; the next stonewall group still runs.
+    /// Every job running now (every reporting group of the stonewall group);
+    /// the next stonewall group still runs.
     Stonewall,
     /// Every job running now, and no later group starts.
     All,

@@ -484,6 +484,7 @@ impl Builder {
             }
         }
         super::control_opts::check_wait_for(&spec, wait_at.as_deref(), &self.jobs)?;
+        super::report_opts::check_group_percentiles(&spec, &self.jobs)?;
         spec.options = raw;
         self.jobs.push(spec);
         Ok(true)
@@ -502,11 +503,16 @@ impl Builder {
     }
 }
 
-/// Keep an option as written for the report (fio's `job options`: key -> value,
-/// "" for a flag), a repeated key taking its last value in its first place.
+/// Keep an option as written for the report (fio's `job options` / `global
+/// options`: key -> value), a repeated key taking its last value in its
+/// first place. fio lists only options written with a value: a flag written
+/// alone (`time_based`, `group_reporting`) has none, and fio 3.33 leaves it
+/// out.
 fn set_raw(raw: &mut Vec<(String, String)>, o: &RawOpt) {
     let key = o.key.trim().to_string();
-    let value = o.value.as_deref().unwrap_or("").trim().to_string();
+    let Some(value) = o.value.as_deref().map(|v| v.trim().to_string()) else {
+        return;
+    };
     match raw.iter_mut().find(|(k, _)| *k == key) {
         Some(slot) => slot.1 = value,
         None => raw.push((key, value)),

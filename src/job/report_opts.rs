@@ -67,3 +67,39 @@ impl Default for ReportOpts {
 pub(crate) const UNIFIED_VALID: &str = "none, mixed or both (0, 1 or 2)";
 pub(crate) const UNIT_BASE_VALID: &str = "0 (bytes), 8 (bytes) or 1 (bits)";
 pub(crate) const AVG_VALID: &str = "milliseconds, 1 or more (default 500)";
+
+/// fio's rule for `group_reporting`: a job that joins a report may not
+/// differ from the earlier jobs of its reporting group in `lat_percentiles`
+/// (the report has one set of total-latency percentiles). fio 3.33 refuses
+/// the job file with "lat_percentiles in job: NAME differs from group";
+/// iolab does too, naming the job it differs from. `earlier`: the jobs
+/// before `job`, in order.
+pub(crate) fn check_group_percentiles(
+    job: &super::JobSpec,
+    earlier: &[super::JobSpec],
+) -> Result<(), super::error::JobError> {
+    if !job.group_reporting || !job.reporting.stats || earlier.is_empty() {
+        return Ok(());
+    }
+    let groups = super::reporting_groups(earlier);
+    let last = groups[groups.len() - 1];
+    let own = last + u32::from(job.stonewall || job.new_group);
+    let differs = earlier
+        .iter()
+        .zip(&groups)
+        .find(|(j, g)| **g == own && j.lat_percentiles.lat != job.lat_percentiles.lat);
+    match differs {
+        None => Ok(()),
+        Some((other, _)) => Err(super::error::JobError::Conflict {
+            at: job.origin.0.clone(),
+            job: job.name.clone(),
+            problem: format!(
+                "lat_percentiles differs from job '{}' of its reporting group (group {own}); \
+                 with group_reporting the group is one report with one set of percentiles \
+                 (fio refuses this too): set lat_percentiles alike in the group, or give the \
+                 job new_group",
+                other.name
+            ),
+        }),
+    }
+}

@@ -443,9 +443,14 @@ pub struct JobSpec {
     pub fsync: u32,
     /// Open with O_SYNC (`sync=1`).
     pub sync: bool,
+    /// Report every job of this job's reporting group as one (fio's
+    /// `group_reporting`; see [`reporting_groups`]).
     pub group_reporting: bool,
     pub percentile_list: Vec<f64>,
+    /// Wait for every job before this one, and start a new reporting group.
     pub stonewall: bool,
+    /// Start a new reporting group without waiting (fio's `new_group`).
+    pub new_group: bool,
     /// `completion=`; `None` = the engine's default for the backend.
     pub completion: Option<CompletionModel>,
     /// `ioclass=`; `None` = derived from op and sync flags.
@@ -668,6 +673,26 @@ impl JobSpec {
     }
 }
 
+/// Each job's reporting group, as fio numbers them: the first job is in group
+/// 0, and a later job with `stonewall` or `new_group` starts the next group
+/// (a first job with them starts none: there is no group before it to end).
+/// A job file after the first starts with a stonewall (`job::plan`), so it
+/// starts a group too. The text report's `(g=N)` and `(groupid=N, ...)`, the
+/// JSON's `groupid`, the "Run status group N" lines, `group_reporting` and
+/// `exit_what=group` all go by these numbers.
+pub fn reporting_groups(jobs: &[JobSpec]) -> Vec<u32> {
+    let mut id = 0;
+    jobs.iter()
+        .enumerate()
+        .map(|(i, j)| {
+            if i > 0 && (j.stonewall || j.new_group) {
+                id += 1;
+            }
+            id
+        })
+        .collect()
+}
+
 impl Default for JobSpec {
     fn default() -> Self {
         JobSpec {
@@ -723,6 +748,7 @@ impl Default for JobSpec {
             group_reporting: false,
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
             stonewall: false,
+            new_group: false,
             completion: None,
             ioclass: None,
             readahead: 0,

@@ -2115,7 +2115,8 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef::new(
         "stonewall",
         S::Threads,
-        "wait for every job before this one to finish",
+        "wait for every job before this one to finish; starts a new \
+         reporting group",
     )
     .alias(&["wait_for_previous"])
     .flag()
@@ -2208,21 +2209,22 @@ pub static OPTIONS: &[OptionDef] = &[
         c.boolean()?;
         Ok(())
     }),
-    OptionDef::new("new_group", S::Threads, "start a new reporting group")
-        .flag()
-        .noted(
-            "iolab reports every job on its own (group_reporting merges a \
-         job's clones), so there are no groups to split",
-        )
-        .set(|_, c| {
-            c.boolean()?;
-            Ok(())
-        }),
+    OptionDef::new(
+        "new_group",
+        S::Threads,
+        "start a new reporting group; unlike stonewall, the job still \
+         runs beside the jobs before it",
+    )
+    .flag()
+    .set(|d, c| {
+        d.spec.new_group = c.boolean()?;
+        Ok(())
+    }),
     OptionDef::new(
         "exitall",
         S::Threads,
         "when this job finishes, stop the jobs exit_what names \
-         (default: its group)",
+         (default: its reporting group)",
     )
     .flag()
     .set(|d, c| {
@@ -2232,13 +2234,9 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef::new(
         "exit_what",
         S::Threads,
-        "which jobs exitall stops: group (the jobs running beside \
-         it), stonewall (the same), all (those and every later group)",
-    )
-    .stricter(
-        "group stops the whole stonewall group: iolab has no \
-         reporting groups inside one (new_group is accepted and does \
-         nothing)",
+        "which jobs exitall stops: group (the jobs of its reporting \
+         group), stonewall (every job running), all (those and every \
+         later group)",
     )
     .expects(super::control::ExitWhat::VALID)
     .set(|d, c| {
@@ -2529,7 +2527,7 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef::new(
         "group_reporting",
         S::Measurements,
-        "report the clones of a job together",
+        "report the jobs of a reporting group (and their clones) as one",
     )
     .flag()
     .set(|d, c| {

@@ -22,11 +22,12 @@ use crate::workload::verify::VerifyStats;
 pub struct JobRun {
     pub job: usize,
     pub jobnum: u32,
-    #[cfg_attr(
-        not(any(test, feature = "testing")),
-        expect(dead_code, reason = "only iolab's tests read it")
-    )]
+    /// The job's reporting group (`job::reporting_groups`).
     pub groupid: u32,
+    /// Which worker of the stonewall group ran the stream: streams of one
+    /// worker (null-device jobs sharing a filename) share its completion,
+    /// backend and scheduler counters.
+    pub worker: usize,
     pub rec: Recorder,
     /// Measured runtime (after ramp) in ns.
     pub runtime_ns: u64,
@@ -74,7 +75,8 @@ pub struct JobRun {
 /// One stonewall group's results.
 #[derive(Debug)]
 pub struct GroupRun {
-    pub groupid: u32,
+    /// Its streams; each names its reporting group (a stonewall group holds
+    /// more than one when a job says `new_group`).
     pub jobs: Vec<JobRun>,
     /// Wall time of the group, ns.
     pub wall_ns: u64,

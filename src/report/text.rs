@@ -100,11 +100,8 @@ pub fn job_start_line(spec: &JobSpec, groupid: u32) -> String {
 /// says threads where fio without `thread` says processes.
 pub fn startup_lines(jobs: &[JobSpec]) -> String {
     let mut out = String::new();
-    let mut groupid = 0;
-    for (i, j) in jobs.iter().enumerate() {
-        if i > 0 && j.stonewall {
-            groupid += 1;
-        }
+    let groups = crate::job::reporting_groups(jobs);
+    for (j, &groupid) in jobs.iter().zip(&groups) {
         let _ = writeln!(out, "{}", job_start_line(j, groupid));
         if j.numjobs > 1 {
             out += "...\n";
@@ -387,7 +384,20 @@ pub fn job_block(out: &mut String, j: &JobResult, time: &str, precision: usize) 
     let Some(e) = &j.iolab.engine else {
         return;
     };
-    let _ = writeln!(out, "  iolab completion: {}", e.completion_summary);
+    if e.stages.is_empty() {
+        let _ = writeln!(out, "  iolab completion: {}", e.completion_summary);
+    }
+    // group_reporting over jobs of different stages: each one's line.
+    for s in &e.stages {
+        let _ = writeln!(
+            out,
+            "  iolab completion: {} ({}, {}): {}",
+            s.jobs.join(", "),
+            s.backend,
+            s.scheduler,
+            s.completion_summary
+        );
+    }
     if let Some(policy) = &e.policy_summary {
         let _ = writeln!(out, "  iolab policy    : {policy}");
     }

@@ -54,7 +54,7 @@ fn run_has_one_generated_help_listing_every_run_wide_flag() {
     assert!(text(&late.stdout).contains("--max-runtime"));
 }
 
-/// A note on an option iolab runs otherwise than fio (here `new_group`) is
+/// A note on an option iolab runs otherwise than fio (here `disable_slat`) is
 /// in the JSON's `iolab.notes`; on stderr only for a terminal or with
 /// `--notes` (fio prints nothing there, and scripts written for it, fio's own
 /// test suite among them, take any stderr as a failure).
@@ -66,24 +66,28 @@ fn option_notes_go_to_the_json_and_to_stderr_only_when_asked_off_a_terminal() {
         "--ioengine=null",
         "--rw=read",
         "--size=64k",
-        "--new_group",
+        "--disable_slat",
         "--output-format=json",
     ];
     let quiet = iolab(&job);
     assert!(quiet.status.success(), "{}", text(&quiet.stderr));
     assert_eq!(text(&quiet.stderr), "", "stderr is a pipe here: no note");
     let v: serde_json::Value = serde_json::from_slice(&quiet.stdout).expect("JSON report");
-    let note = v["iolab"]["notes"]["new_group"]
+    let note = v["iolab"]["notes"]["disable_slat"]
         .as_str()
         .unwrap_or_default();
-    assert!(note.contains("group_reporting"), "{}", v["iolab"]["notes"]);
+    assert!(
+        note.contains("records every latency"),
+        "{}",
+        v["iolab"]["notes"]
+    );
     let mut asked = job.to_vec();
     asked.push("--notes");
     let loud = iolab(&asked);
     assert!(loud.status.success());
     let err = text(&loud.stderr);
     assert!(
-        err.starts_with("iolab: note: command line: new_group is accepted, but ")
+        err.starts_with("iolab: note: command line: disable_slat is accepted, but ")
             && err.contains(note),
         "{err}"
     );

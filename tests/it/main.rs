@@ -48,6 +48,7 @@ mod faults_conservation;
 mod file_sizes;
 mod fio_counts;
 mod fio_examples;
+mod fio_groups;
 mod fio_option_names;
 mod fio_percentiles;
 mod fio_rwmix;

@@ -46,12 +46,14 @@ fn sample_stats(v: &[f64]) -> (u64, u64, f64, f64) {
 }
 
 impl DirResult {
-    fn build(rec: &Recorder, dir: usize, meta: &JobMeta, pct_list: &[f64]) -> DirResult {
+    /// `runtime_ns`: the direction's measured time (fio's per-direction
+    /// `runtime`: the longest of the workers that did I/O this way).
+    fn build(rec: &Recorder, dir: usize, runtime_ns: u64, pct_list: &[f64]) -> DirResult {
         let d = &rec.dirs[dir];
         if d.total_ios == 0 && d.io_bytes == 0 {
             return DirResult::default();
         }
-        let runtime_ms = meta.runtime_ns.div_ceil(1_000_000).max(1);
+        let runtime_ms = runtime_ns.div_ceil(1_000_000).max(1);
         let bw_bytes = d.io_bytes * 1000 / runtime_ms;
         // fio's samples: one per bwavgtime (iopsavgtime) window, full
         // windows only (the trailing partial one would understate the rate).
@@ -60,7 +62,7 @@ impl DirResult {
         let w = rec.windows;
         let windows = |window_ns: u64, bytes: bool, scale: f64| -> Vec<f64> {
             let per = (window_ns / iv).max(1) as usize;
-            let full = (meta.runtime_ns / (per as u64 * iv)) as usize;
+            let full = (runtime_ns / (per as u64 * iv)) as usize;
             let per_s = 1e9 / (per as u64 * iv) as f64;
             (0..full)
                 .map(|w| {
@@ -121,6 +123,19 @@ impl JobResult {
     /// Build a job's result from its (possibly merged) recorder and the summed
     /// rusage delta of its workers.
     pub fn from_recorder(meta: &JobMeta, rec: &Recorder, cpu: &ThreadUsage) -> JobResult {
+        Self::from_recorder_by_dir(meta, rec, cpu, [meta.runtime_ns; 3])
+    }
+
+    /// [`from_recorder`](Self::from_recorder) with each direction's own
+    /// measured time `[read, write, trim]` (a report merging jobs that ran
+    /// for different times: fio's runtime of a direction is the longest of
+    /// the workers that did I/O that way).
+    pub fn from_recorder_by_dir(
+        meta: &JobMeta,
+        rec: &Recorder,
+        cpu: &ThreadUsage,
+        dir_runtime_ns: [u64; 3],
+    ) -> JobResult {
         let pl = &meta.percentile_list;
         let sync = &rec.dirs[Op::Fsync.dir()];
         let cpu_base = (meta.runtime_ns as f64 * meta.workers.max(1) as f64).max(1.0);
@@ -146,9 +161,9 @@ impl JobResult {
             eta: 0,
             elapsed: meta.elapsed_ns.div_ceil(1_000_000_000),
             job_options: OrderedMap(meta.options.clone()),
-            read: DirResult::build(rec, 0, meta, pl),
-            write: DirResult::build(rec, 1, meta, pl),
-            trim: DirResult::build(rec, Op::Trim.dir(), meta, pl),
+            read: DirResult::build(rec, 0, dir_runtime_ns[0], pl),
+            write: DirResult::build(rec, 1, dir_runtime_ns[1], pl),
+            trim: DirResult::build(rec, Op::Trim.dir(), dir_runtime_ns[2], pl),
             sync: SyncResult {
                 total_ios: sync.total_ios,
                 lat_ns: LatStats::with_percentiles(&sync.lat, pl),

@@ -562,9 +562,12 @@ fn engine_unless_empty<'de, D: Deserializer<'de>>(d: D) -> Result<Option<JobEngi
     schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
 )]
 pub struct JobEngine {
-    /// The device backend that did the I/O (fio's `ioengine` name).
+    /// The device backend that did the I/O (fio's `ioengine` name); a
+    /// group_reporting report over jobs of several backends names each,
+    /// comma-separated, in job order (`stages` holds each one's share).
     pub backend: String,
-    /// The completion model the job ran with (`poll`, `interrupt`, ...).
+    /// The completion model the job ran with (`poll`, `interrupt`, ...);
+    /// several comma-separated as `backend`.
     pub completion_model: String,
     /// Polls, sleeps, spin time... summed over the job's workers.
     pub completion: CompletionStats,
@@ -575,7 +578,8 @@ pub struct JobEngine {
     pub policy_summary: Option<String>,
     /// What the backend counted (submit calls, reaps, ...).
     pub backend_stats: BackendStats,
-    /// The host scheduler (`noop`, `prio`, `laq`).
+    /// The host scheduler (`noop`, `prio`, `laq`); several comma-separated
+    /// as `backend`.
     pub scheduler: String,
     /// What the host scheduler counted per request class.
     pub scheduler_stats: SchedStats,
@@ -615,6 +619,32 @@ pub struct JobEngine {
     /// friends only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_logs: Option<JobLogs>,
+    /// `group_reporting` over jobs that ran different stages: one entry per
+    /// backend, completion model and scheduler, in job order, with its jobs
+    /// and completion counters (the ones above are their sums). Empty when
+    /// every stream of the report ran the same (one job's clones, say).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<StageShare>,
+}
+
+/// One set of stages (backend, completion model, scheduler) within a report
+/// that merged jobs which ran different ones (`iolab.engine.stages`).
+#[derive(
+    schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
+)]
+pub struct StageShare {
+    /// The backend (fio's `ioengine` name).
+    pub backend: String,
+    /// The completion model.
+    pub completion_model: String,
+    /// The host scheduler.
+    pub scheduler: String,
+    /// The jobs (section names) whose streams ran these stages.
+    pub jobs: Vec<String>,
+    /// Their workers' completion counters.
+    pub completion: CompletionStats,
+    /// `completion` in a sentence.
+    pub completion_summary: String,
 }
 
 /// Data verification of a job, with its first failure in words.
@@ -635,7 +665,8 @@ pub struct VerifyReport {
 pub struct JobResult {
     /// The job's name (its section in the job file).
     pub jobname: String,
-    /// The job's stonewall group.
+    /// The job's reporting group (fio's numbering: `stonewall` and
+    /// `new_group` each start the next).
     pub groupid: u32,
     /// First error (errno), 0 if none.
     pub error: i32,
@@ -643,8 +674,13 @@ pub struct JobResult {
     pub eta: u64,
     /// Wall seconds since the job started.
     pub elapsed: u64,
-    #[serde(rename = "job options")]
-    /// The options the job set, in order, as given.
+    /// The options the job set with a value, in order, as given; left out
+    /// when there are none, as fio leaves it out.
+    #[serde(
+        rename = "job options",
+        default,
+        skip_serializing_if = "OrderedMap::is_empty"
+    )]
     pub job_options: OrderedMap,
     #[serde(default, skip_serializing_if = "DirResult::is_hidden")]
     /// Reads.
@@ -786,7 +822,7 @@ pub struct RunResult {
         skip_serializing_if = "OrderedMap::is_empty"
     )]
     pub global_options: OrderedMap,
-    /// One result per job (per group with `group_reporting`).
+    /// One result per job clone (per reporting group with `group_reporting`).
     pub jobs: Vec<JobResult>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     /// Disk utilisation of the block devices the run used (fio's `disk_util`).
