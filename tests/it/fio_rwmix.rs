@@ -7,20 +7,9 @@
 //! offset, length); for `rw=randrw` (whose offsets come from a different
 //! generator) the order of reads and writes must be.
 
-use std::path::Path;
-
 use crate::io_order::{Io, fio_ios, iolab_ios};
+use crate::run_common::scratch_file;
 use crate::support::needs::{Need, ready};
-
-/// A scratch file of `len` bytes (recreated, so every run starts alike).
-fn scratch(dir: &Path, len: u64) -> String {
-    let p = dir.join("f");
-    let _ = std::fs::remove_file(&p);
-    std::fs::File::create(&p)
-        .and_then(|f| f.set_len(len))
-        .expect("scratch file");
-    p.display().to_string()
-}
 
 fn directions(ios: &[Io]) -> String {
     ios.iter().map(|io| if io.0 { 'w' } else { 'r' }).collect()
@@ -61,9 +50,9 @@ fn mixed_job_directions_equal_fios() {
     }
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     for &(opts, offsets) in CASES {
-        let file = scratch(dir.path(), 1 << 20);
+        let file = scratch_file(dir.path(), "f", 1 << 20);
         let theirs = fio_ios(dir.path(), &file, opts);
-        let file = scratch(dir.path(), 1 << 20);
+        let file = scratch_file(dir.path(), "f", 1 << 20);
         let ours = iolab_ios(dir.path(), &file, opts);
         assert!(!theirs.is_empty(), "fio logged nothing for {opts:?}");
         assert_eq!(

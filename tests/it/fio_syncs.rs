@@ -8,32 +8,15 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::run_common::iolab_run;
+use crate::run_common::{iolab_run, scratch_file};
 use crate::support::needs::{Need, ready, skip};
-
-/// A scratch file of `len` bytes (recreated, so every run starts alike).
-fn scratch(dir: &Path, len: u64) -> String {
-    let p = dir.join("f");
-    let _ = std::fs::remove_file(&p);
-    std::fs::File::create(&p)
-        .and_then(|f| f.set_len(len))
-        .expect("scratch file");
-    p.display().to_string()
-}
 
 /// The log's requests in order: (action, offset, length), without the file
 /// lines (`add`, `open`, `close`).
 fn requests(log: &Path) -> Vec<(String, u64, u64)> {
-    std::fs::read_to_string(log)
-        .unwrap_or_else(|e| panic!("{}: {e}", log.display()))
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            match f.as_slice() {
-                [_, _, a, off, len] => Some((a.to_string(), off.parse().ok()?, len.parse().ok()?)),
-                _ => None,
-            }
-        })
+    crate::run_common::iolog_requests(log)
+        .into_iter()
+        .map(|(_, a, off, len)| (a, off, len))
         .collect()
 }
 
@@ -130,7 +113,7 @@ fn expected_ranges(reqs: &[(String, u64, u64)]) -> Vec<(u64, u64)> {
 #[test]
 fn fsync_fdatasync_and_sync_file_range_go_together_on_their_own_counts() {
     let dir = tempfile::tempdir().unwrap();
-    let file = scratch(dir.path(), 64 << 10);
+    let file = scratch_file(dir.path(), "f", 64 << 10);
     let opts = [
         "--ioengine=psync",
         "--rw=write",
@@ -214,9 +197,9 @@ fn the_syncs_are_issued_where_fios_are() {
     for opts in cases {
         let mut o = vec!["--ioengine=psync", "--bs=4k"];
         o.extend_from_slice(opts);
-        let file = scratch(dir.path(), 256 << 10);
+        let file = scratch_file(dir.path(), "f", 256 << 10);
         let fio = run(dir.path(), true, &file, &o, None);
-        let file = scratch(dir.path(), 256 << 10);
+        let file = scratch_file(dir.path(), "f", 256 << 10);
         let iolab = run(dir.path(), false, &file, &o, None);
         assert!(
             fio.iter().any(|r| r.0.contains("sync")),
@@ -269,7 +252,7 @@ fn sync_file_range_syncs_the_range_written_since_the_last_sync() {
     for (opts, same_offsets) in cases {
         let mut o = vec!["--ioengine=psync", "--bs=4k", "--size=128k"];
         o.extend_from_slice(opts);
-        let file = scratch(dir.path(), 128 << 10);
+        let file = scratch_file(dir.path(), "f", 128 << 10);
         let reqs = run(dir.path(), false, &file, &o, Some(&st));
         let iolab = range_calls(&st);
         assert!(!iolab.is_empty(), "{opts:?}: no sync_file_range call");
@@ -277,7 +260,7 @@ fn sync_file_range_syncs_the_range_written_since_the_last_sync() {
         if !fio {
             continue;
         }
-        let file = scratch(dir.path(), 128 << 10);
+        let file = scratch_file(dir.path(), "f", 128 << 10);
         let fio_reqs = run(dir.path(), true, &file, &o, Some(&st));
         let theirs = range_calls(&st);
         assert_eq!(theirs, expected_ranges(&fio_reqs), "fio {opts:?}");

@@ -30,20 +30,45 @@ pub fn run_json(args: &[&str]) -> Value {
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("invalid JSON ({e}): {out}"))
 }
 
-/// The I/O rows of a version 3 iolog (`write_iolog`) with this action
-/// (`read`, `write`, `trim`...): (time in microseconds, offset, length).
-pub fn iolog_rows(path: &std::path::Path, action: &str) -> Vec<(u64, u64, u64)> {
+/// A scratch file `dir/name` of `len` bytes, made anew (so every run starts
+/// alike).
+pub fn scratch_file(dir: &std::path::Path, name: &str, len: u64) -> String {
+    let p = dir.join(name);
+    let _ = std::fs::remove_file(&p);
+    std::fs::File::create(&p)
+        .and_then(|f| f.set_len(len))
+        .expect("scratch file");
+    p.display().to_string()
+}
+
+/// The requests of a version 3 iolog (`write_iolog`), in order: (time in
+/// microseconds, action, offset, length); the file lines (`add`, `open`,
+/// `close`) left out.
+pub fn iolog_requests(path: &std::path::Path) -> Vec<(u64, String, u64, u64)> {
     std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .lines()
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
             match f.as_slice() {
-                [t, _, a, off, len] if *a == action => {
-                    Some((t.parse().ok()?, off.parse().ok()?, len.parse().ok()?))
-                }
+                [t, _, a, off, len] => Some((
+                    t.parse().ok()?,
+                    a.to_string(),
+                    off.parse().ok()?,
+                    len.parse().ok()?,
+                )),
                 _ => None,
             }
         })
+        .collect()
+}
+
+/// The I/O rows of a version 3 iolog (`write_iolog`) with this action
+/// (`read`, `write`, `trim`...): (time in microseconds, offset, length).
+pub fn iolog_rows(path: &std::path::Path, action: &str) -> Vec<(u64, u64, u64)> {
+    iolog_requests(path)
+        .into_iter()
+        .filter(|r| r.1 == action)
+        .map(|(t, _, off, len)| (t, off, len))
         .collect()
 }
