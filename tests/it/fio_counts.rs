@@ -10,8 +10,9 @@
 
 use std::process::Command;
 
+use crate::backend_fio::sparse;
 use crate::io_order::{Io, fio_ios, iolab_ios};
-use crate::run_common::{iolab_run, scratch_file};
+use crate::run_common::iolab_run;
 use crate::support::needs::{Need, ready};
 
 const KIB: u64 = 1024;
@@ -105,9 +106,9 @@ fn total_ios_and_offsets_equal_fios() {
     }
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     for &(file_kib, opts, offsets) in CASES {
-        let file = scratch_file(dir.path(), "f", file_kib * KIB);
+        let file = sparse(dir.path(), "f", file_kib * KIB);
         let theirs = fio_ios(dir.path(), &file, opts);
-        let file = scratch_file(dir.path(), "f", file_kib * KIB);
+        let file = sparse(dir.path(), "f", file_kib * KIB);
         let ours = iolab_ios(dir.path(), &file, opts);
         eprintln!(
             "{opts:?} on {file_kib}k: fio {:?}, iolab {:?} (reads, writes)",
@@ -169,7 +170,7 @@ fn zone_resets_end_the_write_line_as_fios_do() {
         ),
     ];
     for &(opts, want) in cases {
-        let file = scratch_file(dir.path(), "f", 1024 * KIB);
+        let file = sparse(dir.path(), "f", 1024 * KIB);
         let mut args = vec!["--name=z".to_string(), format!("--filename={file}")];
         args.push("--ioengine=psync".into());
         args.extend(opts.iter().map(|s| s.to_string()));
@@ -181,7 +182,7 @@ fn zone_resets_end_the_write_line_as_fios_do() {
             "iolab {opts:?}:\n{out}"
         );
         if ready(&[Need::Fio]) {
-            let file = scratch_file(dir.path(), "f", 1024 * KIB);
+            let file = sparse(dir.path(), "f", 1024 * KIB);
             let out = Command::new("fio")
                 .args([
                     "--name=z",
@@ -200,7 +201,7 @@ fn zone_resets_end_the_write_line_as_fios_do() {
         }
     }
     // A read-only job has no write line, so nothing to end.
-    let file = scratch_file(dir.path(), "f", 1024 * KIB);
+    let file = sparse(dir.path(), "f", 1024 * KIB);
     let (code, out, _) = iolab_run(&[
         "--name=r",
         &format!("--filename={file}"),
@@ -263,11 +264,11 @@ fn varying_block_sizes_tile_the_region_exactly_as_fios_do() {
         ),
     ];
     for &(file_kib, start_kib, opts) in cases {
-        let file = scratch_file(dir.path(), "f", file_kib * KIB);
+        let file = sparse(dir.path(), "f", file_kib * KIB);
         let theirs = fio_ios(dir.path(), &file, opts);
         tiles(&theirs, start_kib * KIB, 4096 * KIB)
             .unwrap_or_else(|e| panic!("fio {opts:?}: {e}; the premise of this test is wrong"));
-        let file = scratch_file(dir.path(), "f", file_kib * KIB);
+        let file = sparse(dir.path(), "f", file_kib * KIB);
         let ours = iolab_ios(dir.path(), &file, opts);
         tiles(&ours, start_kib * KIB, 4096 * KIB)
             .unwrap_or_else(|e| panic!("iolab {opts:?} on a {file_kib}k file: {e}"));
@@ -314,14 +315,14 @@ fn variable_block_sizes_cover_every_sector_once_as_fios_random_map_does() {
         &["--rw=write", "--bsrange=512-4k", "--size=1m"],
     ];
     for &opts in cases {
-        let file = scratch_file(dir.path(), "f", 1024 * KIB);
+        let file = sparse(dir.path(), "f", 1024 * KIB);
         let theirs = coverage(&fio_ios(dir.path(), &file, opts));
         assert_eq!(
             theirs,
             (2048, 0, 1024 * KIB),
             "fio {opts:?}: the premise of this test is wrong"
         );
-        let file = scratch_file(dir.path(), "f", 1024 * KIB);
+        let file = sparse(dir.path(), "f", 1024 * KIB);
         let ours = coverage(&iolab_ios(dir.path(), &file, opts));
         eprintln!("{opts:?}: fio {theirs:?}, iolab {ours:?} (sectors, again, bytes)");
         assert_eq!(ours, theirs, "iolab {opts:?} (sectors, again, bytes)");

@@ -7,8 +7,8 @@
 //! offset, length); for `rw=randrw` (whose offsets come from a different
 //! generator) the order of reads and writes must be.
 
+use crate::backend_fio::sparse;
 use crate::io_order::{Io, fio_ios, iolab_ios};
-use crate::run_common::scratch_file;
 use crate::support::needs::{Need, ready};
 
 fn directions(ios: &[Io]) -> String {
@@ -50,9 +50,9 @@ fn mixed_job_directions_equal_fios() {
     }
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     for &(opts, offsets) in CASES {
-        let file = scratch_file(dir.path(), "f", 1 << 20);
+        let file = sparse(dir.path(), "f", 1 << 20);
         let theirs = fio_ios(dir.path(), &file, opts);
-        let file = scratch_file(dir.path(), "f", 1 << 20);
+        let file = sparse(dir.path(), "f", 1 << 20);
         let ours = iolab_ios(dir.path(), &file, opts);
         assert!(!theirs.is_empty(), "fio logged nothing for {opts:?}");
         assert_eq!(

@@ -8,7 +8,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::run_common::{iolab_run, scratch_file};
+use crate::backend_fio::sparse;
+use crate::run_common::iolab_run;
 use crate::support::needs::{Need, ready, skip};
 
 /// The log's requests in order: (action, offset, length), without the file
@@ -113,7 +114,7 @@ fn expected_ranges(reqs: &[(String, u64, u64)]) -> Vec<(u64, u64)> {
 #[test]
 fn fsync_fdatasync_and_sync_file_range_go_together_on_their_own_counts() {
     let dir = tempfile::tempdir().unwrap();
-    let file = scratch_file(dir.path(), "f", 64 << 10);
+    let file = sparse(dir.path(), "f", 64 << 10);
     let opts = [
         "--ioengine=psync",
         "--rw=write",
@@ -197,9 +198,9 @@ fn the_syncs_are_issued_where_fios_are() {
     for opts in cases {
         let mut o = vec!["--ioengine=psync", "--bs=4k"];
         o.extend_from_slice(opts);
-        let file = scratch_file(dir.path(), "f", 256 << 10);
+        let file = sparse(dir.path(), "f", 256 << 10);
         let fio = run(dir.path(), true, &file, &o, None);
-        let file = scratch_file(dir.path(), "f", 256 << 10);
+        let file = sparse(dir.path(), "f", 256 << 10);
         let iolab = run(dir.path(), false, &file, &o, None);
         assert!(
             fio.iter().any(|r| r.0.contains("sync")),
@@ -252,7 +253,7 @@ fn sync_file_range_syncs_the_range_written_since_the_last_sync() {
     for (opts, same_offsets) in cases {
         let mut o = vec!["--ioengine=psync", "--bs=4k", "--size=128k"];
         o.extend_from_slice(opts);
-        let file = scratch_file(dir.path(), "f", 128 << 10);
+        let file = sparse(dir.path(), "f", 128 << 10);
         let reqs = run(dir.path(), false, &file, &o, Some(&st));
         let iolab = range_calls(&st);
         assert!(!iolab.is_empty(), "{opts:?}: no sync_file_range call");
@@ -260,7 +261,7 @@ fn sync_file_range_syncs_the_range_written_since_the_last_sync() {
         if !fio {
             continue;
         }
-        let file = scratch_file(dir.path(), "f", 128 << 10);
+        let file = sparse(dir.path(), "f", 128 << 10);
         let fio_reqs = run(dir.path(), true, &file, &o, Some(&st));
         let theirs = range_calls(&st);
         assert_eq!(theirs, expected_ranges(&fio_reqs), "fio {opts:?}");

@@ -10,7 +10,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::run_common::{iolab_run, scratch_file};
+use crate::backend_fio::sparse;
+use crate::run_common::iolab_run;
 use crate::support::needs::{Need, ready, skip};
 
 /// (action, offset, length) of each I/O line of an iolog (v2 or v3), and
@@ -56,7 +57,7 @@ fn a_log_fio_writes_replays_under_iolab_with_the_same_ios() {
         return;
     }
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = scratch_file(dir.path(), "f", 1 << 20);
+    let file = sparse(dir.path(), "f", 1 << 20);
     let fio_log = dir.path().join("fio.log");
     let out = Command::new("fio")
         .args([
@@ -96,7 +97,7 @@ fn a_log_iolab_writes_replays_under_fio_with_the_same_ios() {
         return;
     }
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = scratch_file(dir.path(), "f", 1 << 20);
+    let file = sparse(dir.path(), "f", 1 << 20);
     let log = dir.path().join("iolab.log");
     ok(&[
         "--name=w".into(),
@@ -150,7 +151,7 @@ fn timed_log(dir: &Path, f: &str) -> std::path::PathBuf {
 #[test]
 fn a_replay_keeps_the_logs_times_unless_told_not_to() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = scratch_file(dir.path(), "f", 1 << 20);
+    let file = sparse(dir.path(), "f", 1 << 20);
     let log = timed_log(dir.path(), &file);
     let run = |extra: &[&str]| {
         let out = dir.path().join("out.log");
@@ -205,7 +206,7 @@ fn a_replay_keeps_the_logs_times_unless_told_not_to() {
 #[test]
 fn replay_redirect_sends_a_v2_logs_files_to_one_target() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let target = scratch_file(dir.path(), "t", 1 << 20);
+    let target = sparse(dir.path(), "t", 1 << 20);
     let log = dir.path().join("v2.log");
     std::fs::write(
         &log,
@@ -239,7 +240,7 @@ fn replay_redirect_sends_a_v2_logs_files_to_one_target() {
 #[test]
 fn a_bad_log_line_stops_the_run_naming_the_file_and_line() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = scratch_file(dir.path(), "f", 1 << 20);
+    let file = sparse(dir.path(), "f", 1 << 20);
     let log = dir.path().join("bad.log");
     std::fs::write(
         &log,

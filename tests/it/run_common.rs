@@ -30,17 +30,6 @@ pub fn run_json(args: &[&str]) -> Value {
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("invalid JSON ({e}): {out}"))
 }
 
-/// A scratch file `dir/name` of `len` bytes, made anew (so every run starts
-/// alike).
-pub fn scratch_file(dir: &std::path::Path, name: &str, len: u64) -> String {
-    let p = dir.join(name);
-    let _ = std::fs::remove_file(&p);
-    std::fs::File::create(&p)
-        .and_then(|f| f.set_len(len))
-        .expect("scratch file");
-    p.display().to_string()
-}
-
 /// The requests of a version 3 iolog (`write_iolog`), in order: (time in
 /// microseconds, action, offset, length); the file lines (`add`, `open`,
 /// `close`) left out.

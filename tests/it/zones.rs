@@ -4,8 +4,9 @@
 //! iolab's per-I/O log, and the same check holds for fio's own log), and bad
 //! zone options are named before the first I/O.
 
+use crate::backend_fio::sparse;
 use crate::io_order::{Io, fio_ios, iolab_ios};
-use crate::run_common::{iolab_run, scratch_file};
+use crate::run_common::iolab_run;
 use crate::support::needs::{Need, ready};
 
 const KIB: u64 = 1024;
@@ -17,7 +18,7 @@ fn strided_offsets_equal_fios() {
         return;
     }
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = scratch_file(dir.path(), "f", 16 * MIB);
+    let file = sparse(dir.path(), "f", 16 * MIB);
     let cases: &[&[&str]] = &[
         // zonesize of every zonerange, then zoneskip; wraps at the file's end.
         &[
@@ -77,7 +78,7 @@ fn strided_offsets_equal_fios() {
 #[test]
 fn strided_random_offsets_stay_in_the_current_zone() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = scratch_file(dir.path(), "f", 16 * MIB);
+    let file = sparse(dir.path(), "f", 16 * MIB);
     let ios = iolab_ios(
         dir.path(),
         &file,
@@ -144,7 +145,7 @@ fn check_zbd(who: &str, ios: &[Io], zone: u64, zones: usize, max_open: usize) ->
 #[test]
 fn zbd_writes_at_write_pointers_and_reads_below_them_as_fio_does() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = scratch_file(dir.path(), "g", 8 * MIB);
+    let file = sparse(dir.path(), "g", 8 * MIB);
     let write: &[&str] = &[
         "--rw=randwrite",
         "--bs=64k",
@@ -202,7 +203,7 @@ fn zbd_writes_at_write_pointers_and_reads_below_them_as_fio_does() {
 #[test]
 fn bad_zone_options_are_named() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = scratch_file(dir.path(), "h", 8 * MIB);
+    let file = sparse(dir.path(), "h", 8 * MIB);
     let base = [
         "--name=z".to_string(),
         format!("--filename={file}"),
@@ -272,7 +273,7 @@ fn bad_zone_options_are_named() {
 #[test]
 fn zone_capacity_stops_writes_as_fios_emulated_zones_do() {
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = scratch_file(dir.path(), "c", 4 * MIB);
+    let file = sparse(dir.path(), "c", 4 * MIB);
     let zbd = [
         "--bs=64k",
         "--zonemode=zbd",
