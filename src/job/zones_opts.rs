@@ -67,7 +67,8 @@ impl Draft {
                 at: self.zones_set_at(first).unwrap_or(section_at).to_string(),
                 job: self.spec.name.clone(),
                 problem: format!(
-                    "{first} is a count of zones (Nz), which needs zonemode=strided or                      zonemode=zbd with zonesize= (or give {first} in bytes)"
+                    "{first} is a count of zones (Nz), which needs zonemode=strided or \
+                     zonemode=zbd with zonesize= (or give {first} in bytes)"
                 ),
             });
         }

@@ -1180,7 +1180,7 @@ fn zone_counts_are_multiples_of_the_zone_size() {
     assert_eq!(p.jobs.last().unwrap().size, Some(2 << 20));
     let e = parse("[j]\nsize=4z\n").unwrap_err().to_string();
     assert!(
-        e.contains("size is a count of zones") && e.contains("zonemode"),
+        e.contains("size is a count of zones (Nz), which needs zonemode=strided or zonemode=zbd"),
         "{e}"
     );
 }
