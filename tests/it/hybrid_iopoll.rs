@@ -33,10 +33,13 @@ fn refused_naming_the_device_and_the_remedy_or_reads_where_polled() {
                 assert!(e.contains(&format!("{}: ", q.disk)), "{e}");
                 assert!(e.contains("io_poll = 0") || e.contains("io_poll"), "{e}");
                 assert!(e.contains("nvme.poll_queues=N"), "{e}");
-                println!(
-                    "SKIPPED: the polled read needs a device with poll queues; {} has none \
-                     (io_poll=0), so only the refusal is tested",
-                    q.disk
+                crate::support::needs::skip_lacking(
+                    crate::support::needs::Lack::PollQueues,
+                    format_args!(
+                        "the polled read needs a device with poll queues; {} has none \
+                         (io_poll=0), so only the refusal is tested",
+                        q.disk
+                    ),
                 );
             }
         }
@@ -96,10 +99,10 @@ fn run_refuses_it_off_io_uring_and_on_vda() {
     );
     let q = block_queue_of_fd(t.fd()).unwrap();
     if q.io_poll() == Some(true) {
-        println!(
-            "SKIPPED: {} has poll queues; the refusal is not reachable",
+        crate::support::needs::skip(format_args!(
+            "{} has poll queues; the refusal is not reachable",
             q.disk
-        );
+        ));
         return;
     }
     let (code, _, err) = iolab_run(&[

@@ -185,6 +185,19 @@ fn device_queue_depth_answers_busy() {
     assert_eq!(d.in_flight(), 4);
 }
 
+/// [`read_behind_writes`], tried again while the host descheduled the test
+/// between the two commits (a busy machine does, now and then); after 100
+/// such tries in a row the test is reported skipped and None returned.
+fn read_behind_writes_retried(order: NullOrder) -> Option<(Vec<Completion>, Completion)> {
+    let got = (0..100).find_map(|_| read_behind_writes(order));
+    if got.is_none() {
+        crate::support::needs::skip(
+            "the host descheduled the test for over 1 ms between two commits, 100 times in a row",
+        );
+    }
+    got
+}
+
 /// Four writes are committed, then a read while the first write is in service.
 /// Returns (writes, read) sorted by slot, or None if the host was descheduled so
 /// long that the first write finished before the read was committed.
@@ -210,8 +223,7 @@ fn read_behind_writes(order: NullOrder) -> Option<(Vec<Completion>, Completion)>
 
 #[test]
 fn readfirst_lets_a_later_read_overtake_queued_writes() {
-    let Some((w, r)) = read_behind_writes(NullOrder::ReadFirst) else {
-        eprintln!("skipped: host descheduled for over 1 ms between two commits");
+    let Some((w, r)) = read_behind_writes_retried(NullOrder::ReadFirst) else {
         return;
     };
     assert_eq!(
@@ -224,7 +236,7 @@ fn readfirst_lets_a_later_read_overtake_queued_writes() {
     );
     assert_eq!(w[3].dev_done, r.dev_done + 3_000 * US);
 
-    let Some((w, r)) = read_behind_writes(NullOrder::Fifo) else {
+    let Some((w, r)) = read_behind_writes_retried(NullOrder::Fifo) else {
         return;
     };
     assert_eq!(

@@ -174,8 +174,8 @@ fn traced_offsets(file: &str, extra: &[&str]) -> Option<Vec<u64>> {
 
 #[test]
 fn randrepeat_and_randseed_decide_the_offsets() {
-    if Command::new("strace").arg("-V").output().is_err() {
-        println!("SKIPPED: strace is not installed");
+    use crate::support::needs::{Need, ready};
+    if !ready(&[Need::Strace]) {
         return;
     }
     let file: PathBuf = std::env::temp_dir().join(format!("iolab-rr-{}", std::process::id()));

@@ -339,10 +339,10 @@ pub fn run_result() -> RunResult {
         elapsed_ns: 2_000_000_000,
     };
     let mut job = JobResult::from_recorder(&meta, &r, &ThreadUsage::default());
-    job.iolab.engine = Some(iolab::report::model::JobEngine {
-        completion_summary: "poll: 15000 hits, 0 sleeps".into(),
-        ..Default::default()
-    });
+    // Built field by field: JobEngine is non_exhaustive outside the crate.
+    let mut engine = iolab::report::model::JobEngine::default();
+    engine.completion_summary = "poll: 15000 hits, 0 sleeps".into();
+    job.iolab.engine = Some(engine);
     RunResult::new(vec![job], vec![], RunExtras::default())
 }
 

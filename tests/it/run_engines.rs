@@ -7,6 +7,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::run_common;
+use crate::support::needs::{self, Need};
 
 use run_common::{iolab_run, run_json};
 
@@ -70,10 +71,7 @@ fn same_io_counts_as_fio() {
         ("pvsync", &["--rw=randwrite", "--direct=1"]),
         ("vsync", &["--rw=read"]),
     ];
-    let have_fio = Command::new("fio").arg("--version").output().is_ok();
-    if !have_fio {
-        println!("SKIPPED (fio comparison only): fio is not installed");
-    }
+    let have_fio = needs::has(Need::Fio, "the comparison with fio");
     for (engine, extra) in cases {
         let args = job(engine, &file, extra);
         let a: Vec<&str> = args.iter().map(String::as_str).collect();

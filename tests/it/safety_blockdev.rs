@@ -206,8 +206,9 @@ fn holder_is_refused() {
         // Loop-over-loop creates no holder link (loop opens a file, not a claimed
         // bdev), so device-mapper is the only stacking driver to test with; the
         // holder scan itself is covered on a synthetic sysfs in the unit tests.
-        eprintln!(
-            "skip holders: kernel has no device-mapper (CONFIG_BLK_DEV_DM), nothing can hold a device here"
+        crate::support::needs::skip_lacking(
+            crate::support::needs::Lack::DeviceMapper,
+            "kernel has no device-mapper (CONFIG_BLK_DEV_DM), nothing can hold a device here",
         );
         return;
     }

@@ -300,7 +300,9 @@ fn fill_device_stops_at_enospc_and_verifies_what_fit() {
         .status()
         .is_ok_and(|s| s.success());
     if !mounted {
-        println!("SKIPPED: cannot mount a 4 MiB tmpfs (needs root) to run out of space on");
+        crate::support::needs::skip(
+            "cannot mount a 4 MiB tmpfs (needs root) to run out of space on",
+        );
         return;
     }
     struct Unmount<'a>(&'a Path);

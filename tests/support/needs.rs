@@ -5,7 +5,12 @@
 //! missed: `SKIPPED: <test>: <why, and how to get it>` goes straight to the
 //! terminal's stderr (not through libtest's capture, which hides the output of
 //! passing tests), so a skip never passes silently. With `IOLAB_TEST_STRICT=1`
-//! a skip fails the test instead, for a machine that must run everything.
+//! (CI sets it: `.ci/run`) a skip fails the test instead, for a machine that
+//! must run everything, with one exception: what CI's kind of machine (a small
+//! virtual machine) cannot have at all. Those skips go through
+//! [`skip_lacking`] with the hardware or kernel feature that is missing, and
+//! are allowed in strict mode only for the tests named in [`MACHINE_KIND`],
+//! each for its one reason: a test skipping for any other reason still fails.
 
 use std::fmt::Display;
 use std::io::Write;
@@ -77,6 +82,58 @@ impl Need {
     }
 }
 
+/// Something a virtual machine of CI's kind lacks: no package or setup step
+/// can provide it, so a test that needs it cannot run there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lack {
+    /// A block device with poll queues (`io_poll = 1`: NVMe with
+    /// `nvme.poll_queues=N`); a virtio disk has none.
+    PollQueues,
+    /// A stacking block driver (device-mapper, `CONFIG_BLK_DEV_DM`) to make
+    /// one device hold another.
+    DeviceMapper,
+    /// observe's eBPF backend (a kernel with BTF and the BPF syscall allowed).
+    Bpf,
+    /// A second NUMA node.
+    Numa,
+    /// Hardware SMT (sibling CPUs sharing a core).
+    Smt,
+    /// Hardware performance counters (the PMU is not passed to the guest).
+    PerfCounters,
+    /// The null_blk module.
+    NullBlk,
+}
+
+impl Lack {
+    fn why(self) -> &'static str {
+        match self {
+            Lack::PollQueues => "no block device with poll queues",
+            Lack::DeviceMapper => "no device-mapper in the kernel",
+            Lack::Bpf => "no eBPF backend for observe on this kernel",
+            Lack::Numa => "one NUMA node only",
+            Lack::Smt => "no SMT siblings",
+            Lack::PerfCounters => "no hardware performance counters",
+            Lack::NullBlk => "no null_blk module",
+        }
+    }
+}
+
+/// The tests allowed to skip under `IOLAB_TEST_STRICT`, each with the one
+/// [`Lack`] that excuses it: what CI's virtual machine cannot have. A test is
+/// named as libtest names its thread (its module path inside the test binary).
+pub const MACHINE_KIND: &[(&str, Lack)] = &[
+    // Only the refusal is tested without poll queues; the polled read is not.
+    (
+        "hybrid_iopoll::refused_naming_the_device_and_the_remedy_or_reads_where_polled",
+        Lack::PollQueues,
+    ),
+    ("safety_blockdev::holder_is_refused", Lack::DeviceMapper),
+    (
+        "observe_exact::time_sampling_keeps_counts_exact_and_times_a_random_share",
+        Lack::Bpf,
+    ),
+];
+
 /// Whether every need is met. If one is not, reports the test as skipped (see
 /// [`skip`]) with the first missing need and returns false: the test returns.
 #[must_use]
@@ -90,19 +147,61 @@ pub fn ready(needs: &[Need]) -> bool {
     }
 }
 
+/// Whether `need` is met, for a test that can do `part` of its work only
+/// with it: if not, reports that part as skipped (see [`skip`]) and returns
+/// false; the test goes on without it.
+#[must_use]
+pub fn has(need: Need, part: &str) -> bool {
+    match need.missing() {
+        Some(why) => {
+            skip(format_args!("{part}: {why}"));
+            false
+        }
+        None => true,
+    }
+}
+
 /// Report the calling test as skipped, for a reason found while it runs (a
 /// device that could not be created, a kernel feature missing). The caller
 /// returns right after.
 pub fn skip(why: impl Display) {
-    let test = std::thread::current()
-        .name()
-        .unwrap_or("(unnamed test)")
-        .to_string();
-    let line = format!("SKIPPED: {test}: {why}");
+    let line = format!("SKIPPED: {}: {why}", test_name());
     assert!(
-        std::env::var_os("IOLAB_TEST_STRICT").is_none(),
+        !strict(),
         "{line} (IOLAB_TEST_STRICT is set: every test must run)"
     );
+    say(&line);
+}
+
+/// Report the calling test as skipped (or, where [`Lack::PollQueues`] and the
+/// like only cut a part of it, that part) because this machine lacks `lack`.
+/// Under `IOLAB_TEST_STRICT` this fails the test unless [`MACHINE_KIND`]
+/// names it with this very lack.
+pub fn skip_lacking(lack: Lack, why: impl Display) {
+    let test = test_name();
+    let line = format!("SKIPPED: {test}: {}: {why}", lack.why());
+    if strict() {
+        assert!(
+            MACHINE_KIND.contains(&(test.as_str(), lack)),
+            "{line} (IOLAB_TEST_STRICT is set, and needs::MACHINE_KIND does not \
+             allow {test} to skip for {lack:?})"
+        );
+    }
+    say(&line);
+}
+
+fn test_name() -> String {
+    std::thread::current()
+        .name()
+        .unwrap_or("(unnamed test)")
+        .to_string()
+}
+
+fn strict() -> bool {
+    std::env::var_os("IOLAB_TEST_STRICT").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+fn say(line: &str) {
     // Straight to the process's stderr: libtest captures print!/eprint! and
     // shows them only for failed tests.
     let _ = writeln!(std::io::stderr(), "{line}");
