@@ -476,26 +476,27 @@ pub struct Counters {
     pub recent_switches: [ModeSwitch; RECENT_SWITCHES],
 }
 
-impl Counters {
-    pub fn merge(&mut self, o: &Counters) {
-        self.int += o.int;
-        self.cp += o.cp;
-        self.pas += o.pas;
-        self.ol += o.ol;
-        self.mode_switches += o.mode_switches;
-        // The newest switches of both, by time.
-        let mut all = [ModeSwitch::default(); 2 * RECENT_SWITCHES];
-        all[..RECENT_SWITCHES].copy_from_slice(&self.recent_switches);
-        all[RECENT_SWITCHES..].copy_from_slice(&o.recent_switches);
-        all.sort_by_key(|m| (!m.to.is_empty(), m.at_us));
-        self.recent_switches = [ModeSwitch::default(); RECENT_SWITCHES];
-        let used = all.iter().filter(|m| !m.to.is_empty()).count();
-        for m in all[2 * RECENT_SWITCHES - used..]
-            .iter()
-            .skip(used.saturating_sub(RECENT_SWITCHES))
-        {
-            push_switch(&mut self.recent_switches, *m);
-        }
+merge_fields!(Counters {
+    add: int, cp, pas, ol, mode_switches;
+    with: recent_switches => merge_switches;
+});
+
+/// The newest switches of both, by time.
+fn merge_switches(
+    mine: &mut [ModeSwitch; RECENT_SWITCHES],
+    theirs: &[ModeSwitch; RECENT_SWITCHES],
+) {
+    let mut all = [ModeSwitch::default(); 2 * RECENT_SWITCHES];
+    all[..RECENT_SWITCHES].copy_from_slice(mine);
+    all[RECENT_SWITCHES..].copy_from_slice(theirs);
+    all.sort_by_key(|m| (!m.to.is_empty(), m.at_us));
+    *mine = [ModeSwitch::default(); RECENT_SWITCHES];
+    let used = all.iter().filter(|m| !m.to.is_empty()).count();
+    for m in all[2 * RECENT_SWITCHES - used..]
+        .iter()
+        .skip(used.saturating_sub(RECENT_SWITCHES))
+    {
+        push_switch(mine, *m);
     }
 }
 

@@ -27,6 +27,37 @@
 //! Whatever the model, [`CompletionStats`] records how completions were actually
 //! observed, so a run that asked for polling and slept is visible in the report.
 
+/// `impl $T { pub fn merge(&mut self, o: &$T) }` adding up two workers'
+/// counters field by field: `add` fields are summed, `max` fields keep the
+/// larger, `merge` fields merge by their own `merge`, and `with` fields by the
+/// function named. Every field must be listed: the macro destructures `o`
+/// without `..`, so a field added to the struct and forgotten here does not
+/// compile (a counter that stays at one worker's value in a group report).
+macro_rules! merge_fields {
+    ($t:ident {
+        add: $($add:ident),* ;
+        $(max: $($max:ident),* ;)?
+        $(merge: $($sub:ident),* ;)?
+        $(with: $($wf:ident => $wfn:path),* ;)?
+    }) => {
+        impl $t {
+            /// Add another worker's counts to these.
+            pub fn merge(&mut self, o: &$t) {
+                let $t {
+                    $($add,)*
+                    $($($max,)*)?
+                    $($($sub,)*)?
+                    $($($wf,)*)?
+                } = o;
+                $(self.$add += *$add;)*
+                $($(self.$max = self.$max.max(*$max);)*)?
+                $($(self.$sub.merge($sub);)*)?
+                $($($wfn(&mut self.$wf, $wf);)*)?
+            }
+        }
+    };
+}
+
 pub mod adaptive;
 pub mod classic_hybrid;
 pub mod dpas;
@@ -230,6 +261,7 @@ impl AsDynQueue for dyn Queue {
     serde::Serialize,
     serde::Deserialize,
 )]
+#[non_exhaustive]
 pub struct CompletionStats {
     /// Completions handed back to the engine.
     pub completions: u64,
@@ -272,24 +304,14 @@ pub struct CompletionStats {
     pub qd1_path: u64,
 }
 
-impl CompletionStats {
-    /// Add another worker's counts to these.
-    pub fn merge(&mut self, o: &CompletionStats) {
-        self.completions += o.completions;
-        self.polls_hit += o.polls_hit;
-        self.polls_empty += o.polls_empty;
-        self.sleeps += o.sleeps;
-        self.spin_ns += o.spin_ns;
-        self.sleep_ns += o.sleep_ns;
-        self.adaptive.merge(&o.adaptive);
-        self.nap.merge(&o.nap);
-        self.dpas.merge(&o.dpas);
-        self.waits += o.waits;
-        self.most_per_wait = self.most_per_wait.max(o.most_per_wait);
-        self.waits_with_room += o.waits_with_room;
-        self.qd1_path += o.qd1_path;
-    }
+merge_fields!(CompletionStats {
+    add: completions, polls_hit, polls_empty, sleeps, spin_ns, sleep_ns, waits,
+        waits_with_room, qd1_path;
+    max: most_per_wait;
+    merge: adaptive, nap, dpas;
+});
 
+impl CompletionStats {
     /// The line of the model asked for, if it has one of its own (the
     /// sleep-then-poll policies: hybrid-uring, pas, dpas).
     pub fn describe_policy(&self, asked: CompletionModel) -> Option<String> {

@@ -5,7 +5,7 @@
 
 use super::CompletionStats;
 use super::wait::{self, by_deadline};
-use crate::device::{DevResult, Queue, Wait};
+use crate::device::{DevResult, Queue};
 use crate::measure::clock;
 use crate::request::Completion;
 
@@ -31,13 +31,10 @@ pub struct Counters {
     pub last_nap_ns: u64,
 }
 
-impl Counters {
-    pub fn merge(&mut self, o: &Counters) {
-        self.oversleeps += o.oversleeps;
-        self.undersleeps += o.undersleeps;
-        self.last_nap_ns = self.last_nap_ns.max(o.last_nap_ns);
-    }
-}
+merge_fields!(Counters {
+    add: oversleeps, undersleeps;
+    max: last_nap_ns;
+});
 
 /// What a policy's sleep came to.
 pub(super) enum Nap {
@@ -57,9 +54,8 @@ pub(super) fn nap(
     nap_ns: u64,
     deadline_ns: u64,
 ) -> DevResult<Nap> {
-    let n = q.reap(Wait::Peek, out)?;
+    let n = wait::peek(s, q, out)?;
     if n > 0 {
-        s.polls_hit += 1;
         return Ok(Nap::Ready(n));
     }
     s.nap.last_nap_ns = nap_ns;
@@ -67,13 +63,11 @@ pub(super) fn nap(
         return Ok(Nap::Slept(0));
     }
     let t0 = clock::now_ns();
-    let wake = t0 + nap_ns;
-    let wake = by_deadline(wake, deadline_ns);
-    clock::sleep_until(wake);
-    let slept = clock::now_ns() - t0;
-    s.sleeps += 1;
-    s.sleep_ns += slept;
-    Ok(Nap::Slept(slept))
+    Ok(Nap::Slept(wait::sleep_counted(
+        s,
+        t0,
+        by_deadline(t0 + nap_ns, deadline_ns),
+    )))
 }
 
 /// Poll after a nap; also says whether the first peek found a completion

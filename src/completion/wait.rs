@@ -127,13 +127,21 @@ pub(super) fn nap_from_submit(
     }
     let wake = by_deadline(wake, deadline_ns);
     if (nap_ns > 0 || floor_ns > 0) && clock::now_ns() < wake {
-        let t0 = clock::now_ns();
-        clock::sleep_until(wake);
-        s.sleeps += 1;
-        s.sleep_ns += clock::now_ns() - t0;
+        sleep_counted(s, clock::now_ns(), wake);
         return true;
     }
     false
+}
+
+/// Sleep from `t0_ns` (now) until `wake_ns` and count the sleep; returns how
+/// long it lasted, ns. The one place a nap is timed and counted.
+#[inline]
+pub(super) fn sleep_counted(s: &mut CompletionStats, t0_ns: u64, wake_ns: u64) -> u64 {
+    clock::sleep_until(wake_ns);
+    let slept = clock::now_ns() - t0_ns;
+    s.sleeps += 1;
+    s.sleep_ns += slept;
+    slept
 }
 
 /// The warning of a model that polls, when no completion was found by

@@ -44,11 +44,46 @@ pub fn totals() -> (u64, u64) {
     })
 }
 
+/// A named thread that runs until its owner is dropped: the drop raises the
+/// thread's stop flag and waits for it to end, so nothing is printed after the
+/// owner is gone. Both status printers are one of these.
+struct Ticker {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Ticker {
+    /// Starts `body` on a thread called `name`; `body` returns once the flag
+    /// it is given is raised.
+    fn spawn(
+        name: &str,
+        body: impl FnOnce(&AtomicBool) + Send + 'static,
+    ) -> std::io::Result<Ticker> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || body(&s))?;
+        Ok(Ticker {
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// A status line redrawn on stderr until dropped. `label` names what runs,
 /// `expected` is the planned duration (for the ETA), if known.
 pub struct StatusLine {
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    _ticker: Ticker,
 }
 
 /// When and how the status line is drawn (fio's `--eta`, `--eta-interval`,
@@ -92,71 +127,55 @@ impl StatusLine {
             Eta::Auto if !terminal => return None,
             Eta::Auto | Eta::Always => {}
         }
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        let thread = std::thread::Builder::new()
-            .name("iolab-status".into())
-            .spawn(move || {
-                let t0 = Instant::now();
-                let (mut last_ios, mut last_t) = (totals().0, Instant::now());
-                let mut last_newline = t0;
-                while !s.load(Ordering::Relaxed) {
-                    // Short naps so the end of a run is not held up by a redraw period.
-                    let wake = Instant::now() + eta.every;
-                    while Instant::now() < wake && !s.load(Ordering::Relaxed) {
-                        let left = wake.saturating_duration_since(Instant::now());
-                        std::thread::sleep(left.min(Duration::from_millis(50)));
-                    }
-                    if s.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let (ios, _) = totals();
-                    let now = Instant::now();
-                    let dt = now.duration_since(last_t).as_secs_f64().max(1e-3);
-                    let iops = ios.saturating_sub(last_ios) as f64 / dt;
-                    (last_ios, last_t) = (ios, now);
-                    let el = t0.elapsed().as_secs_f64();
-                    let eta_text = match expected {
-                        Some(e) if e.as_secs_f64() > el => {
-                            format!("eta {:.0}s", e.as_secs_f64() - el)
-                        }
-                        Some(_) => "eta soon".into(),
-                        None => "eta ?".into(),
-                    };
-                    let text = format!("{label}: {el:.1}s elapsed, {eta_text}, {} IOPS", si(iops));
-                    let mut err = std::io::stderr().lock();
-                    if terminal {
-                        let _ = write!(err, "\r\x1b[2K{text}");
-                        if eta
-                            .newline
-                            .is_some_and(|n| now.duration_since(last_newline) >= n)
-                        {
-                            let _ = writeln!(err);
-                            last_newline = now;
-                        }
-                    } else {
-                        let _ = writeln!(err, "{text}");
-                    }
-                    let _ = err.flush();
+        Ticker::spawn("iolab-status", move |s| {
+            let t0 = Instant::now();
+            let (mut last_ios, mut last_t) = (totals().0, Instant::now());
+            let mut last_newline = t0;
+            while !s.load(Ordering::Relaxed) {
+                // Short naps so the end of a run is not held up by a redraw period.
+                let wake = Instant::now() + eta.every;
+                while Instant::now() < wake && !s.load(Ordering::Relaxed) {
+                    let left = wake.saturating_duration_since(Instant::now());
+                    std::thread::sleep(left.min(Duration::from_millis(50)));
                 }
+                if s.load(Ordering::Relaxed) {
+                    break;
+                }
+                let (ios, _) = totals();
+                let now = Instant::now();
+                let dt = now.duration_since(last_t).as_secs_f64().max(1e-3);
+                let iops = ios.saturating_sub(last_ios) as f64 / dt;
+                (last_ios, last_t) = (ios, now);
+                let el = t0.elapsed().as_secs_f64();
+                let eta_text = match expected {
+                    Some(e) if e.as_secs_f64() > el => {
+                        format!("eta {:.0}s", e.as_secs_f64() - el)
+                    }
+                    Some(_) => "eta soon".into(),
+                    None => "eta ?".into(),
+                };
+                let text = format!("{label}: {el:.1}s elapsed, {eta_text}, {} IOPS", si(iops));
+                let mut err = std::io::stderr().lock();
                 if terminal {
-                    let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+                    let _ = write!(err, "\r\x1b[2K{text}");
+                    if eta
+                        .newline
+                        .is_some_and(|n| now.duration_since(last_newline) >= n)
+                    {
+                        let _ = writeln!(err);
+                        last_newline = now;
+                    }
+                } else {
+                    let _ = writeln!(err, "{text}");
                 }
-            })
-            .ok()?;
-        Some(StatusLine {
-            stop,
-            thread: Some(thread),
+                let _ = err.flush();
+            }
+            if terminal {
+                let _ = write!(std::io::stderr().lock(), "\r\x1b[2K");
+            }
         })
-    }
-}
-
-impl Drop for StatusLine {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        .ok()
+        .map(|t| StatusLine { _ticker: t })
     }
 }
 
@@ -214,61 +233,44 @@ impl Status {
 /// `--status-interval`: prints a [`Status`] on stdout every interval until
 /// dropped.
 pub struct StatusPrinter {
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    _ticker: Ticker,
 }
 
 impl StatusPrinter {
     /// `json`: print [`Status::json`] lines instead of [`Status::text`].
     pub fn start(every: Duration, json: bool) -> std::io::Result<StatusPrinter> {
-        let stop = Arc::new(AtomicBool::new(false));
-        let s = stop.clone();
-        let thread = std::thread::Builder::new()
-            .name("iolab-status-interval".into())
-            .spawn(move || {
-                let t0 = Instant::now();
-                let (mut last_ios, mut last_bytes, mut last_t) = (0, 0, t0);
-                let mut next = t0 + every;
-                loop {
-                    // Short naps so a finished run does not wait out an interval.
-                    while Instant::now() < next {
-                        if s.load(Ordering::Relaxed) {
-                            return;
-                        }
-                        let left = next.saturating_duration_since(Instant::now());
-                        std::thread::sleep(left.min(Duration::from_millis(20)));
+        Ticker::spawn("iolab-status-interval", move |s| {
+            let t0 = Instant::now();
+            let (mut last_ios, mut last_bytes, mut last_t) = (0, 0, t0);
+            let mut next = t0 + every;
+            loop {
+                // Short naps so a finished run does not wait out an interval.
+                while Instant::now() < next {
+                    if s.load(Ordering::Relaxed) {
+                        return;
                     }
-                    let (ios, bytes) = totals();
-                    let now = Instant::now();
-                    let st = Status {
-                        elapsed: now - t0,
-                        ios,
-                        bytes,
-                        interval: now - last_t,
-                        interval_ios: ios.saturating_sub(last_ios),
-                        interval_bytes: bytes.saturating_sub(last_bytes),
-                    };
-                    (last_ios, last_bytes, last_t) = (ios, bytes, now);
-                    let line = if json { st.json() } else { st.text() };
-                    let mut out = std::io::stdout().lock();
-                    let _ = writeln!(out, "{line}");
-                    let _ = out.flush();
-                    next += every;
+                    let left = next.saturating_duration_since(Instant::now());
+                    std::thread::sleep(left.min(Duration::from_millis(20)));
                 }
-            })?;
-        Ok(StatusPrinter {
-            stop,
-            thread: Some(thread),
+                let (ios, bytes) = totals();
+                let now = Instant::now();
+                let st = Status {
+                    elapsed: now - t0,
+                    ios,
+                    bytes,
+                    interval: now - last_t,
+                    interval_ios: ios.saturating_sub(last_ios),
+                    interval_bytes: bytes.saturating_sub(last_bytes),
+                };
+                (last_ios, last_bytes, last_t) = (ios, bytes, now);
+                let line = if json { st.json() } else { st.text() };
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{line}");
+                let _ = out.flush();
+                next += every;
+            }
         })
-    }
-}
-
-impl Drop for StatusPrinter {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        .map(|t| StatusPrinter { _ticker: t })
     }
 }
 

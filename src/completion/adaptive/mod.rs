@@ -108,15 +108,11 @@ pub struct Counters {
     pub spin_bounded: u64,
 }
 
-impl Counters {
-    pub fn merge(&mut self, o: &Counters) {
-        self.poll += o.poll;
-        self.hybrid += o.hybrid;
-        self.interrupt += o.interrupt;
-        self.inline += o.inline;
-        self.spin_bounded += o.spin_bounded;
-    }
+merge_fields!(Counters {
+    add: poll, hybrid, interrupt, inline, spin_bounded;
+});
 
+impl Counters {
     /// Adaptive's notes on the completion line (whatever model the line is
     /// for: a group may merge an adaptive job's counts into another's).
     pub fn describe(&self, line: &mut String) {
