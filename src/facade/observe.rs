@@ -1,18 +1,15 @@
 //! Observing a command: `iolab observe -- CMD`'s total report, typed.
 
-use std::io::Write;
-use std::time::Duration;
-
-use crate::observe::collector::{Backend, Collector};
-use crate::observe::names::syscall_name;
-use crate::observe::report::{InFlight, ObserveReport, Snapshot, build_report};
-use crate::observe::target::{PidFd, Target, spawn_held};
+use crate::observe::collector::Backend;
+use crate::observe::report::ObserveReport;
+use crate::observe::watch::{Plan, observe};
 
 use super::error::{Error, Result};
 
 /// What `observe_command` found: the whole run's report and how the command
 /// ended.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Observation {
     /// System calls (exact counts; time per call), context switches of the
     /// command's threads, and system-wide CPU split and interrupts over the run.
@@ -45,91 +42,24 @@ pub fn observe_command<S: AsRef<str>>(cmd: &[S], backend: Option<Backend>) -> Re
         return Err(crate::sys::needs_root("observe (tracefs instances and tracepoints)").into());
     }
     // 64 MiB per CPU of trace buffer (tracefs) and every call timed: the
-    // command's defaults.
-    let mut collector = Collector::open(backend, 65536, 1)?;
-    let mut target = match spawn_held(&cmd) {
-        Ok(t) => t,
-        Err(e) => {
-            let _ = collector.remove();
-            return Err(e.into());
-        }
+    // command's defaults. The same loop as `iolab observe -- CMD`, keeping
+    // the total report only.
+    let plan = Plan {
+        backend,
+        buffer_kb: 65536,
+        time_sample: 1,
+        pid: None,
+        cmd: &cmd,
+        interval: None,
+        duration: None,
     };
-    let result = watch(&mut collector, &mut target, &cmd.join(" "));
-    // Whatever happened, a held child must not wait forever: closing the pipe
-    // without a byte makes it exit 127.
-    if let Target::Child { go, .. } = &mut target {
-        go.take();
-    }
-    let removed = collector.remove();
-    let seen = result?;
-    removed?;
-    Ok(seen)
-}
-
-fn watch(collector: &mut Collector, target: &mut Target, label: &str) -> Result<Observation> {
-    let Target::Child { pid, go } = target else {
-        unreachable!("observe_command starts its own command");
-    };
-    let pid = *pid;
-    collector.add_pids(&[pid])?;
-    collector.start()?;
-    let start = Snapshot::take()?;
-    let mut g = go.take().expect("the child is held until now");
-    g.write_all(b"g").map_err(|err| Error::Io {
-        what: "releasing the command".into(),
-        err,
+    let mut total = None;
+    let exit_status = observe(&plan, &mut |r: &ObserveReport| -> Result<()> {
+        total = Some(r.clone());
+        Ok(())
     })?;
-    drop(g);
-    let exited = PidFd::open(pid);
-    let exit_status = loop {
-        match &exited {
-            Some(fd) => fd.wait(Duration::from_millis(50)),
-            None => std::thread::sleep(Duration::from_millis(50)),
-        }
-        collector.poll()?;
-        let mut status = 0;
-        // SAFETY: waiting for our own child without blocking.
-        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-        if r == pid {
-            break if libc::WIFEXITED(status) {
-                libc::WEXITSTATUS(status) as u8
-            } else {
-                128u8.wrapping_add(libc::WTERMSIG(status) as u8)
-            };
-        }
-        if r < 0 {
-            return Err(Error::Io {
-                what: format!("waiting for process {pid}"),
-                err: std::io::Error::last_os_error(),
-            });
-        }
-    };
-    collector.stop()?;
-    let end = Snapshot::take()?;
-    let p = collector.total_period()?;
-    let lost = collector.lost_events()?;
-    let mut report = build_report(
-        collector,
-        "total",
-        0,
-        &format!("`{label}`"),
-        &p,
-        &start,
-        &end,
-        (collector.events(), lost),
-    );
-    report.in_flight = collector
-        .in_flight()
-        .into_iter()
-        .map(|(tid, nr)| InFlight {
-            tid,
-            syscall: syscall_name(nr),
-        })
-        .collect();
-    // Exact counts are the promise: a dropped event fails the observation.
-    collector.require_no_loss()?;
     Ok(Observation {
-        report,
+        report: total.expect("the loop reports the total before it returns"),
         exit_status,
     })
 }

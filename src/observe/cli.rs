@@ -1,5 +1,5 @@
-//! The `iolab observe` command: its arguments, and the loop that attaches a
-//! collector to the target, reports each interval and the total, and detaches.
+//! The `iolab observe` command: its arguments, checked, and where its reports
+//! go; the observing itself is [`super::watch`]'s.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -8,11 +8,10 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 
-use super::collector::{Backend, Collector};
-use super::names::syscall_name;
-use super::report::{InFlight, ObserveReport, Snapshot, build_report, render_text};
-use super::target::{PidFd, Target, process_gone, process_tree_threads, spawn_held};
-use crate::measure::clock::now_ns;
+use super::collector::Backend;
+use super::report::{ObserveReport, render_text};
+use super::target::process_gone;
+use super::watch::{Plan, observe};
 use crate::sys::cleanup;
 
 #[derive(clap::Args, Debug)]
@@ -112,177 +111,18 @@ pub fn main(args: ObserveArgs) -> Result<u8> {
         None => Box::new(std::io::stderr()),
     };
     cleanup::install_signal_handlers(crate::sys::cleanup::SecondSignal::UndoAndExit)?;
-    let mut tracer = Collector::open(args.backend, args.buffer_kb, args.time_sample)?;
-    let (mut target, label) = match args.pid {
-        Some(p) => (Target::Existing { pid: p }, format!("pid {p}")),
-        None => (spawn_held(&args.cmd)?, format!("`{}`", args.cmd.join(" "))),
+    let plan = Plan {
+        backend: args.backend,
+        buffer_kb: args.buffer_kb,
+        time_sample: args.time_sample,
+        pid: args.pid,
+        cmd: &args.cmd,
+        interval,
+        duration,
     };
-    let result = observe(
-        &mut tracer,
-        &mut target,
-        &label,
-        &args,
-        (interval, duration),
-        &mut *sink,
-    );
-    // Whatever happened, a held child must not wait forever: closing the pipe
-    // without a byte makes it exit 127.
-    if let Target::Child { go, .. } = &mut target {
-        go.take();
-    }
-    let removed = tracer.remove();
-    let code = result?;
-    removed?;
-    Ok(code)
-}
-
-fn observe(
-    tracer: &mut Collector,
-    target: &mut Target,
-    label: &str,
-    args: &ObserveArgs,
-    (interval, duration): (Option<Duration>, Option<Duration>),
-    out: &mut dyn Write,
-) -> Result<u8> {
-    let pid = target.pid();
-    match target {
-        Target::Child { go, .. } => {
-            tracer.add_pids(&[pid])?;
-            tracer.start()?;
-            let mut g = go.take().expect("child is held until now");
-            g.write_all(b"g").context("releasing the command")?;
-        }
-        Target::Existing { .. } => {
-            // An empty set_event_pid means "trace everyone", so the list is filled
-            // before tracing starts. event-fork covers threads created after their
-            // parent is listed; re-list until none appeared in between.
-            let mut known = process_tree_threads(pid)?;
-            tracer.add_pids(&known)?;
-            tracer.start()?;
-            loop {
-                let now = process_tree_threads(pid)?;
-                let new: Vec<i32> = now.iter().copied().filter(|t| !known.contains(t)).collect();
-                if new.is_empty() {
-                    break;
-                }
-                tracer.add_pids(&new)?;
-                known.extend(new);
-            }
-        }
-    }
-    let start = Snapshot::take()?;
-    let t_end = duration.map(|d| start.t + d.as_nanos() as u64);
-    let mut last = Snapshot {
-        t: start.t,
-        stat: start.stat.clone(),
-        irq: start.irq.clone(),
-    };
-    let mut next_report = interval.map(|i| start.t + i.as_nanos() as u64);
-    let mut index = 0u64;
-    let mut events_at_last = 0u64;
-    let mut exit_code: Option<u8> = None;
-    // The tracefs tracer drains its buffers at this pace; the BPF counter has
-    // nothing to drain. Either way the process's exit ends the wait at once.
-    let poll_every = Duration::from_millis(50);
-    let exited = PidFd::open(pid);
-    loop {
-        let mut wait = poll_every;
-        for t in [next_report, t_end].into_iter().flatten() {
-            wait = wait.min(Duration::from_nanos(t.saturating_sub(now_ns())));
-        }
-        match &exited {
-            Some(fd) => fd.wait(wait),
-            None => std::thread::sleep(wait),
-        }
-        tracer.poll()?;
-        let now = now_ns();
-        let gone = match target {
-            Target::Child { pid, .. } => {
-                let mut status = 0;
-                // SAFETY: waiting for our own child without blocking.
-                let r = unsafe { libc::waitpid(*pid, &mut status, libc::WNOHANG) };
-                if r == *pid {
-                    exit_code = Some(if libc::WIFEXITED(status) {
-                        libc::WEXITSTATUS(status) as u8
-                    } else {
-                        128u8.wrapping_add(libc::WTERMSIG(status) as u8)
-                    });
-                    true
-                } else {
-                    r < 0
-                }
-            }
-            Target::Existing { pid } => process_gone(*pid),
-        };
-        let stop = gone || cleanup::stop_requested() || t_end.is_some_and(|e| now >= e);
-        if stop {
-            break;
-        }
-        if let Some(nr) = next_report
-            && now >= nr
-        {
-            let snap = Snapshot::take()?;
-            index += 1;
-            let p = tracer.take_interval()?;
-            // Loss is checked every interval so a long run fails early.
-            tracer.require_no_loss()?;
-            let r = build_report(
-                tracer,
-                "interval",
-                index,
-                label,
-                &p,
-                &last,
-                &snap,
-                (tracer.events() - events_at_last, 0),
-            );
-            events_at_last = tracer.events();
-            emit(out, &r, args.json)?;
-            last = snap;
-            next_report = Some(nr + interval.expect("set").as_nanos() as u64);
-        }
-    }
-    tracer.stop()?;
-    let end = Snapshot::take()?;
-    if interval.is_some() && end.t > last.t {
-        index += 1;
-        let p = tracer.take_interval()?;
-        let lost = tracer.lost_events()?;
-        let r = build_report(
-            tracer,
-            "interval",
-            index,
-            label,
-            &p,
-            &last,
-            &end,
-            (tracer.events() - events_at_last, lost),
-        );
-        emit(out, &r, args.json)?;
-    }
-    let p = tracer.total_period()?;
-    let lost = tracer.lost_events()?;
-    let mut total = build_report(
-        tracer,
-        "total",
-        0,
-        label,
-        &p,
-        &start,
-        &end,
-        (tracer.events(), lost),
-    );
-    total.in_flight = tracer
-        .in_flight()
-        .into_iter()
-        .map(|(tid, nr)| InFlight {
-            tid,
-            syscall: syscall_name(nr),
-        })
-        .collect();
-    emit(out, &total, args.json)?;
-    tracer.require_no_loss()?;
-    Ok(exit_code.unwrap_or(0))
+    observe(&plan, &mut |r: &ObserveReport| {
+        emit(&mut *sink, r, args.json)
+    })
 }
 
 #[cfg(test)]

@@ -9,7 +9,8 @@
 //! (`measure::cpu`). Any event the kernel drops makes the run fail loudly, since
 //! exact counts are the promise.
 //!
-//! Files: `cli` (arguments and the observing loop), `target` (starting or finding
+//! Files: `cli` (the command's arguments and output), `watch` (the observing
+//! loop, the command's and the library's `observe_command`), `target` (starting or finding
 //! the process tree), `collector` (one face over `bpf` and `tracer`), `period`
 //! (what a collector hands out), `report` (a period as a report, and its text),
 //! `names` over the generated `syscall_table`.
@@ -23,3 +24,4 @@ pub mod report;
 pub mod syscall_table;
 pub mod target;
 pub mod tracer;
+pub mod watch;

@@ -23,6 +23,7 @@ pub struct SyscallStat {
 
 /// Context switches of one thread, from sched_switch.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ThreadStat {
     pub tid: i32,
     pub comm: String,

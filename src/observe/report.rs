@@ -12,6 +12,7 @@ use crate::measure::cpu::{CpuPercent, CpuSourceError, Interrupts, ProcStat};
 
 /// One syscall row of a report.
 #[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
 pub struct SyscallRow {
     pub name: String,
     pub nr: usize,
@@ -26,6 +27,7 @@ pub struct SyscallRow {
 
 /// One interrupt source's delta.
 #[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
 pub struct IrqRow {
     pub irq: String,
     pub desc: String,
@@ -35,6 +37,7 @@ pub struct IrqRow {
 
 /// Context switches of the observed tasks.
 #[derive(Clone, Copy, Debug, Serialize)]
+#[non_exhaustive]
 pub struct TaskSwitches {
     pub voluntary: u64,
     pub involuntary: u64,
@@ -44,6 +47,7 @@ pub struct TaskSwitches {
 
 /// A system call still running when the report was made.
 #[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
 pub struct InFlight {
     pub tid: i32,
     pub syscall: String,
@@ -51,6 +55,7 @@ pub struct InFlight {
 
 /// One report: an interval or the whole run.
 #[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
 pub struct ObserveReport {
     /// "interval" or "total".
     pub kind: &'static str,

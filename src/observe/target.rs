@@ -32,6 +32,8 @@ pub enum SpawnError {
     NotHeld(i32),
     #[error("listing /proc: {0}")]
     ListProc(io::Error),
+    #[error("releasing the command: {0}")]
+    Release(io::Error),
 }
 
 type Result<T, E = SpawnError> = std::result::Result<T, E>;
