@@ -7,32 +7,13 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use crate::report::study::{LabResults, Machine, Skipped, StudyResult};
-
-/// The studies, in the order they run: (name, seed, what it reproduces).
-pub const STUDIES: [(&str, &str, &str); 5] = [
-    ("poll", "000", "poll vs interrupt completion (FAST '12)"),
-    ("placement", "001", "polling-aware thread placement"),
-    (
-        "breakdown",
-        "002",
-        "I/O response time across the kernel's layers",
-    ),
-    (
-        "laq",
-        "003",
-        "latency-aware queueing for command-queue flash",
-    ),
-    (
-        "observe",
-        "004",
-        "RDBMS interrupt overhead, slow vs fast device",
-    ),
-];
+use super::registry::{self, LabContext, STUDIES, Study};
+use crate::report::study::{LabResults, Machine, Skipped};
 
 #[derive(clap::Args, Debug)]
 pub struct LabArgs {
-    /// Studies to run (default: all): poll, placement, breakdown, laq, observe.
+    /// Studies to run (default: all); the list is the study registry's.
+    #[arg(help = studies_help())]
     pub studies: Vec<String>,
     /// Short runs (CI): the whole lab in about two minutes.
     #[arg(long)]
@@ -51,11 +32,19 @@ pub struct LabArgs {
     pub topology: Option<PathBuf>,
 }
 
+/// `STUDIES`' help line: every study's name and subject, from the registry.
+fn studies_help() -> String {
+    let list: Vec<String> = STUDIES
+        .iter()
+        .map(|s| format!("{} ({})", s.name(), s.about()))
+        .collect();
+    format!("Studies to run (default: all): {}", list.join(", "))
+}
+
 pub fn main(a: LabArgs) -> Result<u8> {
     for s in &a.studies {
-        if !STUDIES.iter().any(|(n, _, _)| n == s) {
-            let valid: Vec<&str> = STUDIES.iter().map(|s| s.0).collect();
-            bail!("unknown study '{s}'; valid studies: {}", valid.join(", "));
+        if registry::find(s).is_none() {
+            bail!("unknown study '{s}'; valid studies: {}", registry::names());
         }
     }
     if a.topology.is_some() && !a.studies.is_empty() && !a.studies.iter().any(|s| s == "placement")
@@ -71,18 +60,17 @@ pub fn main(a: LabArgs) -> Result<u8> {
         crate::placement::Topology::from_file(t)?;
     }
     crate::sys::cleanup::install_signal_handlers(crate::sys::cleanup::SecondSignal::UndoAndExit)?;
-    let mut chosen: Vec<&str> = if a.studies.is_empty() {
-        STUDIES.iter().map(|s| s.0).collect()
-    } else {
-        STUDIES
-            .iter()
-            .map(|s| s.0)
-            .filter(|n| a.studies.iter().any(|s| s == n))
-            .collect()
+    let mut chosen: Vec<&dyn Study> = STUDIES
+        .iter()
+        .copied()
+        .filter(|st| a.studies.is_empty() || a.studies.iter().any(|s| s == st.name()))
+        .collect();
+    // A stable sort: registry order, with the studies that must run last last.
+    chosen.sort_by_key(|st| st.runs_last());
+    let cx = LabContext {
+        quick: a.quick,
+        topology: a.topology.as_deref(),
     };
-    // Tracing switches the engine clock to CLOCK_MONOTONIC for the rest of the
-    // process; run the tracing study last so the others keep the cheaper TSC.
-    chosen.sort_by_key(|n| *n == "breakdown");
     let progress = std::io::stderr().is_terminal();
     let mut results = LabResults {
         schema_version: crate::report::study::LAB_SCHEMA_VERSION.to_string(),
@@ -91,7 +79,8 @@ pub fn main(a: LabArgs) -> Result<u8> {
         quick: a.quick,
         ..Default::default()
     };
-    for (i, name) in chosen.iter().enumerate() {
+    for (i, study) in chosen.iter().enumerate() {
+        let name = study.name();
         if crate::sys::cleanup::stop_requested() {
             results.not_run.push(Skipped {
                 part: name.to_string(),
@@ -102,9 +91,14 @@ pub fn main(a: LabArgs) -> Result<u8> {
         let t0 = Instant::now();
         let status = crate::engine::progress::StatusLine::start(
             format!("[{}/{}] {name}", i + 1, chosen.len()),
-            Some(expected(name, a.quick)),
+            Some(study.expected(a.quick)),
         );
-        let outcome = run_study(name, a.quick, a.topology.as_ref());
+        // The report files the result under the registry's name and seed.
+        let outcome = study.run(&cx).map(|mut r| {
+            r.id = name.to_string();
+            r.seed = study.seed().to_string();
+            r
+        });
         drop(status);
         if progress {
             eprint!("[{}/{}] {name}", i + 1, chosen.len());
@@ -149,42 +143,6 @@ pub fn main(a: LabArgs) -> Result<u8> {
         );
     }
     Ok(if results.studies.is_empty() { 1 } else { 0 })
-}
-
-fn run_study(name: &str, quick: bool, topology: Option<&PathBuf>) -> Result<StudyResult> {
-    match name {
-        "poll" => super::poll::run(&super::poll::PollStudyOpts { quick }),
-        "placement" => Ok(super::placement::run_placement_study(
-            &super::placement::PlacementStudyOpts {
-                quick,
-                topology: topology.cloned(),
-                ..Default::default()
-            },
-        )?
-        .to_study_result()),
-        "breakdown" => super::breakdown::run(&super::breakdown::BreakdownStudyOpts { quick }),
-        "laq" => super::laq::run(&super::laq::LaqStudyOpts { quick }),
-        "observe" => super::observe::run(&super::observe::ObserveStudyOpts { quick }),
-        other => bail!("unknown study '{other}'"),
-    }
-}
-
-/// How long a study usually takes here (for the status line's ETA).
-fn expected(name: &str, quick: bool) -> std::time::Duration {
-    let s = match (name, quick) {
-        ("poll", true) => 18,
-        ("poll", false) => 160,
-        ("placement", true) => 7,
-        ("placement", false) => 30,
-        ("breakdown", true) => 9,
-        ("breakdown", false) => 50,
-        ("laq", true) => 13,
-        ("laq", false) => 50,
-        ("observe", true) => 65,
-        ("observe", false) => 160,
-        _ => 30,
-    };
-    std::time::Duration::from_secs(s)
 }
 
 /// The terminal summary: every study's text view, then what did not run.
