@@ -89,6 +89,7 @@ impl Jobs {
 /// A job's headline figures, read from its [`JobResult`]: what most callers
 /// print first.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Summary {
     /// Completed I/Os, all directions.
     pub ios: u64,

@@ -129,6 +129,7 @@ pub struct Skipped {
 
 /// The measurements of one operation.
 #[derive(Clone, Debug, serde::Serialize)]
+#[non_exhaustive]
 pub struct OpResult {
     pub op: OpKind,
     /// O_DIRECT was used (otherwise the page cache answers).
@@ -142,6 +143,7 @@ pub struct OpResult {
 
 /// This machine's costs that decide between sleeping and spinning.
 #[derive(Clone, Debug, serde::Serialize)]
+#[non_exhaustive]
 pub struct MachineCosts {
     /// Median lateness of a 20 us hrtimer sleep, ns.
     pub wakeup_ns: u64,
@@ -153,6 +155,7 @@ pub struct MachineCosts {
 
 /// Everything `iolab probe` found.
 #[derive(Debug, serde::Serialize)]
+#[non_exhaustive]
 pub struct ProbeReport {
     /// The path as given.
     pub given: PathBuf,

@@ -106,6 +106,7 @@ impl PerClass {
     serde::Serialize,
     serde::Deserialize,
 )]
+#[non_exhaustive]
 pub struct SchedStats {
     /// Requests dispatched to the device, per class.
     pub dispatched: PerClass,

@@ -220,6 +220,7 @@ impl<'de> Deserialize<'de> for Dist {
 #[derive(
     schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
 )]
+#[non_exhaustive]
 pub struct LatStats {
     /// Smallest sample, ns.
     pub min: u64,
@@ -293,6 +294,7 @@ impl LatStats {
 #[derive(
     schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
 )]
+#[non_exhaustive]
 pub struct DirResult {
     /// Bytes transferred.
     pub io_bytes: u64,
@@ -394,6 +396,7 @@ impl PrioResult {
 #[derive(
     schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
 )]
+#[non_exhaustive]
 pub struct SyncResult {
     /// fsyncs issued.
     pub total_ios: u64,
@@ -415,6 +418,7 @@ impl SyncResult {
 #[derive(
     schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
 )]
+#[non_exhaustive]
 pub struct ClassResult {
     /// The class's name (`read`, `syncwrite`, `readahead`, `asyncwrite`).
     pub class: String,
@@ -458,6 +462,7 @@ impl OwnPercentiles {
 #[derive(
     schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
 )]
+#[non_exhaustive]
 pub struct IopsLog {
     /// Length of one interval, ms.
     pub interval_ms: u64,
@@ -471,6 +476,7 @@ pub struct IopsLog {
 
 /// How the latency histograms were kept, so readers know the error bound.
 #[derive(schemars::JsonSchema, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct HistogramInfo {
     /// The histogram implementation (`hdrhistogram`).
     pub kind: String,
@@ -502,6 +508,7 @@ impl HistogramInfo {
 
 /// What fio has no key for, per job.
 #[derive(schemars::JsonSchema, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct JobExtras {
     /// The job's number among the run's jobs (fio's job order).
     pub jobnum: u32,
@@ -561,6 +568,7 @@ fn engine_unless_empty<'de, D: Deserializer<'de>>(d: D) -> Result<Option<JobEngi
 #[derive(
     schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
 )]
+#[non_exhaustive]
 pub struct JobEngine {
     /// The device backend that did the I/O (fio's `ioengine` name); a
     /// group_reporting report over jobs of several backends names each,
@@ -651,6 +659,7 @@ pub struct StageShare {
 #[derive(
     schemars::JsonSchema, Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize,
 )]
+#[non_exhaustive]
 pub struct VerifyReport {
     #[serde(flatten)]
     /// Blocks verified and failures found.
@@ -662,6 +671,7 @@ pub struct VerifyReport {
 
 /// One job (or group of workers) in fio's JSON shape.
 #[derive(schemars::JsonSchema, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct JobResult {
     /// The job's name (its section in the job file).
     pub jobname: String,
@@ -784,6 +794,7 @@ pub struct JobMeta {
 
 /// What fio has no key for, per run.
 #[derive(schemars::JsonSchema, Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
 pub struct RunExtras {
     /// The schema this document follows (`RUN_SCHEMA_VERSION`); empty when
     /// read from a document written before the field existed.
@@ -805,6 +816,7 @@ pub struct RunExtras {
 
 /// One run: all jobs, disks and run-level extras.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[non_exhaustive]
 pub struct RunResult {
     #[serde(rename = "fio version")]
     /// The producer and its version: `iolab-<version>`, never fio's (fio's `fio version` key).
