@@ -12,7 +12,7 @@ use std::process::Command;
 
 use crate::backend_fio::sparse;
 use crate::run_common::iolab_run;
-use crate::support::needs::{Need, ready, skip};
+use crate::support::needs::{Lack, Need, ready, skip, skip_lacking};
 
 /// (action, offset, length) of each I/O line of an iolog (v2 or v3), and
 /// its file name.
@@ -331,7 +331,11 @@ fn a_blktrace_captured_here_replays_with_the_same_ios() {
         ]);
     };
     if let Err(why) = capture(&dev, &trace, io) {
-        skip(why);
+        if why.contains("Operation not permitted") {
+            skip_lacking(Lack::BlockTracing, why);
+        } else {
+            skip(why);
+        }
         return;
     }
     let replayed = dir.path().join("replayed.log");

@@ -94,14 +94,8 @@ pub enum Lack {
     DeviceMapper,
     /// observe's eBPF backend (a kernel with BTF and the BPF syscall allowed).
     Bpf,
-    /// A second NUMA node.
-    Numa,
-    /// Hardware SMT (sibling CPUs sharing a core).
-    Smt,
-    /// Hardware performance counters (the PMU is not passed to the guest).
-    PerfCounters,
-    /// The null_blk module.
-    NullBlk,
+    /// blktrace's debugfs files (a kernel in lockdown refuses them).
+    BlockTracing,
 }
 
 impl Lack {
@@ -110,10 +104,7 @@ impl Lack {
             Lack::PollQueues => "no block device with poll queues",
             Lack::DeviceMapper => "no device-mapper in the kernel",
             Lack::Bpf => "no eBPF backend for observe on this kernel",
-            Lack::Numa => "one NUMA node only",
-            Lack::Smt => "no SMT siblings",
-            Lack::PerfCounters => "no hardware performance counters",
-            Lack::NullBlk => "no null_blk module",
+            Lack::BlockTracing => "the kernel refuses blktrace's debugfs files",
         }
     }
 }
@@ -131,6 +122,10 @@ pub const MACHINE_KIND: &[(&str, Lack)] = &[
     (
         "observe_exact::time_sampling_keeps_counts_exact_and_times_a_random_share",
         Lack::Bpf,
+    ),
+    (
+        "iolog_replay::a_blktrace_captured_here_replays_with_the_same_ios",
+        Lack::BlockTracing,
     ),
 ];
 
