@@ -167,10 +167,7 @@ fn time_sampling_keeps_counts_exact_and_times_a_random_share() {
     let (total, _) = observe_helper(&h, &["--time-sample", "16"], (n, m, k));
     let total = &total;
     if total["backend"] != "bpf" {
-        crate::support::needs::skip_lacking(
-            crate::support::needs::Lack::Bpf,
-            "time sampling needs observe's bpf backend",
-        );
+        skip("time sampling needs observe's bpf backend, unavailable on this kernel");
         return;
     }
     assert_eq!(total["time_sample"], 16);

@@ -92,8 +92,6 @@ pub enum Lack {
     /// A stacking block driver (device-mapper, `CONFIG_BLK_DEV_DM`) to make
     /// one device hold another.
     DeviceMapper,
-    /// observe's eBPF backend (a kernel with BTF and the BPF syscall allowed).
-    Bpf,
     /// blktrace's debugfs files (a kernel in lockdown refuses them).
     BlockTracing,
 }
@@ -103,7 +101,6 @@ impl Lack {
         match self {
             Lack::PollQueues => "no block device with poll queues",
             Lack::DeviceMapper => "no device-mapper in the kernel",
-            Lack::Bpf => "no eBPF backend for observe on this kernel",
             Lack::BlockTracing => "the kernel refuses blktrace's debugfs files",
         }
     }
@@ -119,10 +116,6 @@ pub const MACHINE_KIND: &[(&str, Lack)] = &[
         Lack::PollQueues,
     ),
     ("safety_blockdev::holder_is_refused", Lack::DeviceMapper),
-    (
-        "observe_exact::time_sampling_keeps_counts_exact_and_times_a_random_share",
-        Lack::Bpf,
-    ),
     (
         "iolog_replay::a_blktrace_captured_here_replays_with_the_same_ios",
         Lack::BlockTracing,
