@@ -206,6 +206,21 @@ impl DeviceError {
 /// What a backend's calls return.
 pub type DevResult<T> = Result<T, DeviceError>;
 
+/// Calls only a device that keeps device time of its own can answer (an
+/// emulated device: completion times are computed, faults injected), reached
+/// through [`Queue::device_time`].
+pub trait DeviceTime {
+    /// Commit what was queued as if at `at_ns` (engine clock), a time in the
+    /// past: commands start when they would have.
+    fn commit_at(&mut self, at_ns: u64) -> DevResult<u32>;
+    /// Engine-clock time (ns) at which the earliest in-flight command
+    /// completes; `None` with nothing in flight.
+    fn next_completion_at(&self) -> Option<u64>;
+    /// Faults the device injected, so a run can show that every one of them
+    /// was seen by the engine.
+    fn injected_faults(&self) -> null::FaultCounts;
+}
+
 /// One queue pair on a device. Not shared between threads. `Any` lets the
 /// worker hold the null device by its own type (`device::worker_queue`).
 pub trait Queue: Send + std::any::Any {
@@ -256,11 +271,12 @@ pub trait Queue: Send + std::any::Any {
             self.name()
         )))
     }
-    /// The null device's own calls (device time, injected faults), for a
-    /// completion model holding this queue as a `dyn Queue`; `None` for every
-    /// other backend. The engine's per-request path reaches the null device
-    /// by its type instead (`worker_queue`).
-    fn null_hooks(&mut self) -> Option<&mut dyn null::NullHooks> {
+    /// The device's own clock ([`DeviceTime`]), where the backend keeps one
+    /// (an emulated device, [`Caps::predicts_completion`]), for a completion
+    /// model holding this queue as a `dyn Queue`; `None` where the device is
+    /// real. The engine's per-request path reaches such a device by its type
+    /// instead (`worker_queue`).
+    fn device_time(&mut self) -> Option<&mut dyn DeviceTime> {
         None
     }
     /// Commands accepted and not yet reaped, where the backend counts them.

@@ -223,10 +223,7 @@ impl Uring {
                 "io_uring: iodepth must be at least 1".into(),
             ));
         }
-        // SAFETY: F_GETFD only checks that the descriptor is open.
-        if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
-            return Err(DeviceError::last_os(format!("io_uring: fd {fd}")));
-        }
+        crate::device::files::check_open(fd, "io_uring")?;
         let iopoll = opts.iopoll || opts.hybrid_iopoll;
         let polled = if iopoll {
             check_polled_io(fd).map_err(|e| hybrid_refused(opts, e))?;
