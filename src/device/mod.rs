@@ -31,6 +31,7 @@ use crate::request::{Completion, IoCmd};
 
 /// What a backend can do; completion models check this before a run starts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct Caps {
     /// `queue` performs the I/O and returns it completed (pread/pwrite).
     pub sync: bool,
@@ -46,6 +47,49 @@ pub struct Caps {
     /// the caller's context on request ([`Queue::perform`]): `adaptive` uses it
     /// where waiting for the asynchronous path costs more than doing the I/O.
     pub inline: bool,
+}
+
+impl Caps {
+    /// Nothing: the start of a backend's statement of what it can do, built
+    /// with the methods below (a flag added later does not break it).
+    pub const NONE: Caps = Caps {
+        sync: false,
+        can_peek: false,
+        can_sleep: false,
+        device_poll: false,
+        predicts_completion: false,
+        inline: false,
+    };
+    /// [`Caps::sync`].
+    pub const fn with_sync(mut self, on: bool) -> Caps {
+        self.sync = on;
+        self
+    }
+    /// [`Caps::can_peek`].
+    pub const fn with_peek(mut self, on: bool) -> Caps {
+        self.can_peek = on;
+        self
+    }
+    /// [`Caps::can_sleep`].
+    pub const fn with_sleep(mut self, on: bool) -> Caps {
+        self.can_sleep = on;
+        self
+    }
+    /// [`Caps::device_poll`].
+    pub const fn with_device_poll(mut self, on: bool) -> Caps {
+        self.device_poll = on;
+        self
+    }
+    /// [`Caps::predicts_completion`].
+    pub const fn with_predicts_completion(mut self, on: bool) -> Caps {
+        self.predicts_completion = on;
+        self
+    }
+    /// [`Caps::inline`].
+    pub const fn with_inline(mut self, on: bool) -> Caps {
+        self.inline = on;
+        self
+    }
 }
 
 /// How `reap` may wait.
@@ -83,6 +127,7 @@ pub enum Queued {
     serde::Serialize,
     serde::Deserialize,
 )]
+#[non_exhaustive]
 pub struct BackendStats {
     /// System calls made to submit (io_uring_enter with to_submit > 0, pread, ...).
     pub submit_calls: u64,
@@ -122,6 +167,7 @@ pub struct BackendStats {
     serde::Serialize,
     serde::Deserialize,
 )]
+#[non_exhaustive]
 pub struct OwnStats {
     /// libaio: how completions were reaped (ring / io_getevents) and counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
