@@ -244,7 +244,6 @@ pub mod results {
 /// # Ok::<(), iolab::backend::DeviceError>(())
 /// ```
 pub mod backend {
-    pub use crate::device::libaio::AioReap;
     pub use crate::device::null::FaultCounts;
     pub use crate::device::{
         BackendStats, Caps, DevResult, DeviceError, DeviceTime, OwnStats, PerformedBy, Queue,
