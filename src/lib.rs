@@ -161,6 +161,8 @@ pub use facade::{
     probe,
 };
 pub use job::spec::{CompletionModel, Engine, SchedKind};
+/// Which collector [`observe_command`] counts with (`--backend`).
+pub use observe::collector::Backend as ObserveBackend;
 pub use observe::report::ObserveReport;
 pub use probe::ProbeReport;
 pub use report::model::{JobResult, RunResult};
@@ -208,10 +210,10 @@ pub mod results {
 ///         "instant"
 ///     }
 ///     fn caps(&self) -> Caps {
-///         Caps { can_peek: true, ..Caps::default() }
+///         Caps::NONE.with_peek(true)
 ///     }
 ///     fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
-///         let c = Completion { slot: cmd.slot, result: cmd.len.into(), ..Completion::default() };
+///         let c = Completion::new(cmd.slot, cmd.len.into());
 ///         self.queued.push(c); // within the capacity reserved up front
 ///         Ok(Queued::Pending)
 ///     }
@@ -231,18 +233,9 @@ pub mod results {
 ///
 /// let mut q = Instant { queued: Vec::with_capacity(32), done: Vec::with_capacity(32) };
 /// let mut buf = vec![0u8; 4096];
-/// let cmd = IoCmd {
-///     op: Op::Read,
-///     offset: 0,
-///     len: 4096,
-///     slot: 7,
-///     buf: buf.as_mut_ptr(),
-///     buf_index: 0,
-///     file: 0,
-///     ioprio: 0,
-///     class: Class::Read,
-///     flush: Flush::Full,
-/// };
+/// let cmd = IoCmd::new(Op::Read, 0, 4096, 7, buf.as_mut_ptr())
+///     .with_class(Class::Read)
+///     .with_flush(Flush::Full);
 /// assert_eq!(q.queue(&cmd)?, Queued::Pending);
 /// assert_eq!(q.commit()?, 1);
 /// let mut out = [Completion::default(); 4];
@@ -252,7 +245,10 @@ pub mod results {
 /// ```
 pub mod backend {
     pub use crate::device::null::FaultCounts;
-    pub use crate::device::{BackendStats, Caps, DevResult, DeviceError, Queue, Queued, Wait};
+    pub use crate::device::{
+        BackendStats, Caps, DevResult, DeviceError, DeviceTime, OwnStats, PerformedBy, Queue,
+        Queued, Wait,
+    };
     pub use crate::request::{Class, Completion, Flush, IoCmd, Op};
 }
 

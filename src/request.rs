@@ -130,6 +130,7 @@ impl fmt::Display for Class {
 /// the worker guarantees it stays valid and untouched until the command's
 /// completion has been reaped. `slot` is echoed back in the completion.
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct IoCmd {
     /// What to do.
     pub op: Op,
@@ -158,8 +159,55 @@ pub struct IoCmd {
 // that also owns the queue the command goes to.
 unsafe impl Send for IoCmd {}
 
+impl IoCmd {
+    /// A command moving `len` bytes at `offset` through `buf`, echoed back as
+    /// `slot`: class `read`, file 0, no ioprio, unregistered buffer 0, a full
+    /// flush for `Op::Fsync`. The builder methods below set the rest, so a
+    /// field added later does not break a caller.
+    pub const fn new(op: Op, offset: u64, len: u32, slot: u32, buf: *mut u8) -> IoCmd {
+        IoCmd {
+            op,
+            offset,
+            len,
+            slot,
+            buf,
+            buf_index: 0,
+            file: 0,
+            ioprio: 0,
+            class: Class::Read,
+            flush: Flush::Full,
+        }
+    }
+    /// With index `i` in the registered buffer table.
+    pub const fn with_buf_index(mut self, i: u16) -> IoCmd {
+        self.buf_index = i;
+        self
+    }
+    /// For file `i` of the queue's files.
+    pub const fn with_file(mut self, i: u16) -> IoCmd {
+        self.file = i;
+        self
+    }
+    /// With Linux ioprio value `prio`.
+    pub const fn with_ioprio(mut self, prio: u16) -> IoCmd {
+        self.ioprio = prio;
+        self
+    }
+    /// Of class `class`.
+    pub const fn with_class(mut self, class: Class) -> IoCmd {
+        self.class = class;
+        self
+    }
+    /// An `Op::Fsync` that flushes as `flush` says.
+    pub const fn with_flush(mut self, flush: Flush) -> IoCmd {
+        self.flush = flush;
+        self
+    }
+}
+
 /// A finished command as a backend reports it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Completion {
     /// The slot of the command that finished ([`IoCmd::slot`]).
     pub slot: u32,
@@ -173,6 +221,22 @@ pub struct Completion {
 }
 
 impl Completion {
+    /// The completion of command `slot`: `result` bytes moved, or a negative
+    /// errno; no device times.
+    pub const fn new(slot: u32, result: i64) -> Completion {
+        Completion {
+            slot,
+            result,
+            dev_start: 0,
+            dev_done: 0,
+        }
+    }
+    /// With the device's service start and finish (engine clock, ns).
+    pub const fn with_device_times(mut self, start: u64, done: u64) -> Completion {
+        self.dev_start = start;
+        self.dev_done = done;
+        self
+    }
     /// The command failed (`result` is a negative errno).
     pub fn is_err(&self) -> bool {
         self.result < 0

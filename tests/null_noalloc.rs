@@ -80,23 +80,15 @@ fn per_request_path_does_not_allocate() {
         for round in 0..300u64 {
             while nfree > 0 {
                 let slot = free[nfree - 1];
-                let c = IoCmd {
-                    op: if (round + slot as u64).is_multiple_of(3) {
-                        Op::Write
-                    } else {
-                        Op::Read
-                    },
-                    offset: (round * 8 + slot as u64) % 256 * 4096,
-                    len: 4096,
-                    slot,
-                    // SAFETY: slot < 8, inside the 8-buffer pool.
-                    buf: unsafe { base.add(slot as usize * 4096) },
-                    buf_index: 0,
-                    file: 0,
-                    ioprio: 0,
-                    class: Class::Read,
-                    flush: Default::default(),
+                let op = if (round + slot as u64).is_multiple_of(3) {
+                    Op::Write
+                } else {
+                    Op::Read
                 };
+                let offset = (round * 8 + slot as u64) % 256 * 4096;
+                // SAFETY: slot < 8, inside the 8-buffer pool.
+                let buf = unsafe { base.add(slot as usize * 4096) };
+                let c = IoCmd::new(op, offset, 4096, slot, buf).with_class(Class::Read);
                 match d.queue(&c).unwrap() {
                     Queued::Pending => nfree -= 1,
                     Queued::Busy => break,

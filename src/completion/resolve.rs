@@ -108,6 +108,7 @@ pub fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::engine::Engine;
 
     const ASYNC: Caps = Caps {
         sync: false,
@@ -117,6 +118,9 @@ mod tests {
         predicts_completion: false,
         inline: false,
     };
+    const PSYNC: &str = Engine::Psync.fio_name();
+    const IO_URING: &str = Engine::IoUring.fio_name();
+
     const SYNC: Caps = Caps {
         sync: true,
         can_peek: false,
@@ -128,20 +132,20 @@ mod tests {
 
     #[test]
     fn defaults_follow_the_backend() {
-        assert_eq!(resolve(None, SYNC, "psync"), Ok(CompletionModel::Sync));
+        assert_eq!(resolve(None, SYNC, PSYNC), Ok(CompletionModel::Sync));
         assert_eq!(
-            resolve(None, ASYNC, "io_uring"),
+            resolve(None, ASYNC, IO_URING),
             Ok(CompletionModel::Interrupt)
         );
     }
 
     #[test]
     fn impossible_pairs_are_refused_with_reason() {
-        let e = resolve(Some(CompletionModel::Poll), SYNC, "psync")
+        let e = resolve(Some(CompletionModel::Poll), SYNC, PSYNC)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("psync") && e.contains("completion=sync"), "{e}");
-        let e = resolve(Some(CompletionModel::Sync), ASYNC, "io_uring")
+        assert!(e.contains(PSYNC) && e.contains("completion=sync"), "{e}");
+        let e = resolve(Some(CompletionModel::Sync), ASYNC, IO_URING)
             .unwrap_err()
             .to_string();
         assert!(e.contains("asynchronously"), "{e}");
@@ -161,7 +165,7 @@ mod tests {
             CompletionModel::Dpas,
         ] {
             assert_eq!(resolve(Some(m), ASYNC, "null"), Ok(m));
-            let e = resolve(Some(m), SYNC, "psync").unwrap_err().to_string();
+            let e = resolve(Some(m), SYNC, PSYNC).unwrap_err().to_string();
             assert!(e.contains("completion=sync"), "{e}");
             let no_sleep = Caps {
                 can_sleep: false,

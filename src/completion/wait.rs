@@ -90,7 +90,7 @@ pub(super) fn sleep(
     let t0 = clock::now_ns();
     let n = if deadline_ns != 0
         && q.caps().predicts_completion
-        && q.null_hooks()
+        && q.device_time()
             .and_then(|h| h.next_completion_at())
             .is_none_or(|t| t > deadline_ns)
     {

@@ -7,6 +7,17 @@
 use std::os::fd::RawFd;
 
 use super::trim::TrimKind;
+use super::{DevResult, DeviceError};
+
+/// Refuse a descriptor that is not open, before a backend builds a queue on
+/// it: the error names the backend and the descriptor.
+pub fn check_open(fd: RawFd, backend: &str) -> DevResult<()> {
+    // SAFETY: F_GETFD only checks that the descriptor is open.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        return Err(DeviceError::last_os(format!("{backend}: fd {fd}")));
+    }
+    Ok(())
+}
 
 #[derive(Clone, Debug)]
 pub struct FileTable {

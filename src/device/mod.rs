@@ -31,6 +31,7 @@ use crate::request::{Completion, IoCmd};
 
 /// What a backend can do; completion models check this before a run starts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct Caps {
     /// `queue` performs the I/O and returns it completed (pread/pwrite).
     pub sync: bool,
@@ -46,6 +47,49 @@ pub struct Caps {
     /// the caller's context on request ([`Queue::perform`]): `adaptive` uses it
     /// where waiting for the asynchronous path costs more than doing the I/O.
     pub inline: bool,
+}
+
+impl Caps {
+    /// Nothing: the start of a backend's statement of what it can do, built
+    /// with the methods below (a flag added later does not break it).
+    pub const NONE: Caps = Caps {
+        sync: false,
+        can_peek: false,
+        can_sleep: false,
+        device_poll: false,
+        predicts_completion: false,
+        inline: false,
+    };
+    /// [`Caps::sync`].
+    pub const fn with_sync(mut self, on: bool) -> Caps {
+        self.sync = on;
+        self
+    }
+    /// [`Caps::can_peek`].
+    pub const fn with_peek(mut self, on: bool) -> Caps {
+        self.can_peek = on;
+        self
+    }
+    /// [`Caps::can_sleep`].
+    pub const fn with_sleep(mut self, on: bool) -> Caps {
+        self.can_sleep = on;
+        self
+    }
+    /// [`Caps::device_poll`].
+    pub const fn with_device_poll(mut self, on: bool) -> Caps {
+        self.device_poll = on;
+        self
+    }
+    /// [`Caps::predicts_completion`].
+    pub const fn with_predicts_completion(mut self, on: bool) -> Caps {
+        self.predicts_completion = on;
+        self
+    }
+    /// [`Caps::inline`].
+    pub const fn with_inline(mut self, on: bool) -> Caps {
+        self.inline = on;
+        self
+    }
 }
 
 /// How `reap` may wait.
@@ -83,6 +127,7 @@ pub enum Queued {
     serde::Serialize,
     serde::Deserialize,
 )]
+#[non_exhaustive]
 pub struct BackendStats {
     /// System calls made to submit (io_uring_enter with to_submit > 0, pread, ...).
     pub submit_calls: u64,
@@ -122,6 +167,7 @@ pub struct BackendStats {
     serde::Serialize,
     serde::Deserialize,
 )]
+#[non_exhaustive]
 pub struct OwnStats {
     /// libaio: how completions were reaped (ring / io_getevents) and counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -206,6 +252,21 @@ impl DeviceError {
 /// What a backend's calls return.
 pub type DevResult<T> = Result<T, DeviceError>;
 
+/// Calls only a device that keeps device time of its own can answer (an
+/// emulated device: completion times are computed, faults injected), reached
+/// through [`Queue::device_time`].
+pub trait DeviceTime {
+    /// Commit what was queued as if at `at_ns` (engine clock), a time in the
+    /// past: commands start when they would have.
+    fn commit_at(&mut self, at_ns: u64) -> DevResult<u32>;
+    /// Engine-clock time (ns) at which the earliest in-flight command
+    /// completes; `None` with nothing in flight.
+    fn next_completion_at(&self) -> Option<u64>;
+    /// Faults the device injected, so a run can show that every one of them
+    /// was seen by the engine.
+    fn injected_faults(&self) -> null::FaultCounts;
+}
+
 /// One queue pair on a device. Not shared between threads. `Any` lets the
 /// worker hold the null device by its own type (`device::worker_queue`).
 pub trait Queue: Send + std::any::Any {
@@ -256,11 +317,12 @@ pub trait Queue: Send + std::any::Any {
             self.name()
         )))
     }
-    /// The null device's own calls (device time, injected faults), for a
-    /// completion model holding this queue as a `dyn Queue`; `None` for every
-    /// other backend. The engine's per-request path reaches the null device
-    /// by its type instead (`worker_queue`).
-    fn null_hooks(&mut self) -> Option<&mut dyn null::NullHooks> {
+    /// The device's own clock ([`DeviceTime`]), where the backend keeps one
+    /// (an emulated device, [`Caps::predicts_completion`]), for a completion
+    /// model holding this queue as a `dyn Queue`; `None` where the device is
+    /// real. The engine's per-request path reaches such a device by its type
+    /// instead (`worker_queue`).
+    fn device_time(&mut self) -> Option<&mut dyn DeviceTime> {
         None
     }
     /// Commands accepted and not yet reaped, where the backend counts them.

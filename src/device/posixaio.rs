@@ -46,10 +46,7 @@ impl Posixaio {
     /// `fd` is borrowed: it must stay open for the life of the queue. `entries`
     /// bounds the slots (`IoCmd::slot` < entries).
     pub fn new(fd: RawFd, entries: u32) -> DevResult<Self> {
-        // SAFETY: F_GETFD only checks that the descriptor is open.
-        if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
-            return Err(DeviceError::last_os(format!("posixaio: fd {fd}")));
-        }
+        super::files::check_open(fd, "posixaio")?;
         if entries == 0 {
             return Err(DeviceError::Unsupported(
                 "posixaio: iodepth must be at least 1".into(),

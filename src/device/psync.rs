@@ -88,10 +88,7 @@ impl Psync {
     /// `fd` is borrowed: it must stay open for the life of this queue.
     /// `vectored` selects preadv2/pwritev2 (pvsync2), required for any RWF flag.
     pub fn new(fd: RawFd, vectored: bool, flags: PsyncFlags) -> DevResult<Self> {
-        // SAFETY: F_GETFD only checks that the descriptor is open.
-        if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
-            return Err(DeviceError::last_os(format!("psync: fd {fd}")));
-        }
+        super::files::check_open(fd, "psync")?;
         if !vectored && (flags.hipri || flags.nowait || flags.uncached || flags.atomic) {
             let which = if flags.hipri {
                 "hipri"

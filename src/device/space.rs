@@ -19,7 +19,7 @@ use std::os::fd::RawFd;
 
 use super::perform::Perform;
 use super::psync::{flush, retry_eintr};
-use super::{BackendStats, DevResult, DeviceError};
+use super::{BackendStats, DevResult};
 use crate::request::{IoCmd, Op};
 
 /// Which allocation call a [`Space`] queue makes.
@@ -51,13 +51,7 @@ pub struct Space {
 impl Space {
     /// `fd` is borrowed: it must stay open for the life of the queue.
     pub fn new(fd: RawFd, kind: SpaceKind) -> DevResult<Self> {
-        // SAFETY: F_GETFD only checks that the descriptor is open.
-        if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
-            return Err(DeviceError::last_os(format!(
-                "{}: fd {fd}",
-                kind.fio_name()
-            )));
-        }
+        super::files::check_open(fd, kind.fio_name())?;
         Ok(Space {
             files: super::files::FileTable::one(fd),
             kind,

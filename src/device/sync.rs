@@ -14,7 +14,7 @@ use std::os::fd::RawFd;
 
 use super::perform::Perform;
 use super::psync::{flush, retry_eintr};
-use super::{BackendStats, DevResult, DeviceError};
+use super::{BackendStats, DevResult};
 use crate::request::{IoCmd, Op};
 
 /// Which system calls a [`SyncIo`] queue makes.
@@ -60,13 +60,7 @@ impl SyncIo {
     /// else may move its file position (the queue remembers where it left it).
     /// An `Op::Fsync` runs the sync its command names (`IoCmd::flush`).
     pub fn new(fd: RawFd, kind: SyncKind) -> DevResult<Self> {
-        // SAFETY: F_GETFD only checks that the descriptor is open.
-        if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
-            return Err(DeviceError::last_os(format!(
-                "{}: fd {fd}",
-                kind.fio_name()
-            )));
-        }
+        super::files::check_open(fd, kind.fio_name())?;
         Ok(SyncIo {
             files: super::files::FileTable::one(fd),
             pos_file: 0,

@@ -360,7 +360,7 @@ fn collect_worker(
         cpu_ns: cpu.user_ns + cpu.sys_ns,
     };
     let backend_stats = worker.queue.stats();
-    let injected = worker.queue.null_hooks().map(|h| h.injected_faults());
+    let injected = worker.queue.device_time().map(|h| h.injected_faults());
     let device_in_flight = worker.queue.commands_in_flight();
     let slots_free = worker.slots_free();
     let decisions = worker.completer.decisions();

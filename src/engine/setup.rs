@@ -927,21 +927,11 @@ fn file_queue(
             let iov = bufs.iovecs();
             let opts = UringOpts {
                 entries: nslots,
+                options: first.backend.uring,
                 iopoll: first.backend.flags.hipri,
-                hybrid_iopoll: first.backend.uring.hybrid_iopoll,
-                sqpoll: first.backend.uring.sqthread_poll,
-                fixed_files: first.backend.uring.registerfiles,
-                detect_punts: first.backend.uring.count_punts,
-                fixed_bufs: if first.backend.uring.fixedbufs {
-                    Some(&iov)
-                } else {
-                    None
-                },
-                sqpoll_cpu: first.backend.uring.sqthread_poll_cpu,
+                bufs: Some(&iov),
                 rw_flags: engine_rw_flags(first),
                 atomic_writes: first.backend.flags.atomic,
-                vectored: first.backend.uring.nonvectored == Some(false),
-                force_async: first.backend.uring.force_async,
                 ..Default::default()
             };
             Box::new(Uring::new(fd, &opts).map_err(backend_err)?)

@@ -10,9 +10,7 @@ pub(crate) const VERIFY_VALID: &str = "crc32c (crc32c-intel), md5, crc64, crc32,
      sha3-224, sha3-256, sha3-384, sha3-512, xxhash, meta, pattern, null, or 0/none";
 pub(crate) const RW_VALID: &str = "read, write, randread, randwrite, rw (or readwrite), randrw, \
      trim, randtrim, trimwrite, randtrimwrite";
-/// `ioengine=`'s valid values (as `spec::ENGINE_NAMES`, which messages use).
-pub(crate) const ENGINES_EXPECTED: &str = "one of null, sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, posixaio, mmap, falloc, \
-     ftruncate, filecreate, filestat, filedelete, cpuio";
+pub(crate) use crate::device::engine::ENGINES_EXPECTED;
 
 pub(crate) fn size(d: &mut Draft, c: &Ctx) -> Result<(), JobError> {
     let s = &mut d.spec;

@@ -2,10 +2,7 @@
 //! a job asking for one is given (and docs/fio-compat.md shows), and the list
 //! of the engines it does run, which every such message offers instead.
 
-/// The engines `ioengine=` accepts, for messages.
-pub const ENGINE_NAMES: &str = "null, sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, \
-                                posixaio, mmap, falloc, ftruncate, filecreate, filestat, \
-                                filedelete, cpuio";
+use crate::device::engine::ENGINE_NAMES;
 
 /// fio engines iolab does not run, each with the reason (shown when a job asks
 /// for one, and in docs/fio-compat.md).

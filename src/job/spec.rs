@@ -10,7 +10,7 @@ use crate::request::Class;
 // The refused engines' texts live beside the option table; `Engine::parse`
 // gives them.
 #[cfg(any(test, feature = "testing"))]
-pub use crate::job::refusals::ENGINE_NAMES;
+pub use crate::device::engine::ENGINE_NAMES;
 pub use crate::job::refusals::{EngineNameError, REFUSED_ENGINES};
 // The backends and their options are the backends' (`device::engine`,
 // `device::options`, each backend's options beside it); a job holds the
@@ -176,39 +176,19 @@ impl Engine {
     /// Parse an `ioengine=` value. The error says why a known fio engine is not
     /// run here, or lists the engines that are.
     pub fn parse(name: &str) -> Result<Engine, EngineNameError> {
-        let e = match name {
-            "null" => Engine::Null,
-            "psync" => Engine::Psync,
-            "pvsync2" => Engine::Pvsync2,
-            "io_uring" => Engine::IoUring,
-            "sync" => Engine::Sync,
-            "vsync" => Engine::Vsync,
-            "pvsync" => Engine::Pvsync,
-            "libaio" => Engine::Libaio,
-            // fio's other names for libaio (it compares their first letters only).
-            n if n.starts_with("linuxaio") || n.starts_with("aio") => Engine::Libaio,
-            "mmap" => Engine::Mmap,
-            "posixaio" => Engine::Posixaio,
-            "falloc" => Engine::Falloc,
-            "ftruncate" => Engine::Ftruncate,
-            "filecreate" => Engine::FileCreate,
-            "filestat" => Engine::FileStat,
-            "filedelete" => Engine::FileDelete,
-            "cpuio" => Engine::Cpuio,
-            _ => {
-                // fio also takes a path to an engine plugin, or `external:path`.
-                let key = if name.starts_with("external:") || name.contains('/') {
-                    "external"
-                } else {
-                    name
-                };
-                return Err(match REFUSED_ENGINES.iter().find(|(n, _)| *n == key) {
-                    Some(&(name, why)) => EngineNameError::Refused { name, why },
-                    None => EngineNameError::Unknown,
-                });
-            }
+        if let Some(e) = Engine::from_fio_name(name) {
+            return Ok(e);
+        }
+        // fio also takes a path to an engine plugin, or `external:path`.
+        let key = if name.starts_with("external:") || name.contains('/') {
+            "external"
+        } else {
+            name
         };
-        Ok(e)
+        Err(match REFUSED_ENGINES.iter().find(|(n, _)| *n == key) {
+            Some(&(name, why)) => EngineNameError::Refused { name, why },
+            None => EngineNameError::Unknown,
+        })
     }
 }
 

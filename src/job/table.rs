@@ -1391,20 +1391,13 @@ pub static OPTIONS: &[OptionDef] = &[
     .expects("a size such as 1g, a percentage such as 50%, or a count of zones such as 2z")
     .set(|d, c| zones(d, c, |z| &mut z.io_size, super::target_opts::set_io_size)),
     // I/O engine.
-    OptionDef::new(
-        "ioengine",
-        S::Engine,
-        "null sync psync vsync pvsync pvsync2 libaio io_uring \
-         posixaio mmap falloc ftruncate filecreate filestat \
-         filedelete cpuio (null is iolab's emulated device); linuxaio \
-         and aio are libaio, as in fio",
-    )
-    .stricter("other fio engines are refused")
-    .expects(parse::ENGINES_EXPECTED)
-    .set(|d, c| {
-        d.spec.ioengine = parse::engine(c)?;
-        Ok(())
-    }),
+    OptionDef::new("ioengine", S::Engine, crate::device::engine::IOENGINE_HELP)
+        .stricter("other fio engines are refused")
+        .expects(parse::ENGINES_EXPECTED)
+        .set(|d, c| {
+            d.spec.ioengine = parse::engine(c)?;
+            Ok(())
+        }),
     OptionDef::new(
         "hipri",
         S::Engine,

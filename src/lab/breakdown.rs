@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
+use crate::device::engine::Engine;
 use crate::engine::{EngineOptions, JobRun, run_jobs};
 use crate::lab::runner::median;
 use crate::measure::blktrace::LayerSplit;
@@ -144,7 +145,7 @@ fn make_zram() -> Result<Dev> {
     fill(&path)?;
     Ok(Dev {
         label: "zram",
-        engine: "psync",
+        engine: Engine::Psync.fio_name(),
         path,
         _keep: Keep::Zram(z),
     })
@@ -161,7 +162,7 @@ fn make_loop() -> Result<Dev> {
     fill(&path)?;
     Ok(Dev {
         label: "loop (dio on vda)",
-        engine: "io_uring",
+        engine: Engine::IoUring.fio_name(),
         path,
         _keep: Keep::Loop(l, dir),
     })
@@ -176,7 +177,7 @@ fn make_file() -> Result<Dev> {
         .context("the file's first block has no device location")?;
     Ok(Dev {
         label: "file on vda",
-        engine: "io_uring",
+        engine: Engine::IoUring.fio_name(),
         path,
         _keep: Keep::File(dir),
     })

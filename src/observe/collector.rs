@@ -40,6 +40,7 @@ pub enum Backend {
 }
 
 impl Backend {
+    /// The collector's name, as `--backend` takes it.
     pub fn name(self) -> &'static str {
         match self {
             Backend::Bpf => "bpf",

@@ -178,10 +178,11 @@ fn probe_uring_punt(fd: RawFd, len: u32) -> Outcome {
         Ok(b) => b,
         Err(e) => return Outcome::Unknown(format!("probe buffer: {e}")),
     };
-    let opts = UringOpts {
+    let mut opts = UringOpts {
         entries: 2,
         ..UringOpts::default()
     };
+    opts.options.count_punts = true;
     let mut q = match Uring::new(fd, &opts) {
         Ok(q) => q,
         Err(e) => return Outcome::Unknown(format!("io_uring setup: {e}")),

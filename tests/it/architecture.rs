@@ -483,3 +483,253 @@ fn the_layers_table_is_read_from_architecture_md() {
     assert!(l["completion"].0 < l["engine"].0);
     assert_eq!(l["lab"].0, l["probe"].0);
 }
+
+/// The names a backend is called by in identifiers: its fio name, and the
+/// name without fio's `io_` prefix (`uring`).
+fn backend_words() -> Vec<String> {
+    let mut out = Vec::new();
+    for e in iolab::Engine::ALL {
+        let name = e.fio_name();
+        out.push(name.to_string());
+        if let Some(short) = name.strip_prefix("io_") {
+            out.push(short.to_string());
+        }
+    }
+    out
+}
+
+/// Whether an identifier is named after a backend: one of its `_`-separated
+/// words, or a run of them, is a backend's name.
+fn names_a_backend(ident: &str, words: &[String]) -> Option<String> {
+    let padded = format!("_{}_", ident.to_ascii_lowercase());
+    words
+        .iter()
+        .find(|w| padded.contains(&format!("_{w}_")))
+        .cloned()
+}
+
+/// The text between `start` (a line that begins the item) and its closing
+/// brace at the item's own indentation.
+fn item_body<'a>(text: &'a str, start: &str) -> &'a str {
+    let at = text
+        .find(start)
+        .unwrap_or_else(|| panic!("src/device/mod.rs has no `{start}`"));
+    let rest = &text[at..];
+    let end = rest.find("\n}\n").expect("the item's closing brace");
+    &rest[..end]
+}
+
+/// The shared backend contract — the `Queue` trait's methods and the fields of
+/// `Caps` and `BackendStats` (src/device/mod.rs) — names no backend: what one
+/// backend alone does lives in its room, behind a name that says what it is
+/// (`device_time`, not the emulated device's name). `Caps::sync` is the one
+/// exception: "sync" is also the completion model's word for a backend whose
+/// call performs the I/O, which is what the flag means.
+#[test]
+fn the_backend_contract_names_no_backend() {
+    const ALLOWED: &[(&str, &str)] = &[("Caps", "sync")];
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/device/mod.rs")).unwrap();
+    let text = strip_comments(&text);
+    let words = backend_words();
+    let mut found = Vec::new();
+    let mut scanned = 0;
+    for (item, start, key) in [
+        ("Queue", "pub trait Queue", "fn "),
+        ("Caps", "pub struct Caps", "pub "),
+        ("BackendStats", "pub struct BackendStats", "pub "),
+    ] {
+        let body = item_body(&text, start);
+        for line in body.lines().skip(1) {
+            let Some(rest) = line.trim_start().strip_prefix(key) else {
+                continue;
+            };
+            let name = ident(rest);
+            if name.is_empty() {
+                continue;
+            }
+            scanned += 1;
+            if ALLOWED.contains(&(item, name)) {
+                continue;
+            }
+            if let Some(w) = names_a_backend(name, &words) {
+                found.push(format!("{item}::{name} (names {w})"));
+            }
+        }
+    }
+    // The scan must have read the contract, or it proves nothing.
+    assert!(scanned >= 20, "read only {scanned} names of the contract");
+    assert!(
+        found.is_empty(),
+        "the shared backend contract names a backend: {found:?}; name what the part does \
+         and keep the backend's own part in its room (ARCHITECTURE.md, Adding a backend)"
+    );
+}
+
+/// Every string literal of a Rust source, with the line it starts on:
+/// comments, char literals and lifetimes are skipped, escapes are kept as
+/// written, raw strings (`r"..."`, `r#"..."#`) are read to their end.
+fn string_literals(text: &str) -> Vec<(usize, String)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut line = 1;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\n' => line += 1,
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let end = text[i + 2..].find("*/").map_or(b.len(), |e| i + 2 + e + 2);
+                line += text[i..end].matches('\n').count();
+                i = end;
+                continue;
+            }
+            b'\'' => {
+                // A char literal ('x', '\n', '"'), or a lifetime ('a).
+                if b.get(i + 1) == Some(&b'\\') {
+                    let end = text[i + 3..].find('\'').map_or(b.len(), |e| i + 3 + e + 1);
+                    i = end;
+                    continue;
+                }
+                let ch = text[i + 1..].chars().next().map_or(1, char::len_utf8);
+                if b.get(i + 1 + ch) == Some(&b'\'') {
+                    i += ch + 2;
+                    continue;
+                }
+            }
+            b'r' if (b.get(i + 1) == Some(&b'"') || b.get(i + 1) == Some(&b'#'))
+                && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')) =>
+            {
+                let hashes = b[i + 1..].iter().take_while(|&&c| c == b'#').count();
+                if b.get(i + 1 + hashes) == Some(&b'"') {
+                    let open = i + 2 + hashes;
+                    let close = format!("\"{}", "#".repeat(hashes));
+                    let end = text[open..].find(&close).map_or(b.len(), |e| open + e);
+                    out.push((line, text[open..end].to_string()));
+                    line += text[open..end].matches('\n').count();
+                    i = end + close.len();
+                    continue;
+                }
+            }
+            b'"' => {
+                let open = i + 1;
+                let mut j = open;
+                while j < b.len() && b[j] != b'"' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                let end = j.min(b.len());
+                out.push((line, text[open..end].to_string()));
+                line += text[open..end].matches('\n').count();
+                i = end + 1;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// An engine's name is written in one place, the engine list
+/// (src/device/engine.rs), from which parsing, fio names, refusals, messages
+/// and help are derived; elsewhere code says `Engine::X.fio_name()`. What is
+/// scanned: every string literal in src/ that equals an engine's fio name.
+/// Exempt: the list's file, and the backends' rooms — a file or folder of
+/// src/device/ that implements `Queue` or `Perform` (a room may serve
+/// several engines: psync.rs is psync and pvsync2). Not scanned: the names
+/// that are also other words of the option language and the system —
+/// `null` (verify=null), `sync` (completion=sync, an iolog action), `mmap`
+/// (mem=mmap, a system call), `ftruncate` (a system call) — a literal cannot
+/// say which meaning it has.
+#[test]
+fn an_engine_name_is_written_only_in_the_engine_list() {
+    const OTHER_WORDS: &[&str] = &["null", "sync", "mmap", "ftruncate"];
+    let names: Vec<&str> = iolab::Engine::ALL
+        .iter()
+        .map(|e| e.fio_name())
+        .filter(|n| !OTHER_WORDS.contains(n))
+        .collect();
+    assert!(names.len() >= 10, "the engine list gave only {names:?}");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let device = src.join("device");
+    let implements_backend = |text: &str| {
+        text.lines().any(|l| {
+            let l = l.trim_start();
+            l.starts_with("impl") && (l.contains("Queue for ") || l.contains("Perform for "))
+        })
+    };
+    // Rooms: a backend file of device/, or a folder whose mod.rs is one.
+    let mut rooms: Vec<PathBuf> = Vec::new();
+    for entry in std::fs::read_dir(&device).unwrap() {
+        let path = entry.unwrap().path();
+        let file = if path.is_dir() {
+            path.join("mod.rs")
+        } else {
+            path.clone()
+        };
+        if path
+            .file_name()
+            .is_some_and(|n| n == "perform.rs" || n == "mod.rs")
+        {
+            continue;
+        }
+        if std::fs::read_to_string(&file).is_ok_and(|t| implements_backend(&t)) {
+            rooms.push(path);
+        }
+    }
+    assert!(
+        rooms.len() >= 8,
+        "found only these backend rooms: {rooms:?}"
+    );
+    let mut found = Vec::new();
+    let mut stack = vec![src.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs")
+                || path == device.join("engine.rs")
+                || rooms.iter().any(|r| path.starts_with(r))
+            {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (line, lit) in string_literals(&text) {
+                if names.contains(&lit.as_str()) {
+                    let rel = path.strip_prefix(&src).unwrap().display().to_string();
+                    found.push(format!("src/{rel}:{line}: \"{lit}\""));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "an engine's name is written outside the engine list (src/device/engine.rs) \
+         and the backends' rooms; use Engine::X.fio_name():\n{}",
+        found.join("\n")
+    );
+}
+
+/// The literal reader finds what the engine-name check relies on.
+#[test]
+fn string_literals_are_read_past_comments_chars_and_raw_strings() {
+    let code = "let a = '\"'; // \"io_uring\"\n/* \"libaio\" */ fn f<'a>(x: &'a str) {}\n\
+                let b = r#\"psync \"q\"\"#; let c = \"x\\\"y\";\nlet d = \"cpuio\";";
+    let lits: Vec<(usize, String)> = string_literals(code);
+    assert_eq!(
+        lits,
+        vec![
+            (3, "psync \"q\"".to_string()),
+            (3, "x\\\"y".to_string()),
+            (4, "cpuio".to_string()),
+        ]
+    );
+}

@@ -65,35 +65,15 @@ pub fn pattern(tag: u64, i: usize) -> u8 {
 }
 
 pub fn cmd(op: Op, offset: u64, buf: &AlignedBuf, slot: u32) -> IoCmd {
-    IoCmd {
-        op,
-        offset,
-        len: buf.len() as u32,
-        slot,
-        buf: buf.ptr(),
-        buf_index: slot as u16,
-        file: 0,
-        ioprio: 0,
-        class: Class::Read,
-        flush: Default::default(),
-    }
+    IoCmd::new(op, offset, buf.len() as u32, slot, buf.ptr())
+        .with_buf_index(slot as u16)
+        .with_class(Class::Read)
 }
 
 /// A 4 KiB read of `class` with no buffer, for the null device without a
 /// backing (it moves no data).
 pub fn null_read(slot: u32, offset: u64, class: Class) -> IoCmd {
-    IoCmd {
-        op: Op::Read,
-        offset,
-        len: 4096,
-        slot,
-        buf: std::ptr::null_mut(),
-        buf_index: 0,
-        file: 0,
-        ioprio: 0,
-        class,
-        flush: Default::default(),
-    }
+    IoCmd::new(Op::Read, offset, 4096, slot, std::ptr::null_mut()).with_class(class)
 }
 
 /// A temp file on the system disk (ext4 on vda), removed on drop.

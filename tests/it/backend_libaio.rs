@@ -182,10 +182,7 @@ fn fsync_and_fdatasync_go_through_aio() {
         let mut b = AlignedBuf::new(4096);
         b.fill(1);
         queue(&mut q, &cmd(Op::Write, 0, &b, 0));
-        let sync = IoCmd {
-            flush,
-            ..cmd(Op::Fsync, 0, &b, 1)
-        };
+        let sync = cmd(Op::Fsync, 0, &b, 1).with_flush(flush);
         queue(&mut q, &sync);
         assert_eq!(q.commit().unwrap(), 2);
         let mut got = sleep_all(&mut q, 2);

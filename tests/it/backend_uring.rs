@@ -8,14 +8,20 @@ use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use backend_common::*;
+use iolab::device::uring::options::UringOptions;
 use iolab::device::uring::{PuntCount, Uring, UringOpts};
 use iolab::device::{Queue, Queued, Wait};
 use iolab::request::{Completion, IoCmd, Op};
 use support::needs::is_root;
 
+/// A ring of `entries` that counts punts (`count_punts=1`).
 fn opts(entries: u32) -> UringOpts<'static> {
     UringOpts {
         entries,
+        options: UringOptions {
+            count_punts: true,
+            ..UringOptions::default()
+        },
         ..UringOpts::default()
     }
 }
@@ -232,8 +238,12 @@ fn registered_files_and_fixed_buffers() {
     for (files, fixed) in [(true, false), (false, true), (true, true)] {
         let o = UringOpts {
             entries: 8,
-            fixed_files: files,
-            fixed_bufs: fixed.then_some(&table[..]),
+            options: UringOptions {
+                registerfiles: files,
+                fixedbufs: fixed,
+                ..UringOptions::default()
+            },
+            bufs: Some(&table[..]),
             ..UringOpts::default()
         };
         let mut q = Uring::new(t.fd(), &o).unwrap();
@@ -242,7 +252,11 @@ fn registered_files_and_fixed_buffers() {
     // A fixed-buffer request outside its registered buffer is refused per request.
     let o = UringOpts {
         entries: 2,
-        fixed_bufs: Some(&table[..1]),
+        options: UringOptions {
+            fixedbufs: true,
+            ..UringOptions::default()
+        },
+        bufs: Some(&table[..1]),
         ..UringOpts::default()
     };
     let mut q = Uring::new(t.fd(), &o).unwrap();
@@ -256,7 +270,10 @@ fn sqpoll_submits_without_system_calls() {
     let t = TempTarget::new(1 << 20, true);
     let o = UringOpts {
         entries: 8,
-        sqpoll: true,
+        options: UringOptions {
+            sqthread_poll: true,
+            ..UringOptions::default()
+        },
         sq_thread_idle_ms: 2000,
         ..UringOpts::default()
     };
@@ -287,8 +304,11 @@ fn sqpoll_submits_without_system_calls() {
 fn sqpoll_pinned_to_a_missing_cpu_is_refused() {
     let t = TempTarget::new(1 << 20, true);
     let o = UringOpts {
-        sqpoll: true,
-        sqpoll_cpu: Some(4095),
+        options: UringOptions {
+            sqthread_poll: true,
+            sqthread_poll_cpu: Some(4095),
+            ..UringOptions::default()
+        },
         ..UringOpts::default()
     };
     let e = Uring::new(t.fd(), &o)

@@ -14,7 +14,11 @@ use iolab::sys::blockdev::block_queue_of_fd;
 fn hybrid(entries: u32) -> UringOpts<'static> {
     UringOpts {
         entries,
-        hybrid_iopoll: true,
+        options: iolab::device::uring::options::UringOptions {
+            hybrid_iopoll: true,
+            count_punts: true,
+            ..Default::default()
+        },
         ..UringOpts::default()
     }
 }
@@ -50,18 +54,7 @@ fn refused_naming_the_device_and_the_remedy_or_reads_where_polled() {
                 q.disk
             );
             let b = AlignedBuf::new(4096);
-            let cmd = IoCmd {
-                op: Op::Read,
-                offset: 0,
-                len: 4096,
-                slot: 0,
-                buf: b.ptr(),
-                buf_index: 0,
-                ioprio: 0,
-                class: Class::Read,
-                file: 0,
-                flush: Default::default(),
-            };
+            let cmd = IoCmd::new(Op::Read, 0, 4096, 0, b.ptr()).with_class(Class::Read);
             ring.queue(&cmd).unwrap();
             ring.commit().unwrap();
             let mut out = [Completion::default(); 1];

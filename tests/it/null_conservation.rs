@@ -73,8 +73,8 @@ proptest! {
                         let slot = issued.len() as u32 + k as u32;
                         let op = if reads { Op::Read } else { Op::Write };
                         let len = 512 << (slot % 4);
-                        let c = IoCmd { op, offset: 0, len, slot, buf: std::ptr::null_mut(),
-                            buf_index: 0, file: 0, ioprio: 0, class: Class::Read, flush: Default::default() };
+                        let c = IoCmd::new(op, 0, len, slot, std::ptr::null_mut())
+                            .with_class(Class::Read);
                         match d.queue(&c).unwrap() {
                             Queued::Pending => batch.push((op, len)),
                             Queued::Busy => break,

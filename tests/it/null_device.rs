@@ -12,22 +12,11 @@ use iolab::request::{Class, Completion, IoCmd, Op};
 const US: u64 = 1_000;
 
 fn cmd(op: Op, slot: u32, offset: u64, len: u32, buf: *mut u8) -> IoCmd {
-    IoCmd {
-        op,
-        offset,
-        len,
-        slot,
-        buf,
-        buf_index: 0,
-        file: 0,
-        ioprio: 0,
-        class: if op == Op::Read {
-            Class::Read
-        } else {
-            Class::AsyncWrite
-        },
-        flush: Default::default(),
-    }
+    IoCmd::new(op, offset, len, slot, buf).with_class(if op == Op::Read {
+        Class::Read
+    } else {
+        Class::AsyncWrite
+    })
 }
 
 fn lat(us: u64) -> NullParams {

@@ -128,10 +128,7 @@ impl Queue for FakeQueue {
         "fake"
     }
     fn caps(&self) -> Caps {
-        Caps {
-            can_peek: true,
-            ..Caps::default()
-        }
+        Caps::NONE.with_peek(true)
     }
     fn queue(&mut self, cmd: &IoCmd) -> DevResult<Queued> {
         if self.pending.is_some() || self.staged.is_some() {
@@ -153,12 +150,7 @@ impl Queue for FakeQueue {
         match self.pending {
             Some((slot, at)) if now_ns() >= at => {
                 self.pending = None;
-                out[0] = Completion {
-                    slot,
-                    result: 4096,
-                    dev_start: at - self.lat_ns,
-                    dev_done: at,
-                };
+                out[0] = Completion::new(slot, 4096).with_device_times(at - self.lat_ns, at);
                 Ok(1)
             }
             _ => Ok(0),

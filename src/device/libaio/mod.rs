@@ -265,10 +265,7 @@ impl Libaio {
                 "libaio: iodepth must be at least 1".into(),
             ));
         }
-        // SAFETY: F_GETFD only checks that the descriptor is open.
-        if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
-            return Err(DeviceError::last_os(format!("libaio: fd {fd}")));
-        }
+        crate::device::files::check_open(fd, "libaio")?;
         let mut ctx: libc::c_ulong = 0;
         // SAFETY: io_setup writes the new context id into `ctx`, which must be 0.
         let r = unsafe { libc::syscall(libc::SYS_io_setup, opts.entries, &mut ctx) };

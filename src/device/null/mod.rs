@@ -60,7 +60,9 @@ use self::backing::Backing;
 use self::fault::{Fault, FaultInjector};
 use self::irq::{Coalescer, IrqThread};
 use self::service::ServiceModel;
-use super::{BackendStats, Caps, Completion, DevResult, DeviceError, Queue, Queued, Wait};
+use super::{
+    BackendStats, Caps, Completion, DevResult, DeviceError, DeviceTime, Queue, Queued, Wait,
+};
 use crate::measure::clock::{now_ns, set_thread_timer_slack_ns, sleep_until};
 use crate::request::{IoCmd, Op};
 use crate::ring::Ring;
@@ -565,21 +567,9 @@ impl NullDevice {
     }
 }
 
-/// The null device's own calls beyond [`Queue`], which only a device that
-/// keeps device time can make. The engine reaches them through the device's
-/// own type (`worker_queue::WorkerQueue::Null`); a completion model, which
-/// holds a `dyn Queue`, through [`Queue::null_hooks`].
-pub trait NullHooks {
-    /// [`NullDevice::commit_at`].
-    fn commit_at(&mut self, at_ns: u64) -> DevResult<u32>;
-    /// [`NullDevice::next_completion_at`].
-    fn next_completion_at(&self) -> Option<u64>;
-    /// Faults the device injected, so a run can show that every one of them
-    /// was seen by the engine.
-    fn injected_faults(&self) -> FaultCounts;
-}
-
-impl NullHooks for NullDevice {
+/// The emulated device keeps device time: its own calls beyond [`Queue`],
+/// for a completion model that holds it as a `dyn Queue`.
+impl DeviceTime for NullDevice {
     #[inline]
     fn commit_at(&mut self, at_ns: u64) -> DevResult<u32> {
         NullDevice::commit_at(self, at_ns)
@@ -831,7 +821,7 @@ impl Queue for NullDevice {
         Some(self.in_flight())
     }
 
-    fn null_hooks(&mut self) -> Option<&mut dyn NullHooks> {
+    fn device_time(&mut self) -> Option<&mut dyn DeviceTime> {
         Some(self)
     }
 }

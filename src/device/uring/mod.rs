@@ -36,6 +36,7 @@ use super::trim::{self, TrimKind};
 use super::{BackendStats, Caps, Completion, DevResult, DeviceError, Queue, Queued, Wait};
 use crate::request::{Flush, IoCmd, Op};
 use crate::sys::blockdev::{BlockQueue, block_queue_of_fd, iopoll_missing_message};
+use options::UringOptions;
 
 /// BLOCK_URING_CMD_DISCARD, `_IO(0x12, 0)` in linux/blkdev.h (Linux 6.12): the
 /// block device's uring_cmd that discards `[sqe.addr, sqe.addr + sqe.addr3)`.
@@ -51,58 +52,55 @@ const ENTER_GETEVENTS: u32 = 1 << 0;
 const ENTER_SQ_WAKEUP: u32 = 1 << 1;
 const ENTER_EXT_ARG: u32 = 1 << 3;
 
-/// Ring setup, from the job's io_uring options.
+/// Ring setup: the job's io_uring options as the job set them
+/// ([`UringOptions`], fio's names and defaults, stated there once) and what
+/// the engine adds to them (depth, buffers, per-call flags).
 #[derive(Clone, Copy, Debug)]
 pub struct UringOpts<'a> {
     /// SQ entries, and the most requests this queue keeps in flight (`iodepth`).
     pub entries: u32,
-    /// IORING_SETUP_IOPOLL (fio `hipri`): completions found by polling the device.
+    /// The job's io_uring options: SQPOLL and its CPU, registered files and
+    /// buffers, hybrid IOPOLL, punt counting, vectored requests, force_async.
+    pub options: UringOptions,
+    /// IORING_SETUP_IOPOLL (fio `hipri`): completions found by polling the
+    /// device. `options.hybrid_iopoll` implies it.
     pub iopoll: bool,
-    /// IORING_SETUP_HYBRID_IOPOLL (Linux 6.13, job option `hybrid_iopoll`): with
-    /// IOPOLL, the kernel sleeps before polling each request. Implies `iopoll`.
-    pub hybrid_iopoll: bool,
-    /// IORING_SETUP_SQPOLL (fio `sqthread_poll`): a kernel thread consumes the SQ.
-    pub sqpoll: bool,
     /// How long the SQ thread spins without work before it sleeps (ms).
     pub sq_thread_idle_ms: u32,
-    /// Pin the SQ thread to this CPU (fio `sqthread_poll_cpu`).
-    pub sqpoll_cpu: Option<u32>,
-    /// Register the target fd (fio `registerfiles`) and address it by index.
-    pub fixed_files: bool,
-    /// Register the engine's buffer pool (fio `fixedbufs`): `(address, length)` per
-    /// buffer; requests then name theirs by `IoCmd::buf_index`. The memory must
-    /// outlive the queue.
-    pub fixed_bufs: Option<&'a [(*mut u8, usize)]>,
-    /// Count io-wq punts with a tracefs instance (see [`Uring::punt_count`]).
-    pub detect_punts: bool,
+    /// The engine's buffer pool, `(address, length)` per buffer, registered
+    /// when `options.fixedbufs`; requests then name theirs by
+    /// `IoCmd::buf_index`. The memory must outlive the queue.
+    pub bufs: Option<&'a [(*mut u8, usize)]>,
     /// RWF_* flags every read and write carries (fio `nowait`: RWF_NOWAIT;
     /// `uncached`: RWF_DONTCACHE).
     pub rw_flags: u32,
     /// Writes also carry RWF_ATOMIC (fio `atomic`).
     pub atomic_writes: bool,
-    /// IORING_OP_READV/WRITEV with one iovec instead of READ/WRITE (fio
-    /// `nonvectored=0`).
-    pub vectored: bool,
-    /// Every N-th request carries IOSQE_ASYNC (fio `force_async`); 0: none.
-    pub force_async: u32,
 }
 
 impl Default for UringOpts<'_> {
     fn default() -> Self {
         UringOpts {
             entries: 1,
+            options: UringOptions::default(),
             iopoll: false,
-            hybrid_iopoll: false,
-            sqpoll: false,
             sq_thread_idle_ms: 1000,
-            sqpoll_cpu: None,
-            fixed_files: false,
-            fixed_bufs: None,
-            detect_punts: true,
+            bufs: None,
             rw_flags: 0,
             atomic_writes: false,
-            vectored: false,
-            force_async: 0,
+        }
+    }
+}
+
+impl<'a> UringOpts<'a> {
+    /// The buffers to register: the pool, where `fixedbufs` asks for it.
+    fn fixed_bufs(&self) -> DevResult<Option<&'a [(*mut u8, usize)]>> {
+        match (self.options.fixedbufs, self.bufs) {
+            (false, _) => Ok(None),
+            (true, Some(b)) => Ok(Some(b)),
+            (true, None) => Err(DeviceError::Unsupported(
+                "io_uring fixedbufs: no buffers were given to register".into(),
+            )),
         }
     }
 }
@@ -174,7 +172,7 @@ fn setup_error(what: &str, e: std::io::Error) -> DeviceError {
 /// Name hybrid IOPOLL in a refusal of polled I/O, and the remedy.
 fn hybrid_refused(opts: &UringOpts<'_>, e: DeviceError) -> DeviceError {
     match e {
-        DeviceError::Unsupported(why) if opts.hybrid_iopoll => {
+        DeviceError::Unsupported(why) if opts.options.hybrid_iopoll => {
             let remedy = if why.contains("poll_queues") {
                 "; for NVMe load the driver with nvme.poll_queues=N (kernel command line, or \
                  `modprobe nvme poll_queues=N`); on a device without poll queues \
@@ -194,7 +192,7 @@ fn hybrid_refused(opts: &UringOpts<'_>, e: DeviceError) -> DeviceError {
 /// A ring with IORING_SETUP_HYBRID_IOPOLL, which the crate's builder cannot set.
 fn hybrid_iopoll_ring(opts: &UringOpts<'_>) -> DevResult<IoUring> {
     let mut flags = setup::SETUP_IOPOLL | setup::SETUP_HYBRID_IOPOLL;
-    if opts.sqpoll {
+    if opts.options.sqthread_poll {
         flags |= setup::SETUP_SQPOLL;
     }
     let raw = setup::RawSetup {
@@ -202,7 +200,11 @@ fn hybrid_iopoll_ring(opts: &UringOpts<'_>) -> DevResult<IoUring> {
         cq_entries: opts.entries.saturating_mul(2),
         flags,
         sq_thread_idle_ms: opts.sq_thread_idle_ms,
-        sq_thread_cpu: if opts.sqpoll { opts.sqpoll_cpu } else { None },
+        sq_thread_cpu: if opts.options.sqthread_poll {
+            opts.options.sqthread_poll_cpu
+        } else {
+            None
+        },
     };
     setup::build(&raw).map_err(|e| match e.raw_os_error() {
         // An unknown setup flag is EINVAL: say which kernel it needs.
@@ -223,11 +225,9 @@ impl Uring {
                 "io_uring: iodepth must be at least 1".into(),
             ));
         }
-        // SAFETY: F_GETFD only checks that the descriptor is open.
-        if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
-            return Err(DeviceError::last_os(format!("io_uring: fd {fd}")));
-        }
-        let iopoll = opts.iopoll || opts.hybrid_iopoll;
+        crate::device::files::check_open(fd, "io_uring")?;
+        let o = &opts.options;
+        let iopoll = opts.iopoll || o.hybrid_iopoll;
         let polled = if iopoll {
             check_polled_io(fd).map_err(|e| hybrid_refused(opts, e))?;
             block_queue_of_fd(fd).ok()
@@ -239,13 +239,13 @@ impl Uring {
         if opts.iopoll {
             b.setup_iopoll();
         }
-        if opts.sqpoll {
+        if o.sqthread_poll {
             b.setup_sqpoll(opts.sq_thread_idle_ms);
-            if let Some(cpu) = opts.sqpoll_cpu {
+            if let Some(cpu) = o.sqthread_poll_cpu {
                 b.setup_sqpoll_cpu(cpu);
             }
         }
-        let what = match (opts.sqpoll, opts.sqpoll_cpu) {
+        let what = match (o.sqthread_poll, o.sqthread_poll_cpu) {
             (true, Some(_)) => "setup (SQPOLL pinned to a CPU)",
             (true, None) => "setup (SQPOLL)",
             _ => "setup",
@@ -259,8 +259,8 @@ impl Uring {
         // SQPOLL cannot have it (the SQ thread is the issuer). R_DISABLED lets
         // another thread create the ring: the worker enables it at its first
         // commit and so becomes the single issuer.
-        let deferred = !opts.sqpoll && !opts.hybrid_iopoll;
-        let ring = if opts.hybrid_iopoll {
+        let deferred = !o.sqthread_poll && !o.hybrid_iopoll;
+        let ring = if o.hybrid_iopoll {
             hybrid_iopoll_ring(opts)?
         } else if deferred {
             let mut d = b.clone();
@@ -299,12 +299,14 @@ impl Uring {
         polled: Option<BlockQueue>,
         deferred: bool,
     ) -> DevResult<Self> {
-        if opts.fixed_files {
+        let o = &opts.options;
+        let fixed_bufs = opts.fixed_bufs()?;
+        if o.registerfiles {
             ring.submitter()
                 .register_files(&[fd])
                 .map_err(|e| setup_error("register files", e))?;
         }
-        if let Some(bufs) = opts.fixed_bufs {
+        if let Some(bufs) = fixed_bufs {
             if bufs.is_empty() || bufs.len() > u16::MAX as usize + 1 {
                 return Err(DeviceError::Unsupported(format!(
                     "io_uring fixedbufs: {} buffers given; between 1 and 65536 can be registered",
@@ -319,16 +321,16 @@ impl Uring {
                 })
                 .collect();
             // SAFETY: the caller guarantees the buffers outlive the queue (see
-            // UringOpts::fixed_bufs); the kernel pins them while registered.
+            // UringOpts::bufs); the kernel pins them while registered.
             unsafe { ring.submitter().register_buffers(&iovecs) }
                 .map_err(|e| setup_error("register buffers", e))?;
         }
         let owner = punt::gettid();
         let mut tids = vec![owner];
-        if opts.sqpoll {
+        if o.sqthread_poll {
             tids.extend(punt::threads_named(&sq_thread_name(owner)));
         }
-        let punts = if opts.detect_punts {
+        let punts = if o.count_punts {
             PuntTrace::start(&tids)
         } else {
             Err(PuntError::NotAsked)
@@ -337,10 +339,10 @@ impl Uring {
         Ok(Uring {
             ring,
             files: crate::device::files::FileTable::one(fd),
-            fixed_file: opts.fixed_files,
-            fixed_bufs: opts.fixed_bufs.is_some(),
+            fixed_file: o.registerfiles,
+            fixed_bufs: fixed_bufs.is_some(),
             iopoll,
-            sqpoll: opts.sqpoll,
+            sqpoll: o.sqthread_poll,
             limit: opts.entries,
             pending: 0,
             in_flight: 0,
@@ -362,7 +364,7 @@ impl Uring {
                         0
                     },
             ],
-            iovecs: if opts.vectored && opts.fixed_bufs.is_none() {
+            iovecs: if o.vectored() && fixed_bufs.is_none() {
                 vec![
                     libc::iovec {
                         iov_base: std::ptr::null_mut(),
@@ -374,7 +376,7 @@ impl Uring {
             } else {
                 Box::default()
             },
-            force_async: opts.force_async,
+            force_async: o.force_async,
             since_async: 0,
         })
     }

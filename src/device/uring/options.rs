@@ -42,6 +42,13 @@ pub struct UringOptions {
 }
 
 impl UringOptions {
+    /// IORING_OP_READV/WRITEV with one iovec instead of READ/WRITE: only
+    /// with `nonvectored=0` (fio's choice otherwise, wherever the kernel has
+    /// READ/WRITE).
+    pub fn vectored(&self) -> bool {
+        self.nonvectored == Some(false)
+    }
+
     /// The switches that mean nothing without io_uring, refused (when on)
     /// with another engine.
     pub(crate) fn check_engine(&self, job: &JobFacts) -> Result<(), OptionError> {
