@@ -206,6 +206,9 @@ pub fn render(r: &Report) -> String {
             );
         }
     }
+    if r.fail_if.is_empty() && !r.unjudged.is_empty() {
+        out.push('\n');
+    }
     for u in &r.unjudged {
         let _ = writeln!(
             out,
