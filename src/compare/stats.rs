@@ -129,7 +129,7 @@ pub fn welch_log(
     floor_new: f64,
     level: f64,
 ) -> Option<Welch> {
-    if base.len() < 2 || new.len() < 2 || base.iter().chain(new).any(|&x| !(x > 0.0)) {
+    if base.len() < 2 || new.len() < 2 || base.iter().chain(new).any(|&x| x.is_nan() || x <= 0.0) {
         return None;
     }
     let lb: Vec<f64> = base.iter().map(|x| x.ln()).collect();
@@ -190,7 +190,7 @@ pub fn rounds_for_power(
     power: f64,
 ) -> Option<usize> {
     let effect = effect.abs();
-    if !(effect > 0.0) || !sd_base.is_finite() || !sd_new.is_finite() {
+    if effect.is_nan() || effect <= 0.0 || !sd_base.is_finite() || !sd_new.is_finite() {
         return None;
     }
     let (vb, vn) = (sd_base * sd_base, sd_new * sd_new);
