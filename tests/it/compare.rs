@@ -544,8 +544,11 @@ fn fio_and_iolab_sides_reach_the_same_outcomes() {
         last_line(&text),
         "gate: INCONCLUSIVE (exit 3): not judged: r (--allow-diff null_lat)"
     );
-    // A job on the iolab side only: inconclusive, named.
-    let (code, text, _) = compare(&[&fio, &extra, rule[0], rule[1]]);
+    // A job on the iolab side only: inconclusive, named. (The job both have
+    // differs at nanoseconds: fio's null engine against iolab's null device,
+    // p50 20-30 ns against 40-60 ns; a rule it cannot cross isolates the
+    // missing job.)
+    let (code, text, _) = compare(&[&fio, &extra, "--fail-if", "p50>+10000%"]);
     assert_eq!(code, 3, "{text}");
     assert!(
         last_line(&text).contains("extra (run it on both sides)"),
