@@ -1,6 +1,8 @@
 //! `iolab compare BASE NEW`, `iolab compare FLEET`, `iolab compare --run JOB...
 //! --a OPTS --b OPTS`: the command's arguments and entry (ARCHITECTURE.md).
-//! Exit status: 0 no `--fail-if` rule crossed, 1 one was, 2 bad input.
+//! Exit status: 0 pass (or a complete report without rules), 1 a `--fail-if`
+//! rule crossed, 2 bad input, 3 inconclusive (something a rule covers, or
+//! without rules a job, could not be judged; 0 with --allow-inconclusive).
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -20,7 +22,7 @@ use crate::compare::{fleet, html, text};
 /// verdict and the test behind it.
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Exit status: 0 no --fail-if rule crossed, 1 a rule crossed, 2 bad input. See docs/compare.md."
+    after_help = "Exit status: 0 pass (every rule judged, none crossed; without rules: every job compared), 1 a --fail-if rule crossed, 2 bad input, 3 inconclusive (a job not compared or on one side only, too few rounds, an interval reaching past a threshold, a metric missing; the last line says what would judge it). See docs/compare.md."
 )]
 pub struct CompareArgs {
     /// BASE then NEW: each a JSON file of `iolab run --output-format=json` or
@@ -40,8 +42,9 @@ pub struct CompareArgs {
     /// Variant B's extra `iolab run` options.
     #[arg(long = "b", value_name = "OPTS", allow_hyphen_values = true)]
     pub b: Option<String>,
-    /// Rounds per variant with --run (at least 4 for the test to be able to
-    /// show anything; 5-10 is good).
+    /// Rounds per variant with --run (at least 2 for a verdict on IOPS and
+    /// for the gate; 5-10 is good; an inconclusive gate says how many the
+    /// observed spread needs).
     #[arg(long, default_value_t = 5)]
     pub rounds: usize,
     /// With --run: where the rounds go (DIR/a/roundN.json, DIR/b/roundN.json).
@@ -50,9 +53,15 @@ pub struct CompareArgs {
     /// Fail (exit 1) if a significant change crosses RULE: METRIC>+N% or
     /// METRIC<-N% (relative), or absolute in units: p99>+20us, iops<-1000,
     /// bw<-100MiB/s; an optional read./write./trim. prefix picks a direction.
-    /// Metrics: iops, bw, mean, p50, p99, p99.9, cpu. Repeatable.
+    /// Metrics: iops, bw, mean, p50, p99, p99.9, cpu. Repeatable. A rule
+    /// that cannot be judged (too few rounds, an interval reaching past the
+    /// threshold, a job not compared) makes the gate inconclusive: exit 3.
     #[arg(long = "fail-if", value_name = "RULE")]
     pub fail_if: Vec<String>,
+    /// Exit 0 instead of 3 when the gate is inconclusive (what was not
+    /// judged is still listed). A rule crossed still exits 1.
+    #[arg(long)]
+    pub allow_inconclusive: bool,
     /// normal (text) or json.
     #[arg(long, value_name = "FORMAT", default_value = "normal")]
     pub output_format: String,
@@ -127,7 +136,9 @@ fn compare_main(a: CompareArgs) -> Result<u8> {
             );
         };
         if a.rounds == 0 {
-            bail!("--rounds 0: give at least 1 (4 or more for a verdict on IOPS and latency)");
+            bail!(
+                "--rounds 0: give at least 1 (2 or more for a verdict on IOPS and for --fail-if)"
+            );
         }
         for j in &a.run {
             if !Path::new(j).is_file() {
@@ -195,7 +206,13 @@ fn compare_main(a: CompareArgs) -> Result<u8> {
             more => bail!("{} sides given; give two: BASE and NEW", more.len()),
         }
     };
-    let gate_hits = evaluate(&rules, &comparisons);
+    let gate = evaluate(
+        &rules,
+        &comparisons,
+        &notes,
+        set.level,
+        a.allow_inconclusive,
+    );
     let report = Report {
         level: set.level,
         alpha: 1.0 - set.level,
@@ -203,8 +220,11 @@ fn compare_main(a: CompareArgs) -> Result<u8> {
         comparisons,
         notes,
         fail_if: rules.iter().map(|r| r.text.clone()).collect(),
-        exit_code: u8::from(!gate_hits.is_empty()),
-        gate_hits,
+        gate_hits: gate.hits,
+        outcome: gate.outcome,
+        unjudged: gate.unjudged,
+        allow_inconclusive: a.allow_inconclusive,
+        exit_code: gate.exit_code,
     };
     let mut stdout = std::io::stdout().lock();
     if json {
@@ -212,9 +232,6 @@ fn compare_main(a: CompareArgs) -> Result<u8> {
         writeln!(stdout)?;
     } else {
         write!(stdout, "{}", text::render(&report))?;
-        for n in &report.notes {
-            writeln!(stdout, "note: {n}")?;
-        }
     }
     stdout.flush()?;
     if let Some(dir) = &a.html {

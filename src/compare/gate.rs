@@ -3,7 +3,9 @@
 //! relative (`+5%`) or absolute in the metric's units (`+20us`, `-1000`). A
 //! row crosses it only when its difference is significant.
 
-use crate::compare::model::{Comparison, GateHit, Metric, MetricRow, Unit};
+use crate::compare::model::{
+    Comparison, GateHit, Metric, MetricRow, Mismatch, OptionDiff, Outcome, Unit, Unjudged,
+};
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum RuleError {
@@ -168,13 +170,189 @@ impl Rule {
     }
 }
 
-/// Every (rule, row) that crosses.
-pub fn evaluate(rules: &[Rule], comparisons: &[Comparison]) -> Vec<GateHit> {
+/// The exit status of an inconclusive gate: distinct from 0 (pass), 1 (a
+/// rule crossed; iolab's status for a failed run), 2 (bad input), 130 and 141.
+pub const INCONCLUSIVE_STATUS: u8 = 3;
+
+/// The power asked of a rounds estimate.
+const POWER: f64 = 0.8;
+
+/// What the gate found: the crossings, what it could not judge, the outcome
+/// and its exit status.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GateResult {
+    pub hits: Vec<GateHit>,
+    pub unjudged: Vec<Unjudged>,
+    pub outcome: Outcome,
+    pub exit_code: u8,
+}
+
+fn option_names(m: &Mismatch) -> String {
+    m.options
+        .iter()
+        .map(|d| d.option.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Jobs not compared at all: no rule can judge them.
+fn jobs_not_compared(c: &Comparison, out: &mut Vec<Unjudged>) {
+    let job_item = |job: &str, why: String, fix: String| Unjudged {
+        rule: None,
+        comparison: c.title.clone(),
+        job: job.to_string(),
+        dir: None,
+        metric: None,
+        why,
+        fix,
+        rounds_needed: None,
+    };
+    for m in &c.mismatched {
+        out.push(job_item(
+            &m.job,
+            format!(
+                "not compared, options differ ({})",
+                OptionDiff::describe_all(&m.options, " vs ")
+            ),
+            format!("--allow-diff {}", option_names(m)),
+        ));
+    }
+    for (side, other, list) in [
+        (&c.base.label, &c.new.label, &c.only_base),
+        (&c.new.label, &c.base.label, &c.only_new),
+    ] {
+        for job in list {
+            out.push(job_item(
+                job,
+                format!("only in {side}, not run in {other}"),
+                "run it on both sides".into(),
+            ));
+        }
+    }
+}
+
+impl Rule {
+    /// The rule's threshold as a change of ln(value), seen from a row (an
+    /// absolute threshold relative to BASE's median).
+    fn threshold_ratio(&self, row: &MetricRow) -> Option<f64> {
+        let r = match self.threshold {
+            Threshold::Relative(t) => 1.0 + t,
+            Threshold::Absolute(t) => 1.0 + t / row.base.median,
+        };
+        (r.is_finite() && r > 0.0).then_some(r)
+    }
+
+    /// A row this rule covers that did not cross it: judged (None), or what
+    /// keeps it from being judged. A row is judged when the rounds gave it an
+    /// interval of the run-to-run variation (two or more rounds a side) and
+    /// that interval stays on the safe side of the threshold.
+    fn unjudged(&self, c: &Comparison, job: &str, row: &MetricRow, level: f64) -> Option<Unjudged> {
+        let item = |why: String, fix: String, rounds_needed: Option<usize>| Unjudged {
+            rule: Some(self.text.clone()),
+            comparison: c.title.clone(),
+            job: job.to_string(),
+            dir: Some(row.dir.clone()),
+            metric: Some(row.metric),
+            why,
+            fix,
+            rounds_needed,
+        };
+        let (Some(ci), Some(sd)) = (row.ci, row.log_sd) else {
+            let why = if row.base_rounds < 2 || row.new_rounds < 2 {
+                format!(
+                    "{} vs {} rounds: no run-to-run spread to judge by",
+                    row.base_rounds, row.new_rounds
+                )
+            } else {
+                format!("not judged ({})", row.test)
+            };
+            return Some(item(
+                why,
+                "--rounds 2 or more (5 is a good start)".into(),
+                None,
+            ));
+        };
+        let thr = self.threshold_ratio(row)?;
+        let reaches = if self.above { ci.hi > thr } else { ci.lo < thr };
+        if !reaches {
+            return None;
+        }
+        let ratio = row.ratio.unwrap_or(1.0);
+        let distance = (thr.ln() - ratio.ln()).abs();
+        let needed =
+            crate::compare::stats::rounds_for_power(sd.base, sd.new, distance, level, POWER);
+        let fix = match needed {
+            Some(n) => format!("--rounds {n}"),
+            None => format!(
+                "more than {} rounds a side: quieter rounds or a wider threshold",
+                crate::compare::stats::MAX_ROUNDS
+            ),
+        };
+        Some(item(
+            format!(
+                "the interval [{:.3}, {:.3}] of new/base ({:.3}) reaches past the threshold ({:.3}): {} vs {} rounds cannot rule a crossing out",
+                ci.lo, ci.hi, ratio, thr, row.base_rounds, row.new_rounds
+            ),
+            fix,
+            needed,
+        ))
+    }
+
+    fn covers(&self, row: &MetricRow) -> bool {
+        row.metric == self.metric && self.dir.as_ref().is_none_or(|d| *d == row.dir)
+    }
+}
+
+/// Apply the rules to every compared row: what crossed, what could not be
+/// judged (jobs not compared, fleet hosts missing on a side, rows with too
+/// few rounds or too wide an interval, metrics a side lacks), and the outcome
+/// and exit status (ARCHITECTURE.md's exit-status policy: 0, 1, 3).
+pub fn evaluate(
+    rules: &[Rule],
+    comparisons: &[Comparison],
+    notes: &[String],
+    level: f64,
+    allow_inconclusive: bool,
+) -> GateResult {
     let mut hits = Vec::new();
+    let mut unjudged = Vec::new();
+    for n in notes {
+        // A fleet host with no results on a side, or only in one fleet.
+        unjudged.push(Unjudged {
+            rule: None,
+            comparison: String::new(),
+            job: String::new(),
+            dir: None,
+            metric: None,
+            why: n.clone(),
+            fix: "results from every host on both sides".into(),
+            rounds_needed: None,
+        });
+    }
+    let mut covered = vec![false; rules.len()];
     for c in comparisons {
+        jobs_not_compared(c, &mut unjudged);
         for j in &c.jobs {
-            for row in &j.rows {
-                for rule in rules {
+            for (ri, rule) in rules.iter().enumerate() {
+                let rows: Vec<&MetricRow> = j.rows.iter().filter(|r| rule.covers(r)).collect();
+                let has_dir = rule
+                    .dir
+                    .as_ref()
+                    .is_none_or(|d| j.rows.iter().any(|r| r.dir == *d));
+                if rows.is_empty() && has_dir {
+                    unjudged.push(Unjudged {
+                        rule: Some(rule.text.clone()),
+                        comparison: c.title.clone(),
+                        job: j.job.clone(),
+                        dir: rule.dir.clone(),
+                        metric: Some(rule.metric),
+                        why: format!("{} is missing on a side", rule.metric.label()),
+                        fix: "both sides reporting it (clat percentiles, usr_cpu/sys_cpu)".into(),
+                        rounds_needed: None,
+                    });
+                }
+                covered[ri] |= !rows.is_empty();
+                for row in rows {
                     if rule.crossed_by(row) {
                         hits.push(GateHit {
                             rule: rule.text.clone(),
@@ -185,12 +363,59 @@ pub fn evaluate(rules: &[Rule], comparisons: &[Comparison]) -> Vec<GateHit> {
                             ratio: row.ratio,
                             diff: row.diff,
                         });
+                    } else if let Some(u) = rule.unjudged(c, &j.job, row, level) {
+                        unjudged.push(u);
                     }
                 }
             }
         }
     }
-    hits
+    // A rule that covered no row of any compared job gated nothing: say so
+    // (when no job was compared at all, the jobs' own items say why).
+    let any_compared = comparisons.iter().any(|c| !c.jobs.is_empty());
+    for (rule, _) in rules.iter().zip(&covered).filter(|(_, c)| !**c) {
+        if !any_compared
+            || unjudged
+                .iter()
+                .any(|u| u.rule.as_deref() == Some(&rule.text))
+        {
+            continue;
+        }
+        unjudged.push(Unjudged {
+            rule: Some(rule.text.clone()),
+            comparison: String::new(),
+            job: String::new(),
+            dir: rule.dir.clone(),
+            metric: Some(rule.metric),
+            why: format!(
+                "no compared job has {}{}",
+                rule.dir.as_ref().map_or(String::new(), |d| format!("{d} ")),
+                rule.metric.name()
+            ),
+            fix: "a rule naming a direction and metric the jobs have".into(),
+            rounds_needed: None,
+        });
+    }
+    let outcome = if !hits.is_empty() {
+        Outcome::Fail
+    } else if !unjudged.is_empty() {
+        Outcome::Inconclusive
+    } else if rules.is_empty() {
+        Outcome::Report
+    } else {
+        Outcome::Pass
+    };
+    let exit_code = match outcome {
+        Outcome::Fail => 1,
+        Outcome::Inconclusive if !allow_inconclusive => INCONCLUSIVE_STATUS,
+        _ => 0,
+    };
+    GateResult {
+        hits,
+        unjudged,
+        outcome,
+        exit_code,
+    }
 }
 
 #[cfg(test)]

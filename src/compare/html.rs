@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use crate::compare::model::{
-    Comparison, JobComparison, Metric, MetricRow, OptionDiff, Report, Verdict,
+    Comparison, JobComparison, Metric, MetricRow, OptionDiff, Report, Unjudged, Verdict,
 };
 use crate::compare::text::fmt_value;
 use crate::report::chart::{Chart, ChartKind, Series};
@@ -112,7 +112,7 @@ fn verdict_cell(r: &MetricRow) -> String {
     format!("<td class=\"ratio {cls}\">{word}</td>")
 }
 
-fn table(out: &mut String, j: &JobComparison) {
+fn table(out: &mut String, j: &JobComparison, unjudged: &[&Unjudged]) {
     out.push_str("<table class=\"data\"><thead><tr><th>dir</th><th>metric</th><th class=\"num\">base median</th><th class=\"num\">base min-max</th><th class=\"num\">new median</th><th class=\"num\">new min-max</th><th class=\"num\">new / base</th><th class=\"num\">interval</th><th>verdict</th></tr></thead><tbody>\n");
     for r in &j.rows {
         let u = r.metric.unit();
@@ -143,9 +143,22 @@ fn table(out: &mut String, j: &JobComparison) {
         );
         // The test and any caveat under the row, across the table: long
         // text, which would squeeze a column of its own.
+        // The gate's word on this row, as the text's "not judged" lines.
+        let gate: String = unjudged
+            .iter()
+            .filter(|u| u.dir.as_deref() == Some(r.dir.as_str()) && u.metric == Some(r.metric))
+            .map(|u| {
+                format!(
+                    "<br><span class=\"warn\">gate: not judged ({}): {}; to judge it: {}</span>",
+                    escape(u.rule.as_deref().unwrap_or("")),
+                    escape(&u.why),
+                    escape(&u.fix)
+                )
+            })
+            .collect();
         let _ = writeln!(
             out,
-            "<tr class=\"test\"><td></td><td colspan=\"8\" class=\"legend-note\">{}{}{}</td></tr>",
+            "<tr class=\"test\"><td></td><td colspan=\"8\" class=\"legend-note\">{}{}{}{gate}</td></tr>",
             escape(&r.test),
             r.p.map_or(String::new(), |p| format!("; p = {p:.3}")),
             r.note
@@ -183,7 +196,7 @@ fn scale_groups<'a>(rows: &[&'a MetricRow]) -> Vec<Vec<&'a MetricRow>> {
     groups
 }
 
-fn job(out: &mut String, ci: usize, ji: usize, j: &JobComparison) {
+fn job(out: &mut String, ci: usize, ji: usize, j: &JobComparison, unjudged: &[&Unjudged]) {
     let _ = writeln!(
         out,
         "<h3 id=\"{}\">{}</h3>",
@@ -198,7 +211,7 @@ fn job(out: &mut String, ci: usize, ji: usize, j: &JobComparison) {
             escape(&d)
         );
     }
-    table(out, j);
+    table(out, j, unjudged);
     let dirs: Vec<&str> = {
         let mut v: Vec<&str> = j.rows.iter().map(|r| r.dir.as_str()).collect();
         v.dedup();
@@ -270,7 +283,7 @@ fn job(out: &mut String, ci: usize, ji: usize, j: &JobComparison) {
     }
 }
 
-fn comparison(out: &mut String, ci: usize, c: &Comparison) {
+fn comparison(out: &mut String, ci: usize, c: &Comparison, unjudged: &[Unjudged]) {
     let _ = writeln!(
         out,
         "<h2 id=\"{}\">{}</h2>",
@@ -288,7 +301,11 @@ fn comparison(out: &mut String, ci: usize, c: &Comparison) {
         escape(&c.new.producers.join(", "))
     );
     for (ji, j) in c.jobs.iter().enumerate() {
-        job(out, ci, ji, j);
+        let mine: Vec<&Unjudged> = unjudged
+            .iter()
+            .filter(|u| u.comparison == c.title && u.job == j.job)
+            .collect();
+        job(out, ci, ji, j, &mine);
     }
     if !c.mismatched.is_empty() {
         out.push_str("<h3>Not compared: options differ</h3><ul class=\"notrun\">\n");
@@ -350,11 +367,7 @@ pub fn render_html(r: &Report) -> String {
         let _ = writeln!(
             out,
             "<li><b>gate {}</b>: {}</li>",
-            if r.gate_hits.is_empty() {
-                "PASS"
-            } else {
-                "FAIL"
-            },
+            r.outcome.text(),
             escape(
                 &r.gate_hits
                     .iter()
@@ -371,6 +384,31 @@ pub fn render_html(r: &Report) -> String {
             )
         );
     }
+    for u in &r.unjudged {
+        let mut what = String::new();
+        if r.comparisons.len() > 1 && !u.comparison.is_empty() {
+            what.push_str(&format!("{} — ", u.comparison));
+        }
+        what.push_str(if u.job.is_empty() { "-" } else { &u.job });
+        if let (Some(d), Some(m)) = (&u.dir, u.metric) {
+            what.push_str(&format!(" {d} {}", m.name()));
+        }
+        if let Some(rule) = &u.rule {
+            what.push_str(&format!(" ({rule})"));
+        }
+        let _ = writeln!(
+            out,
+            "<li class=\"warn\">not judged: <b>{}</b>: {}; to judge it: <code>{}</code></li>",
+            escape(&what),
+            escape(&u.why),
+            escape(&u.fix)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<li><b>{}</b></li>",
+        escape(&crate::compare::text::last_line(r))
+    );
     out.push_str("</ul></div>\n");
     if !r.notes.is_empty() {
         out.push_str("<ul class=\"notrun\">\n");
@@ -380,7 +418,7 @@ pub fn render_html(r: &Report) -> String {
         out.push_str("</ul>\n");
     }
     for (i, c) in r.comparisons.iter().enumerate() {
-        comparison(&mut out, i, c);
+        comparison(&mut out, i, c, &r.unjudged);
     }
     page_close(&mut out);
     out

@@ -152,6 +152,17 @@ pub struct MetricRow {
     /// Why "no difference", or what limits this verdict.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Per-round standard deviation of ln(value) of each side (at least its
+    /// within-round floor), where Welch's test judged the row: what the
+    /// rounds a gate needs are estimated from.
+    pub log_sd: Option<LogSd>,
+}
+
+/// Standard deviations of ln(value) per round, BASE and NEW.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct LogSd {
+    pub base: f64,
+    pub new: f64,
 }
 
 /// An option that differs between the sides.
@@ -246,6 +257,52 @@ pub struct GateHit {
     pub diff: f64,
 }
 
+/// What the gate concluded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Every rule judged on every compared job, none crossed (exit 0).
+    Pass,
+    /// A rule crossed by a significant change (exit 1).
+    Fail,
+    /// Not fail, but something a rule covers could not be judged, or (no
+    /// rules) a job was not compared: exit 3, or 0 with --allow-inconclusive.
+    Inconclusive,
+    /// No rules, every job compared: a report (exit 0).
+    Report,
+}
+
+impl Outcome {
+    pub fn text(self) -> &'static str {
+        match self {
+            Outcome::Pass => "PASS",
+            Outcome::Fail => "FAIL",
+            Outcome::Inconclusive => "INCONCLUSIVE",
+            Outcome::Report => "REPORT",
+        }
+    }
+}
+
+/// Something the gate could not judge, and what would make it judgeable.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Unjudged {
+    /// The rule; None for a job not compared at all (every rule, or the
+    /// report without rules).
+    pub rule: Option<String>,
+    pub comparison: String,
+    /// The job; empty for a fleet host with no results on a side.
+    pub job: String,
+    pub dir: Option<String>,
+    pub metric: Option<Metric>,
+    /// Why it could not be judged.
+    pub why: String,
+    /// What would make it judgeable: `--allow-diff null_lat`, `--rounds 7`.
+    pub fix: String,
+    /// Rounds a side that the observed spread needs to tell the change from
+    /// the threshold (80% power at alpha), where that could be estimated.
+    pub rounds_needed: Option<usize>,
+}
+
 /// Everything one `iolab compare` found.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Report {
@@ -261,6 +318,12 @@ pub struct Report {
     pub notes: Vec<String>,
     pub fail_if: Vec<String>,
     pub gate_hits: Vec<GateHit>,
-    /// 0 pass, 1 a --fail-if threshold crossed.
+    pub outcome: Outcome,
+    /// What was not judged (inconclusive), each with what would judge it.
+    pub unjudged: Vec<Unjudged>,
+    /// --allow-inconclusive: an inconclusive gate exits 0.
+    pub allow_inconclusive: bool,
+    /// 0 pass or report, 1 a --fail-if rule crossed, 3 inconclusive (0 with
+    /// --allow-inconclusive).
     pub exit_code: u8,
 }

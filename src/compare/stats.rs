@@ -1,17 +1,20 @@
-//! The statistics behind a verdict: order statistics of a few rounds, the
-//! exact Mann-Whitney U test, bootstrap intervals with a fixed-seed RNG, and
+//! The statistics behind a verdict: order statistics of a few rounds,
+//! Welch's t-test on the logarithm of per-round values (with the rounds
+//! needed for a given power), bootstrap intervals with a fixed-seed RNG, and
 //! the bootstrap of a quantile drawn from a latency histogram.
 //!
-//! Why these: a user has a handful of rounds per side (5 is common), which is
-//! too few for anything that assumes normal data. The Mann-Whitney U test is
-//! exact at any size (its null distribution is enumerated, ties included), so
-//! its false-alarm rate is at most alpha whatever the noise looks like; the
-//! percentile bootstrap gives the interval a reader wants (a ratio and its
-//! range) but is too narrow with few rounds, so a verdict needs both.
+//! Why these: a user has a handful of rounds per side (2 to 10), and a CI
+//! gate has to decide from them. Welch's test decides from as few as 2 rounds
+//! a side when the rounds agree, and keeps its false-alarm rate when they do
+//! not; the latency distributions inside each round give a floor under the
+//! spread, so a few rounds that agree by luck do not make it over-confident.
+//! With one round a side only the distributions are left: the bootstrap of a
+//! quantile over them, which says nothing about run-to-run variation.
 
+use rand::SeedableRng;
 use rand::rngs::StdRng;
-use rand::{RngExt, SeedableRng};
 use rand_distr::{Beta, Distribution, StandardNormal};
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Resamples per bootstrap interval: enough for a stable 2.5th percentile
 /// (the interval's ends move by well under 1% of their width between seeds).
@@ -63,145 +66,143 @@ pub fn spread(v: &[f64]) -> Spread {
     }
 }
 
-/// A two-sided Mann-Whitney U test of `a` against `b`.
+/// Welch's t-test on the logarithm of per-round values, NEW against BASE.
+///
+/// Why this test: with 2 or 3 rounds a side a rank test cannot reach p < 0.05
+/// at all (3 vs 3: its smallest p is 0.1), however far apart the rounds are;
+/// the t-test can, because it weighs how far the sides are apart against how
+/// much the rounds of each side spread. Why the logarithm: run-to-run noise is
+/// multiplicative (a busy neighbour slows a round by a fraction, not by a fixed
+/// number of microseconds), the ratio NEW/BASE becomes a difference, and its
+/// interval is the interval of the ratio of geometric means. With heavy-tailed
+/// noise and outlying rounds the test gets conservative (an outlier inflates
+/// the spread more than the difference), which keeps the false-alarm rate at
+/// or below alpha; the A/A simulations in `analyze`'s tests check that.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
-pub struct MannWhitney {
-    /// U of `b`: how many (a, b) pairs have b above a (ties count one half).
-    pub u: f64,
+pub struct Welch {
+    /// exp(mean ln NEW - mean ln BASE): the ratio of geometric means.
+    pub ratio: f64,
+    /// Its confidence interval.
+    pub ci: Interval,
     /// Two-sided p-value.
     pub p: f64,
-    /// Whether `p` is exact (the permutation distribution enumerated) or the
-    /// normal approximation with the tie correction (large samples).
-    pub exact: bool,
+    /// Welch-Satterthwaite degrees of freedom (NaN when there is no spread).
+    pub df: f64,
+    /// Standard deviation of ln(value) of each side, at least its floor.
+    pub sd_base: f64,
+    pub sd_new: f64,
 }
 
-/// Up to this many values in all, the null distribution is enumerated.
-const EXACT_MAX: usize = 80;
-
-/// Midranks (1-based, ties share their mean rank) of `a` then `b`, doubled so
-/// they are integers.
-fn doubled_midranks(a: &[f64], b: &[f64]) -> Vec<u64> {
-    let mut all: Vec<(f64, usize)> = a.iter().chain(b).copied().zip(0..).collect();
-    all.sort_by(|x, y| x.0.total_cmp(&y.0));
-    let mut ranks = vec![0u64; all.len()];
-    let mut i = 0;
-    while i < all.len() {
-        let mut j = i;
-        while j + 1 < all.len() && all[j + 1].0 == all[i].0 {
-            j += 1;
-        }
-        // Ranks i+1 ..= j+1 share their mean; doubled: (i+1)+(j+1).
-        let r2 = (i + j + 2) as u64;
-        for item in &all[i..=j] {
-            ranks[item.1] = r2;
-        }
-        i = j + 1;
-    }
-    ranks
-}
-
-pub fn mann_whitney(a: &[f64], b: &[f64]) -> MannWhitney {
-    let (n, m) = (a.len(), b.len());
-    if n == 0 || m == 0 {
-        return MannWhitney {
-            u: f64::NAN,
-            p: 1.0,
-            exact: true,
-        };
-    }
-    let ranks = doubled_midranks(a, b);
-    let w2: u64 = ranks[n..].iter().sum(); // doubled rank sum of b
-    let u = w2 as f64 / 2.0 - (m * (m + 1)) as f64 / 2.0;
-    let total = n + m;
-    if total <= EXACT_MAX {
-        // Count the subsets of m ranks by their (doubled) sum: the
-        // permutation distribution of b's rank sum, ties included.
-        let smax: u64 = ranks.iter().sum();
-        let width = smax as usize + 1;
-        let mut ways = vec![0f64; (m + 1) * width];
-        ways[0] = 1.0;
-        for (i, &r) in ranks.iter().enumerate() {
-            let r = r as usize;
-            for k in (1..=m.min(i + 1)).rev() {
-                let (lo, hi) = ways.split_at_mut(k * width);
-                let prev = &lo[(k - 1) * width..];
-                let cur = &mut hi[..width];
-                for s in (r..width).rev() {
-                    cur[s] += prev[s - r];
-                }
-            }
-        }
-        let row = &ways[m * width..];
-        let all: f64 = row.iter().sum();
-        let mean2 = m as f64 * (total + 1) as f64; // E[2W] = m (N+1)
-        let obs = (w2 as f64 - mean2).abs();
-        let tail: f64 = row
-            .iter()
-            .enumerate()
-            .filter(|&(s, &c)| c > 0.0 && (s as f64 - mean2).abs() >= obs - 1e-9)
-            .map(|(_, &c)| c)
-            .sum();
-        return MannWhitney {
-            u,
-            p: (tail / all).min(1.0),
-            exact: true,
-        };
-    }
-    // Normal approximation with the tie correction and a continuity correction.
-    let (nf, mf, tf) = (n as f64, m as f64, total as f64);
-    let mut ties = 0.0;
-    {
-        let all = sorted(&a.iter().chain(b).copied().collect::<Vec<_>>());
-        let mut i = 0;
-        while i < all.len() {
-            let mut j = i;
-            while j + 1 < all.len() && all[j + 1] == all[i] {
-                j += 1;
-            }
-            let t = (j - i + 1) as f64;
-            ties += t * t * t - t;
-            i = j + 1;
-        }
-    }
-    let var = nf * mf / 12.0 * ((tf + 1.0) - ties / (tf * (tf - 1.0)));
-    let z = if var > 0.0 {
-        ((u - nf * mf / 2.0).abs() - 0.5).max(0.0) / var.sqrt()
+/// Mean and sample variance.
+fn mean_var(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let m = v.iter().sum::<f64>() / n;
+    let var = if v.len() > 1 {
+        v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0)
     } else {
         0.0
     };
-    MannWhitney {
-        u,
-        p: (2.0 * normal_sf(z)).min(1.0),
-        exact: false,
-    }
+    (m, var)
 }
 
-/// The smallest two-sided p-value an exact Mann-Whitney test can give with
-/// `n` against `m` distinct values: 2 / C(n+m, n). Below alpha, no number of
-/// repetitions of this test can show a difference (3 vs 3 rounds: 0.1).
-pub fn mann_whitney_min_p(n: usize, m: usize) -> f64 {
-    if n == 0 || m == 0 {
-        return 1.0;
-    }
-    let mut c = 1.0f64;
-    for i in 0..n.min(m) {
-        c = c * (n + m - i) as f64 / (i + 1) as f64;
-    }
-    (2.0 / c).min(1.0)
+/// Welch-Satterthwaite degrees of freedom of the difference of two means
+/// with variances `va`, `vb` over `na`, `nb` values.
+fn welch_df(va: f64, na: f64, vb: f64, nb: f64) -> f64 {
+    let (a, b) = (va / na, vb / nb);
+    (a + b) * (a + b) / (a * a / (na - 1.0) + b * b / (nb - 1.0))
 }
 
-/// Upper tail of the standard normal (Abramowitz-Stegun 7.1.26 via erfc;
-/// absolute error below 1.5e-7, plenty for a p-value).
-fn normal_sf(z: f64) -> f64 {
-    let x = z / std::f64::consts::SQRT_2;
-    let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
-    let poly = t
-        * (0.254_829_592
-            + t * (-0.284_496_736
-                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
-    let erfc = poly * (-x * x).exp();
-    let erfc = if x >= 0.0 { erfc } else { 2.0 - erfc };
-    erfc / 2.0
+/// The t distribution's quantile `q` at `df` degrees of freedom.
+fn t_quantile(df: f64, q: f64) -> f64 {
+    StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |t| t.inverse_cdf(q))
+}
+
+/// Welch's test of ln(new) against ln(base), two or more values a side, all
+/// positive (else None). `floor_base` and `floor_new` are variances of
+/// ln(value) a side's rounds cannot be below (the sampling error of each
+/// round's own figure, known from its latency distribution): two or three
+/// rounds that happen to agree closely must not make the test over-confident.
+pub fn welch_log(
+    base: &[f64],
+    new: &[f64],
+    floor_base: f64,
+    floor_new: f64,
+    level: f64,
+) -> Option<Welch> {
+    if base.len() < 2 || new.len() < 2 || base.iter().chain(new).any(|&x| x.is_nan() || x <= 0.0) {
+        return None;
+    }
+    let lb: Vec<f64> = base.iter().map(|x| x.ln()).collect();
+    let ln: Vec<f64> = new.iter().map(|x| x.ln()).collect();
+    let ((mb, vb), (mn, vn)) = (mean_var(&lb), mean_var(&ln));
+    let (vb, vn) = (vb.max(floor_base), vn.max(floor_new));
+    let (nb, nn) = (base.len() as f64, new.len() as f64);
+    let d = mn - mb;
+    let se = (vb / nb + vn / nn).sqrt();
+    let (sd_base, sd_new) = (vb.sqrt(), vn.sqrt());
+    if se == 0.0 {
+        // Every round of each side gave the same value (and no floor is
+        // known): the sides differ exactly by d, or not at all.
+        return Some(Welch {
+            ratio: d.exp(),
+            ci: Interval {
+                lo: d.exp(),
+                hi: d.exp(),
+            },
+            p: if d == 0.0 { 1.0 } else { 0.0 },
+            df: f64::NAN,
+            sd_base,
+            sd_new,
+        });
+    }
+    let df = welch_df(vb, nb, vn, nn);
+    let t = StudentsT::new(0.0, 1.0, df).ok()?;
+    let p = (2.0 * t.sf(d.abs() / se)).min(1.0);
+    let half = t.inverse_cdf(1.0 - (1.0 - level) / 2.0) * se;
+    Some(Welch {
+        ratio: d.exp(),
+        ci: Interval {
+            lo: (d - half).exp(),
+            hi: (d + half).exp(),
+        },
+        p,
+        df,
+        sd_base,
+        sd_new,
+    })
+}
+
+/// Up to this many rounds a side, [`rounds_for_power`] searches.
+pub const MAX_ROUNDS: usize = 1000;
+
+/// Rounds a side that Welch's test at `level` needs to show a change of
+/// `effect` (in ln units, e.g. ln 1.05 for 5%) with probability `power`, for
+/// sides whose ln(value) spread by `sd_base` and `sd_new` per round: the
+/// smallest n with effect / se(n) >= t(1 - alpha/2) + t(power). The same n
+/// makes an interval around a zero change narrow enough to stay inside
+/// +-effect with that probability: what a gate needs to rule a change of that
+/// size out. None beyond [`MAX_ROUNDS`] (or for a zero effect).
+pub fn rounds_for_power(
+    sd_base: f64,
+    sd_new: f64,
+    effect: f64,
+    level: f64,
+    power: f64,
+) -> Option<usize> {
+    let effect = effect.abs();
+    if effect.is_nan() || effect <= 0.0 || !sd_base.is_finite() || !sd_new.is_finite() {
+        return None;
+    }
+    let (vb, vn) = (sd_base * sd_base, sd_new * sd_new);
+    if vb + vn == 0.0 {
+        return Some(2);
+    }
+    (2..=MAX_ROUNDS).find(|&n| {
+        let nf = n as f64;
+        let se = ((vb + vn) / nf).sqrt();
+        let df = welch_df(vb, nf, vn, nf);
+        effect / se >= t_quantile(df, 1.0 - (1.0 - level) / 2.0) + t_quantile(df, power)
+    })
 }
 
 /// An interval of a ratio NEW / BASE.
@@ -228,32 +229,6 @@ fn percentile_interval(mut draws: Vec<f64>, level: f64) -> Option<Interval> {
         lo: quantile_sorted(&draws, tail),
         hi: quantile_sorted(&draws, 1.0 - tail),
     })
-}
-
-/// Percentile-bootstrap interval of median(b) / median(a), each side resampled
-/// with replacement, from a generator seeded with `seed` (same data, same
-/// interval).
-pub fn bootstrap_median_ratio(a: &[f64], b: &[f64], level: f64, seed: u64) -> Option<Interval> {
-    if a.is_empty() || b.is_empty() {
-        return None;
-    }
-    let mut rng = StdRng::seed_from_u64(seed);
-    let mut ra = vec![0.0; a.len()];
-    let mut rb = vec![0.0; b.len()];
-    let draws = (0..RESAMPLES)
-        .map(|_| {
-            for x in ra.iter_mut() {
-                *x = a[rng.random_range(0..a.len())];
-            }
-            for x in rb.iter_mut() {
-                *x = b[rng.random_range(0..b.len())];
-            }
-            ra.sort_by(f64::total_cmp);
-            rb.sort_by(f64::total_cmp);
-            quantile_sorted(&rb, 0.5) / quantile_sorted(&ra, 0.5)
-        })
-        .collect();
-    percentile_interval(draws, level)
 }
 
 /// A latency distribution of one side: fio's / iolab's json+ bins (value in
@@ -312,6 +287,25 @@ impl LatDist {
                 }
                 *max
             }
+        }
+    }
+
+    /// The sampling variance of ln(quantile `p`) estimated from these
+    /// samples: the order statistic's rank varies by sqrt(p(1-p)/N) in
+    /// fraction, mapped through the distribution's inverse. The floor under a
+    /// side's round-to-round spread of a percentile (0 when unknown).
+    pub fn quantile_log_var(&self, p: f64) -> f64 {
+        let n = self.n() as f64;
+        if n < 1.0 {
+            return 0.0;
+        }
+        let su = (p * (1.0 - p) / n).sqrt();
+        let (lo, hi) = (self.inv_cdf(p - su), self.inv_cdf(p + su));
+        if lo > 0.0 && hi >= lo {
+            let half = (hi.ln() - lo.ln()) / 2.0;
+            half * half
+        } else {
+            0.0
         }
     }
 
@@ -408,45 +402,57 @@ mod tests {
     }
 
     #[test]
-    fn mann_whitney_exact_matches_known_values() {
-        // Complete separation, 5 vs 5: p = 2 / C(10,5) = 2/252.
-        let a = [1.0, 2.0, 3.0, 4.0, 5.0];
-        let b = [6.0, 7.0, 8.0, 9.0, 10.0];
-        let t = mann_whitney(&a, &b);
-        assert!(t.exact);
-        assert!((t.p - 2.0 / 252.0).abs() < 1e-12, "{t:?}");
-        assert_eq!(t.u, 25.0);
-        assert!((mann_whitney_min_p(5, 5) - 2.0 / 252.0).abs() < 1e-12);
-        // One swap at the boundary: U = 24, P(U >= 24 or <= 1) = 4/252.
-        let b2 = [5.5, 7.0, 8.0, 9.0, 10.0];
-        let a2 = [1.0, 2.0, 3.0, 4.0, 6.0];
-        assert!((mann_whitney(&a2, &b2).p - 4.0 / 252.0).abs() < 1e-12);
-        // All tied: no evidence at all.
-        assert_eq!(mann_whitney(&[3.0; 4], &[3.0; 4]).p, 1.0);
-        // 3 vs 3 can never reach 0.05.
-        assert!(mann_whitney_min_p(3, 3) > 0.05);
+    fn t_distribution_matches_tables() {
+        // Two-sided 95% critical values of Student's t (any statistics table).
+        for (df, crit) in [(1.0, 12.706), (2.0, 4.303), (4.0, 2.776), (10.0, 2.228)] {
+            assert!((t_quantile(df, 0.975) - crit).abs() < 1e-3, "df {df}");
+        }
+        assert!((t_quantile(30.0, 0.8) - 0.854).abs() < 1e-3);
     }
 
     #[test]
-    fn mann_whitney_normal_approximation_agrees_with_exact() {
-        // 45 vs 45 (beyond EXACT_MAX): shifted by about one spread.
-        let a: Vec<f64> = (0..45).map(|i| (i * 7 % 45) as f64).collect();
-        let b: Vec<f64> = a.iter().map(|x| x + 10.0).collect();
-        let t = mann_whitney(&a, &b);
-        assert!(!t.exact);
-        assert!(t.p < 0.05 && t.p > 1e-6, "{t:?}");
-        let t0 = mann_whitney(&a, &a);
-        assert!(t0.p > 0.9, "{t0:?}");
+    fn welch_matches_a_hand_computation() {
+        // ln values 0, 0.1, 0.2 against 0.3, 0.4, 0.5: d = 0.3, both variances
+        // 0.01, se = sqrt(0.02/3) = 0.08165, t = 3.674, df = 4, p = 0.0213.
+        let base: Vec<f64> = [0.0f64, 0.1, 0.2].iter().map(|x| x.exp()).collect();
+        let new: Vec<f64> = [0.3f64, 0.4, 0.5].iter().map(|x| x.exp()).collect();
+        let w = welch_log(&base, &new, 0.0, 0.0, 0.95).unwrap();
+        assert!((w.df - 4.0).abs() < 1e-9, "{w:?}");
+        assert!((w.p - 0.0213).abs() < 5e-4, "{w:?}");
+        assert!((w.ratio - 0.3f64.exp()).abs() < 1e-12);
+        // Interval: 0.3 +- 2.776 * 0.08165 = [0.0733, 0.5267] in ln.
+        assert!((w.ci.lo - 0.0733f64.exp()).abs() < 1e-3, "{w:?}");
+        assert!((w.ci.hi - 0.5267f64.exp()).abs() < 1e-3, "{w:?}");
+        // A floor above the rounds' own spread widens the interval.
+        let f = welch_log(&base, &new, 0.04, 0.04, 0.95).unwrap();
+        assert!(f.p > w.p && f.ci.hi > w.ci.hi, "{f:?}");
+        // No spread at all: exactly apart, or exactly the same.
+        // (The logarithms' mean may be off by an ulp: a spread of 1e-16.)
+        let x = welch_log(&[4.0, 4.0, 4.0], &[6.0, 6.0, 6.0], 0.0, 0.0, 0.95).unwrap();
+        assert!(x.p < 1e-20, "{x:?}");
+        assert!(
+            (x.ci.lo - 1.5).abs() < 1e-9 && (x.ci.hi - 1.5).abs() < 1e-9,
+            "{x:?}"
+        );
+        let same = welch_log(&[4.0, 4.0], &[4.0, 4.0], 0.0, 0.0, 0.95).unwrap();
+        assert_eq!(same.p, 1.0);
+        // One round, or a zero, is not for this test.
+        assert!(welch_log(&[4.0], &[6.0, 6.0], 0.0, 0.0, 0.95).is_none());
+        assert!(welch_log(&[0.0, 4.0], &[6.0, 6.0], 0.0, 0.0, 0.95).is_none());
     }
 
     #[test]
-    fn bootstrap_is_reproducible_and_brackets_the_ratio() {
-        let a = [10.0, 10.2, 9.9, 10.1, 10.0];
-        let b = [12.0, 12.1, 11.9, 12.2, 12.0];
-        let i1 = bootstrap_median_ratio(&a, &b, 0.95, 7).unwrap();
-        let i2 = bootstrap_median_ratio(&a, &b, 0.95, 7).unwrap();
-        assert_eq!(i1, i2);
-        assert!(i1.lo > 1.15 && i1.hi < 1.25, "{i1:?}");
+    fn rounds_for_power_grows_with_the_spread() {
+        // sd 5% a side, a 10% change: the textbook normal answer is
+        // 2 * (1.96 + 0.84)^2 * (0.05/0.0953)^2 = 4.3, the t correction adds a
+        // little: 6.
+        let n = rounds_for_power(0.05, 0.05, 1.1f64.ln(), 0.95, 0.8).unwrap();
+        assert_eq!(n, 6);
+        let n2 = rounds_for_power(0.10, 0.10, 1.1f64.ln(), 0.95, 0.8).unwrap();
+        assert!(n2 > 3 * n, "{n2}");
+        assert_eq!(rounds_for_power(0.0, 0.0, 0.1, 0.95, 0.8), Some(2));
+        assert_eq!(rounds_for_power(0.05, 0.05, 0.0, 0.95, 0.8), None);
+        assert_eq!(rounds_for_power(2.0, 2.0, 0.001, 0.95, 0.8), None);
     }
 
     #[test]

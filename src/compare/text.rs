@@ -2,7 +2,9 @@
 
 use std::fmt::Write;
 
-use crate::compare::model::{Comparison, MetricRow, OptionDiff, Report, Unit, Verdict};
+use crate::compare::model::{
+    Comparison, MetricRow, OptionDiff, Outcome, Report, Unit, Unjudged, Verdict,
+};
 
 /// A value in its unit, three significant digits: 4.13us, 239k, 935MiB/s.
 pub fn fmt_value(unit: Unit, v: f64) -> String {
@@ -178,38 +180,121 @@ pub fn render(r: &Report) -> String {
     for c in &r.comparisons {
         comparison(&mut out, c, heading);
     }
+    for n in &r.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
     if !r.fail_if.is_empty() {
-        if r.gate_hits.is_empty() {
+        let _ = writeln!(out, "\ngate: {}", r.outcome.text());
+        for h in &r.gate_hits {
+            let change = match h.ratio {
+                Some(x) => format!("{:+.1}%", (x - 1.0) * 100.0),
+                None => fmt_value(h.metric.unit(), h.diff),
+            };
             let _ = writeln!(
                 out,
-                "\ngate: PASS (no significant change crosses {})",
-                r.fail_if.join(" or ")
+                "  {}: {}{} {} {} changed {change} ({})",
+                h.rule,
+                if h.comparison.is_empty() {
+                    String::new()
+                } else {
+                    format!("{} ", h.comparison)
+                },
+                h.job,
+                h.dir,
+                h.metric.name(),
+                fmt_value(h.metric.unit(), h.diff)
             );
-        } else {
-            let _ = writeln!(out, "\ngate: FAIL");
-            for h in &r.gate_hits {
-                let change = match h.ratio {
-                    Some(x) => format!("{:+.1}%", (x - 1.0) * 100.0),
-                    None => fmt_value(h.metric.unit(), h.diff),
-                };
-                let _ = writeln!(
-                    out,
-                    "  {}: {}{} {} {} changed {change} ({})",
-                    h.rule,
-                    if h.comparison.is_empty() {
-                        String::new()
-                    } else {
-                        format!("{} ", h.comparison)
-                    },
-                    h.job,
-                    h.dir,
-                    h.metric.name(),
-                    fmt_value(h.metric.unit(), h.diff)
-                );
-            }
         }
     }
+    if r.fail_if.is_empty() && !r.unjudged.is_empty() {
+        out.push('\n');
+    }
+    for u in &r.unjudged {
+        let _ = writeln!(
+            out,
+            "  not judged: {}: {}; to judge it: {}",
+            unjudged_name(u, r.comparisons.len() > 1),
+            u.why,
+            u.fix
+        );
+    }
+    let _ = writeln!(out, "{}", last_line(r));
     out
+}
+
+/// What an unjudged item is about: `[comparison: ]job[ dir metric][ (rule)]`.
+fn unjudged_name(u: &Unjudged, with_comparison: bool) -> String {
+    let mut s = String::new();
+    if with_comparison && !u.comparison.is_empty() {
+        let _ = write!(s, "{}: ", u.comparison);
+    }
+    s.push_str(if u.job.is_empty() { "-" } else { &u.job });
+    if let Some(d) = &u.dir {
+        let _ = write!(s, " {d}");
+    }
+    if let Some(m) = u.metric {
+        let _ = write!(s, " {}", m.name());
+    }
+    if let Some(rule) = &u.rule {
+        let _ = write!(s, " ({rule})");
+    }
+    s
+}
+
+/// The last line: the outcome, its exit status and, when inconclusive, what
+/// was not judged and what would judge it.
+pub fn last_line(r: &Report) -> String {
+    let status = if r.outcome == Outcome::Inconclusive && r.allow_inconclusive {
+        format!("exit {}, --allow-inconclusive", r.exit_code)
+    } else {
+        format!("exit {}", r.exit_code)
+    };
+    let what = if r.fail_if.is_empty() {
+        "compare"
+    } else {
+        "gate"
+    };
+    match r.outcome {
+        Outcome::Pass => format!(
+            "gate: PASS ({status}): every rule judged on every compared row, none crossed: {}",
+            r.fail_if.join(", ")
+        ),
+        Outcome::Report => {
+            format!("compare: every job compared, no --fail-if rule ({status})")
+        }
+        Outcome::Fail => {
+            let mut crossed: Vec<&str> = r.gate_hits.iter().map(|h| h.rule.as_str()).collect();
+            crossed.dedup();
+            let mut s = format!("gate: FAIL ({status}): crossed {}", crossed.join(", "));
+            if !r.unjudged.is_empty() {
+                let _ = write!(s, "; also {} not judged", r.unjudged.len());
+            }
+            s
+        }
+        Outcome::Inconclusive => {
+            // One entry per (what, fix), in order: a job not compared under
+            // three rules is named once.
+            let mut items: Vec<String> = Vec::new();
+            for u in &r.unjudged {
+                let mut name = if u.job.is_empty() {
+                    u.why.clone()
+                } else {
+                    u.job.clone()
+                };
+                if let (Some(d), Some(m)) = (&u.dir, u.metric) {
+                    let _ = write!(name, " {d} {}", m.name());
+                }
+                let item = format!("{name} ({})", u.fix);
+                if !items.contains(&item) {
+                    items.push(item);
+                }
+            }
+            format!(
+                "{what}: INCONCLUSIVE ({status}): not judged: {}",
+                items.join("; ")
+            )
+        }
+    }
 }
 
 #[cfg(test)]

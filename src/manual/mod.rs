@@ -61,12 +61,19 @@ pub const EXIT_STATUS: &[ExitStatus] = &[
         code: "1",
         meaning: "a job failed (an I/O error, a verification mismatch: corruption), or an error \
                   stopped the command (a bad job option or job file, as in fio; a missing \
-                  target; no study could run)",
+                  target; no study could run); `iolab compare`: a --fail-if rule was crossed",
     },
     ExitStatus {
         code: "2",
         meaning: "the command line does not parse (an unknown command or flag, a missing \
-                  value; `iolab run` without arguments)",
+                  value; `iolab run` without arguments); `iolab compare`: bad input",
+    },
+    ExitStatus {
+        code: "3",
+        meaning: "`iolab compare` only: inconclusive: something a --fail-if rule covers could \
+                  not be judged (a job not compared or on one side only, too few rounds, an \
+                  interval reaching past the threshold), or without rules a job was not \
+                  compared; --allow-inconclusive makes it 0",
     },
     ExitStatus {
         code: "130",

@@ -95,12 +95,18 @@ fn fleet_jobs_compare_host_against_host_and_before_against_after() {
         .find(|r| r["metric"] == "p50")
         .unwrap();
     assert_eq!(p50["base_rounds"], 3);
-    // Three rounds a side: Mann-Whitney cannot reach 0.05 and says so.
+    // Three rounds a side decide: the same device on both hosts, the same
+    // p50 in every round, so no difference, and an interval well inside the
+    // rule's +10%: the gate passes.
     assert_eq!(p50["verdict"], "no_difference");
     assert!(
-        p50["note"].as_str().unwrap().contains("cannot show"),
+        p50["test"]
+            .as_str()
+            .unwrap()
+            .starts_with("Welch's t-test on ln(p50) over 3 vs 3 rounds"),
         "{p50:#}"
     );
+    assert_eq!(v["outcome"], "pass", "{v:#}");
 
     // Before against after: per host, and overall with six rounds a side.
     let html = d.join("page");
@@ -129,4 +135,26 @@ fn fleet_jobs_compare_host_against_host_and_before_against_after() {
     for t in &titles {
         assert!(page.contains(t), "{t} not on the page");
     }
+
+    // A host missing from the second fleet: not compared, so the gate is
+    // inconclusive (exit 3) and names it, as a job on one side only would be.
+    let partial = d.join("after-alpha-only");
+    std::fs::create_dir(&partial).unwrap();
+    let alpha = fleets[1].join("alpha");
+    let st = Command::new("cp")
+        .arg("-r")
+        .arg(&alpha)
+        .arg(partial.join("alpha"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let (code, v) = compare(&[&fleets[0], &partial], &["--fail-if", "p50>+10%"]);
+    assert_eq!(code, Some(3), "{v:#}");
+    assert_eq!(v["outcome"], "inconclusive");
+    let u = v["unjudged"].as_array().unwrap();
+    assert!(
+        u.iter()
+            .any(|x| x["why"].as_str().unwrap().contains("host beta")),
+        "{u:#?}"
+    );
 }
