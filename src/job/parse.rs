@@ -302,7 +302,9 @@ pub(crate) fn per_dir<T: Copy, E: std::fmt::Display>(
 pub(crate) fn refuse_all_empty(c: &Ctx, v: &str) -> Result<(), JobError> {
     if v.split(',').all(|p| p.trim().is_empty()) {
         return Err(c.bad(
-            "a value for one or more directions: one value for all (such as 1m), or              'read,write' with either part left empty to keep that direction's value              (1m, or ,1m), but not every part empty",
+            "a value for one or more directions: one value for all (such as 1m), or \
+             'read,write' with either part left empty to keep that direction's value \
+             (1m, or ,1m), but not every part empty",
         ));
     }
     Ok(())
