@@ -15,6 +15,7 @@ use std::time::Duration;
 use crate::engine::cmdprio::BsPrioTable;
 use crate::job::control::{CmdPrioSpec, ExitWhat, IgnoreError};
 use crate::job::{ContinueOnError, JobSpec};
+use crate::measure::iolog::trace_log::TraceLog;
 use crate::request::Op;
 
 /// The flags `exitall`/`exitall_on_error` raise, as one worker sees them:
@@ -235,7 +236,8 @@ pub struct WorkerControl {
     pub delay: Duration,
     exitall: Option<ExitWhat>,
     on_error: bool,
-    /// fsyncs after the last I/O: one for end_fsync, one for fsync_on_close.
+    /// fsyncs after the last I/O: one for end_fsync, one for fsync_on_close
+    /// (none for a job that does not write, as in fio).
     end_syncs: u32,
     /// `wait_for`: the jobs whose end starts this worker (`engine::waitfor`).
     pub gate: crate::engine::waitfor::StartGate,
@@ -287,7 +289,12 @@ impl WorkerControl {
             delay,
             exitall: first.control.exitall.then_some(first.control.exit_what),
             on_error: first.control.exitall_on_error,
-            end_syncs: u32::from(first.syncs.end_fsync) + u32::from(first.syncs.fsync_on_close),
+            // fio syncs at the end only a job that writes (should_fsync).
+            end_syncs: if first.rw.dir.issues()[1] {
+                u32::from(first.syncs.end_fsync) + u32::from(first.syncs.fsync_on_close)
+            } else {
+                0
+            },
             gate: Default::default(),
             mem: first.control.numa.mem.clone(),
         }
@@ -326,9 +333,22 @@ impl WorkerControl {
     /// which the caller makes the job's error, as a failed I/O would be), then
     /// the stop flags this worker's end raises; `failed`: a job of the worker
     /// ended with an error.
-    pub fn after_run(&self, fds: &[RawFd], failed: bool, flags: &StopFlags) -> Option<i32> {
+    /// `trace`: the worker's `write_iolog`, which gets a `sync` line per
+    /// file synced, as fio's does.
+    pub fn after_run(
+        &self,
+        fds: &[RawFd],
+        failed: bool,
+        flags: &StopFlags,
+        mut trace: Option<&mut TraceLog>,
+    ) -> Option<i32> {
         let mut sync_err = None;
-        for &fd in fds {
+        for (i, &fd) in fds.iter().enumerate() {
+            if self.end_syncs > 0
+                && let Some(t) = trace.as_deref_mut()
+            {
+                t.end_sync(i as u16);
+            }
             for _ in 0..self.end_syncs {
                 // SAFETY: fsync on a file's descriptor, open until the worker's
                 // results are collected.

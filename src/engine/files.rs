@@ -763,6 +763,50 @@ pub fn check_group_rules(jobs: &[JobSpec], groups: &[Vec<usize>]) -> Result<()> 
     Ok(())
 }
 
+/// The directories the job's file names lead through, made where missing
+/// (mode 0700), as fio makes them before laying out a file whose name holds
+/// a `/` (what `filename_format=$filenum/$jobnum` adds under `directory=`).
+/// Each `directory=` entry must exist, as fio requires. fio makes the
+/// directories of a job's first such file only (its later files then fail
+/// to open); iolab makes every file's. Neither removes them (`unlink=1`
+/// deletes the files only). Not for ioengine=null, which opens no file.
+pub fn make_dirs(job: &JobSpec, paths: &[PathBuf]) -> Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if job.ioengine == crate::job::Engine::Null {
+        return Ok(());
+    }
+    let listed = job
+        .directory
+        .as_deref()
+        .map(crate::job::files_opts::filename_list)
+        .unwrap_or_default();
+    if let Some(d) = listed.iter().find(|d| !std::path::Path::new(d).is_dir()) {
+        return Err(EngineError::JobFailed(format!(
+            "{}: directory={d} is not a directory: name one that exists (fio requires it too; \
+             only the directories below it that filename_format adds are made)",
+            label(job)
+        )));
+    }
+    for dir in paths.iter().filter_map(|p| p.parent()) {
+        if dir.as_os_str().is_empty() || dir.is_dir() {
+            continue;
+        }
+        if let Err(err) = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+        {
+            return Err(EngineError::JobFailed(format!(
+                "{}: cannot create the directory {} for its files: {err}; point directory= \
+                 (or filename_format's path) somewhere this user may write",
+                label(job),
+                dir.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// `opendir`: the directory must name at least one file.
 pub fn check_opendir(job: &JobSpec, paths: &[PathBuf]) -> Result<()> {
     if let Some(d) = &job.files.opendir {

@@ -316,7 +316,10 @@ fn worker_thread(mut p: setup::Prepared, start: WorkerStart) -> WorkerEnded {
     p.worker.leave_flows();
     let fds = p.files.fds(p.target.as_ref());
     let failed = (p.worker.streams.iter()).any(|s| s.error.is_some() || s.acct.verify_failures > 0);
-    if let Some(errno) = p.control.after_run(&fds, failed, &stops) {
+    if let Some(errno) =
+        p.control
+            .after_run(&fds, failed, &stops, p.worker.trace.tracelog.as_deref_mut())
+    {
         // A failed end sync is the job's error.
         for s in &mut p.worker.streams {
             s.errors += 1;

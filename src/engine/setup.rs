@@ -179,6 +179,7 @@ fn file_op_paths(
         // The directory must exist: fio does not create it either.
         return Ok((paths, block));
     }
+    crate::engine::files::make_dirs(job, &paths)?;
     let nfiles = paths.len().max(1) as u64;
     let sizes = crate::engine::files::file_sizes(jobs, p.job, p.jobnum, &paths)?;
     for (i, path) in paths.iter().enumerate() {
@@ -731,6 +732,7 @@ fn open_files(cx: &Worker1) -> Result<(Target, crate::engine::files::OpenSet, Op
         None => {
             let paths = crate::job::files_opts::paths(first, placed[0].jobnum);
             crate::engine::files::check_opendir(first, &paths)?;
+            crate::engine::files::make_dirs(first, &paths)?;
             paths
         }
     };

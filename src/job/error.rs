@@ -24,6 +24,12 @@ pub enum JobError {
         option: String,
         suggestion: Option<String>,
     },
+    #[error("{at}: option '{option}' is ambiguous: it begins {candidates}; write more of the name")]
+    AmbiguousOption {
+        at: String,
+        option: String,
+        candidates: String,
+    },
     #[error("{at}: fio option '{option}' is not supported by iolab: {reason}")]
     Unsupported {
         at: String,

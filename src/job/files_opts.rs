@@ -227,7 +227,9 @@ pub fn paths(job: &JobSpec, jobnum: u32) -> Vec<PathBuf> {
         .map(|i| {
             place(
                 format
-                    .replace("$jobname", &job.name)
+                    // The section header's name, as fio's: `name=` renames
+                    // the job in reports, never its files.
+                    .replace("$jobname", job.file_jobname())
                     .replace("$jobnum", &jobnum.to_string())
                     .replace("$filenum", &i.to_string())
                     // fio's client address in client/server mode; empty when
@@ -263,11 +265,15 @@ impl Draft {
                     "filename names no file: give a path, or several separated by ':'".into(),
                 ));
             }
-            if self.files_set_at("nrfiles").is_some() && self.spec.files.nrfiles != n {
+            // fio lowers nrfiles to the list's length (fixup_options), so
+            // `nrfiles=3` beside one file runs that one file; a list longer
+            // than nrfiles is refused: fio would size each of its files as
+            // size / nrfiles yet use them all.
+            if self.files_set_at("nrfiles").is_some() && self.spec.files.nrfiles < n {
                 return Err(conflict(
                     self.files_set_at("nrfiles"),
                     format!(
-                        "filename lists {n} file(s) and nrfiles={} differs: drop nrfiles (the \
+                        "filename lists {n} file(s) and nrfiles={} is fewer: drop nrfiles (the \
                          list sets it) or list that many files",
                         self.spec.files.nrfiles
                     ),

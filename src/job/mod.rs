@@ -27,6 +27,7 @@ pub mod numa;
 pub mod options;
 mod parse;
 pub mod plan;
+mod prefix;
 pub mod process;
 mod process_opts;
 pub(crate) mod random;

@@ -256,6 +256,7 @@ pub(crate) fn rw(c: &Ctx) -> Result<(RwMode, RwSuffix), JobError> {
 /// it is the write value (e.g. fio's own tests' `bs=8k,8k,8k`), refused when
 /// it differs.
 pub(crate) fn split_dirs<'a>(c: &Ctx, v: &'a str) -> Result<[Option<&'a str>; 2], JobError> {
+    refuse_all_empty(c, v)?;
     // fio drops one trailing comma.
     let v = v.strip_suffix(',').unwrap_or(v);
     let parts: Vec<&str> = v.split(',').map(str::trim).collect();
@@ -292,6 +293,21 @@ pub(crate) fn per_dir<T: Copy, E: std::fmt::Display>(
     Ok(out)
 }
 
+/// fio parses each comma-separated part of a per-direction value and fails
+/// the option when no part parses: `rate=,` (one trailing comma is dropped,
+/// leaving nothing) or `rate=,,` set no direction, and fio refuses them with
+/// "failed parsing". So does iolab, naming what would be valid.
+pub(crate) fn refuse_all_empty(c: &Ctx, v: &str) -> Result<(), JobError> {
+    if v.split(',').all(|p| p.trim().is_empty()) {
+        return Err(c.bad(
+            "a value for one or more directions: one value for all (such as 1m), or \
+             'read,write' with either part left empty to keep that direction's value \
+             (1m, or ,1m), but not every part empty",
+        ));
+    }
+    Ok(())
+}
+
 /// What a block-size option (`bs`, `bsrange`, `bssplit`, `blockalign`) says
 /// of trims, fio's third value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -310,6 +326,10 @@ pub(crate) fn split_dirs3<'a>(
     c: &Ctx,
     v: &'a str,
 ) -> Result<([Option<&'a str>; 2], TrimPart<'a>), JobError> {
+    // fio's bssplit has its own parser, which takes `bssplit=,` as no change.
+    if c.name != "bssplit" {
+        refuse_all_empty(c, v)?;
+    }
     let parts: Vec<&str> = v.split(',').map(str::trim).collect();
     let opt = |p: &'a str| (!p.is_empty()).then_some(p);
     match parts.as_slice() {

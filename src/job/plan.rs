@@ -256,7 +256,9 @@ pub fn parse_run_args_with(args: &[String], ctx: &ParseCtx) -> Result<RunPlan, J
         b.apply_file(&r.sections, i > 0)?;
     }
     b.check_filter()?;
-    if b.jobs.is_empty() {
+    // fio's --parse-only with options but no job parses them (printing what
+    // --debug=parse says of them) and succeeds; a run needs a job.
+    if b.jobs.is_empty() && !cl.parse_only {
         return Err(JobError::NoJobs {
             at: COMMAND_LINE.to_string(),
         });
@@ -441,6 +443,9 @@ impl Builder {
                         o.at
                     ),
                 ));
+                if let Some(line) = steady_debug(o) {
+                    self.debug.push(super::flags::debug_line("parse", &line));
+                }
             }
         }
         if s.is_global() {
@@ -456,6 +461,7 @@ impl Builder {
         }
         let mut d = self.global.clone();
         d.spec.name = s.name.clone();
+        d.spec.section = s.name.clone();
         d.spec.origin = Origin(s.at.clone());
         if stonewall {
             d.spec.stonewall = true;
@@ -582,6 +588,12 @@ impl CommandLine {
                 continue;
             };
             let (key, mut value) = split_option(opt);
+            // getopt_long_only's rule: a unique beginning of a long name is
+            // that option (`--runt=5`), a shared one an error.
+            let key = match super::prefix::complete(&key, is_known(&key))? {
+                Some(full) => full.to_string(),
+                None => key,
+            };
             let needs_value = match key.as_str() {
                 "output-format" | "status-interval" | "output" | "section" | "name"
                 | "max-runtime" | "max-size" | "scratch-dir" => true,
@@ -700,6 +712,36 @@ const OWN_KEYS: &[&str] = &[
     "parse-only",
 ];
 
+/// fio's --debug=parse line for a steady-state criterion (`ss=iops:10`):
+/// the threshold as fio's parser read it. `None` for other options and
+/// values that are not a criterion (their error comes when applied).
+fn steady_debug(o: &RawOpt) -> Option<String> {
+    let def = super::table::find(o.key.trim())?;
+    if def.name != "steadystate" {
+        return None;
+    }
+    let c = super::steady::criterion(o.value.as_deref()?)?;
+    Some(match (c.percent, c.metric) {
+        (true, _) => format!("set steady state threshold to {:.6}%", c.limit),
+        (false, super::steady::SteadyMetric::Iops) => {
+            format!("set steady state IOPS threshold to {:.6}", c.limit)
+        }
+        (false, super::steady::SteadyMetric::Bw) => {
+            format!("set steady state BW threshold to {}", c.limit as i64)
+        }
+    })
+}
+
+/// Whether `key` is, written in full, a command-line option fio or iolab knows.
+fn is_known(key: &str) -> bool {
+    OWN_KEYS.contains(&key)
+        || super::flags::takes_value(key).is_some()
+        || !matches!(
+            super::options::lookup(key),
+            super::options::Lookup::Unknown(_)
+        )
+}
+
 /// `-key[=value]` as `--key[=value]` when `key` is a long option fio or iolab
 /// knows (getopt_long_only's rule); anything else is kept as written, so a job
 /// file named `-x`, a lone `-` and unknown names still get their own errors.
@@ -711,13 +753,7 @@ pub(crate) fn long_form(arg: &str) -> String {
         return arg.to_string();
     }
     let key = rest.split('=').next().unwrap_or(rest);
-    let known = OWN_KEYS.contains(&key)
-        || super::flags::takes_value(key).is_some()
-        || !matches!(
-            super::options::lookup(key),
-            super::options::Lookup::Unknown(_)
-        );
-    if known {
+    if is_known(key) {
         format!("-{arg}")
     } else {
         arg.to_string()

@@ -256,6 +256,7 @@ pub(crate) fn rate_dirs(
     current: [u64; 2],
     parse: impl Fn(&str) -> Result<u64, units::UnitError>,
 ) -> Result<[u64; 2], JobError> {
+    super::parse::refuse_all_empty(c, c.value)?;
     let parts: Vec<&str> = c.value.split(',').map(str::trim).collect();
     if parts.len() > 3 {
         return Err(c.bad(

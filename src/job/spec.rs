@@ -339,7 +339,13 @@ pub struct Origin(pub String);
 /// workers sharing this spec.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct JobSpec {
+    /// The job's name: `name=` when the section sets it, else the section's.
     pub name: String,
+    /// The section header's name (`[job1]`, `--name=job1`); empty for a job
+    /// built in code. fio names the job's files after it (`job1.0.0`,
+    /// `$jobname`) and its clones after it, even when `name=` renames the
+    /// job: see [`JobSpec::file_jobname`] and [`JobSpec::clone_name`].
+    pub section: String,
     /// The job section's own options as written (fio's `job options` in JSON).
     pub options: Vec<(String, String)>,
     /// Where the section started (`file:line`), for messages.
@@ -620,6 +626,26 @@ impl LogSpec {
 }
 
 impl JobSpec {
+    /// The name fio's file names use (`$jobname`): the section header's,
+    /// whatever `name=` says.
+    pub fn file_jobname(&self) -> &str {
+        if self.section.is_empty() {
+            &self.name
+        } else {
+            &self.section
+        }
+    }
+
+    /// The name clone `jobnum` reports under: fio gives `name=` to the first
+    /// and the section header's name to the clones `numjobs` adds.
+    pub fn clone_name(&self, jobnum: u32) -> &str {
+        if jobnum == 0 {
+            &self.name
+        } else {
+            self.file_jobname()
+        }
+    }
+
     /// The job syncs its writes every N of them: `fsync=N`, `fdatasync=N`
     /// or `sync_file_range=F:N`.
     pub fn syncs_writes(&self) -> bool {
@@ -678,6 +704,7 @@ impl Default for JobSpec {
         JobSpec {
             options: Vec::new(),
             name: String::from("job"),
+            section: String::new(),
             origin: Origin::default(),
             filename: None,
             directory: None,

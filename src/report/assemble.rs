@@ -116,7 +116,7 @@ fn member_result(specs: &[JobSpec], g: &GroupRun, members: &[usize], fio_bins: b
         }
     }
     let meta = JobMeta {
-        name: spec.name.clone(),
+        name: spec.clone_name(first.jobnum).to_string(),
         groupid: first.groupid,
         jobnum: first.jobnum,
         workers: runs.len() as u32,

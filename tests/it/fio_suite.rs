@@ -61,12 +61,41 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// Debian's interpreter when there is one: it has the SciPy, statsmodels
+/// and pandas that fio's Python tests import (`.ci/run` installs them), where
+/// a `python3` earlier on PATH (pyenv's, a venv's) may not.
+const DEBIAN_PYTHON: &str = "/usr/bin/python3";
+
+/// A directory holding `python3` -> Debian's interpreter, to put first on
+/// PATH: fio's scripts start with `#!/usr/bin/env python3`, and the harness
+/// runs them by that line. `None` when there is no Debian interpreter.
+fn python_dir(root: &Path) -> Option<PathBuf> {
+    if !Path::new(DEBIAN_PYTHON).exists() {
+        return None;
+    }
+    let dir = root.join("python-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let link = dir.join("python3");
+    if !link.exists() {
+        std::os::unix::fs::symlink(DEBIAN_PYTHON, &link).unwrap();
+    }
+    Some(dir)
+}
+
 /// Runs one test of the harness with `fio`; the harness prints
 /// `Test N PASSED|FAILED: why|SKIPPED (why)`.
 fn run_one(root: &Path, fio: &Path, id: u32, tag: &str) -> Verdict {
     let art = root.join(format!("art-{tag}-{id}"));
     let _ = std::fs::remove_dir_all(&art);
-    let mut child = Command::new("python3")
+    let mut cmd = Command::new("python3");
+    if let Some(dir) = python_dir(root) {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let mut dirs = vec![dir];
+        dirs.extend(std::env::split_paths(&path));
+        cmd = Command::new(DEBIAN_PYTHON);
+        cmd.env("PATH", std::env::join_paths(dirs).unwrap());
+    }
+    let mut child = cmd
         .arg(root.join("t/run-fio-tests.py"))
         .arg("-r")
         .arg(root)

@@ -49,6 +49,7 @@ mod file_sizes;
 mod fio_counts;
 mod fio_examples;
 mod fio_groups;
+mod fio_meaning;
 mod fio_option_names;
 mod fio_percentiles;
 mod fio_rwmix;

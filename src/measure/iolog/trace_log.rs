@@ -270,6 +270,31 @@ impl TraceLog {
         self.wait_ns += clock::now_ns() - t0;
     }
 
+    /// An end-of-job fsync (`end_fsync`, `fsync_on_close`) of file `file`:
+    /// fio sends it through its I/O path, so its log has a `sync` line for
+    /// each file of each job, before the close lines. Offset and length are
+    /// 0, as iolab's other sync lines (fio's repeat a reused request's old
+    /// offset).
+    pub fn end_sync(&mut self, file: u16) {
+        let t_ns = clock::now_ns().saturating_sub(self.start_ns);
+        for s in 0..self.nfiles.len() {
+            if !self.logs[s] || self.nfiles[s] <= file {
+                continue;
+            }
+            if !self.producer.has_room() {
+                self.wait_for_room();
+            }
+            self.producer.push(Record {
+                kind: Kind::Io,
+                ddir: Op::Fsync.dir() as u8,
+                stream: s as u16,
+                t_ns,
+                v: [file as u64, 0, 0],
+                ..Default::default()
+            });
+        }
+    }
+
     /// End of the run: the close lines, then the writer finishes.
     pub fn close(&mut self) -> Result<TraceOutcome, IologError> {
         if !self.closed {
