@@ -797,7 +797,7 @@ mod tests {
                 bad[pos] ^= 0xFF;
                 let f = check_block(&bad, 8192, Some(seq), kind, &v.pattern)
                     .unwrap_or_else(|| panic!("{kind:?}: flip at {pos} not caught"));
-                if pos >= HEADER_LEN {
+                if pos >= kind.header_len() {
                     assert_eq!(f.bad_byte.map(|b| b.0), Some(pos as u32), "{kind:?} {f}");
                 }
             }
