@@ -590,7 +590,7 @@ fn prepare_stream(
             err,
         })?;
     if let Some(v) = stream.verify.as_mut() {
-        crate::engine::verify_setup::verify_origin(v, job, p.job, p.jobnum);
+        crate::engine::verify_setup::verify_origin(v, job, thread, p.jobnum);
     }
     stream.fill_device = job.fill_device;
     stream.continue_on_error = job.continue_on_error;

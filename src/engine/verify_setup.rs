@@ -46,11 +46,11 @@ pub fn layout(job: &JobSpec) -> crate::device::target::Layout {
     }
 }
 
-/// Give clone `clone` of job number `job_index` its header origin and, with
-/// `verify_dump`, its dump files (named after its target, in the working
-/// directory as fio's are).
-pub fn verify_origin(v: &mut Verifier, job: &JobSpec, job_index: usize, clone: u32) {
-    v.set_origin(job_index as u32, clone);
+/// Give job clone `clone` (fio's thread number `thread`) its header thread
+/// number and verify generator seed and, with `verify_dump`, its dump files
+/// (named after its target, in the working directory as fio's are).
+pub fn verify_origin(v: &mut Verifier, job: &JobSpec, thread: u32, clone: u32) {
+    v.set_origin(thread, verify_seed(job, thread));
     if job.verify.dump {
         let target = crate::job::files_opts::paths(job, clone)
             .into_iter()
@@ -59,6 +59,26 @@ pub fn verify_origin(v: &mut Verifier, job: &JobSpec, job_index: usize, clone: u
         let dir = std::env::current_dir().unwrap_or_else(|_| ".".into());
         v.dump_to(Dumper::new(dir, &target, label(job)));
     }
+}
+
+/// The seed fio gives the verify generator of job clone `thread`, whose
+/// draws make each write's data seed, or None when the job's generators do
+/// not repeat (`randrepeat=0` without `randseed`: fio seeds it from the OS,
+/// and iolab keeps the clone's own seed).
+pub fn verify_seed(job: &JobSpec, thread: u32) -> Option<u32> {
+    use crate::workload::fio_rand::{allrand_seed, slot_seed};
+    // fio's seed slot of the verify generator (after the three block-size
+    // ones).
+    const SLOT_VERIFY: u64 = 3;
+    let seed = if job.workload.allrandrepeat {
+        allrand_seed(thread, SLOT_VERIFY)
+    } else if job.randrepeat {
+        slot_seed(job.randseed, thread, SLOT_VERIFY)
+    } else {
+        return None;
+    };
+    // fio's 32-bit generator takes the seed's low 32 bits.
+    Some(seed as u32)
 }
 
 /// A write of a `fill_device` job failed with `errno`: is that the device

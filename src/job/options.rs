@@ -346,7 +346,7 @@ impl Draft {
         // fio: a pattern alone asks for pattern verification.
         if v.kind.is_none() && !v.pattern.is_empty() && self.set.iter().all(|(n, _)| *n != "verify")
         {
-            v.kind = Some(VerifyKind::Pattern);
+            v.kind = Some(VerifyKind::PatternHeader);
         }
         if v.kind.is_some() {
             super::verify_opts::fit_interval(&mut self.spec);
@@ -428,12 +428,6 @@ impl Draft {
             ));
         }
         let min = s.bs[0].min().min(s.bs[1].min());
-        if let Some(problem) = super::verify_opts::interval_problem(s) {
-            return Err(conflict("verify_interval", problem));
-        }
-        if let Some(problem) = super::verify_opts::offset_problem(s) {
-            return Err(conflict("verify_offset", problem));
-        }
         if (min as usize) < s.verify.min_block() {
             return Err(conflict(
                 "verify",
@@ -444,6 +438,12 @@ impl Draft {
                     s.verify.header_len()
                 ),
             ));
+        }
+        if let Some(problem) = super::verify_opts::interval_problem(s) {
+            return Err(conflict("verify_interval", problem));
+        }
+        if let Some(problem) = super::verify_opts::offset_problem(s) {
+            return Err(conflict("verify_offset", problem));
         }
         Ok(())
     }

@@ -86,6 +86,7 @@ pub(crate) fn verify(c: &Ctx) -> Result<Option<VerifyKind>, JobError> {
     let v = c.value;
     Ok(match v {
         "0" | "none" => None,
+        // fio's crc32c-intel is crc32c (fio picks the instruction itself).
         "crc32c" | "crc32c-intel" => Some(VerifyKind::Crc32c),
         "pattern" => Some(VerifyKind::Pattern),
         "meta" => Some(VerifyKind::Meta),

@@ -2291,8 +2291,9 @@ pub static OPTIONS: &[OptionDef] = &[
         S::Verify,
         "a checksum of fio's (crc32c, md5, crc64, crc32, crc16, crc7, \
          sha1, sha256, sha512, sha3-*, xxhash), meta, pattern, null \
-         or 0/none: a header per block (or per verify_interval), read \
-         back and checked; see docs/reliability.md",
+         or 0/none: fio's header per block (or per verify_interval), \
+         read back and checked; fio's on-device format, so each tool \
+         checks what the other wrote; see docs/reliability.md",
     )
     .expects(parse::VERIFY_VALID)
     .set(|d, c| {
@@ -2303,7 +2304,7 @@ pub static OPTIONS: &[OptionDef] = &[
         "verify_pattern",
         S::Verify,
         "hex 0x..., decimal, quoted \"text\", or a concatenation; \
-         alone implies verify=pattern, with crc32c or meta the data \
+         alone, fio's header-plus-pattern check; with crc32c or meta the data \
          is the pattern and is checked too",
     )
     .stricter("fio's %o offset format is refused")
@@ -2373,18 +2374,19 @@ pub static OPTIONS: &[OptionDef] = &[
     )
     .stricter(
         "the swapped ranges may not overlap: 0, or at least the \
-         56-byte header (fio swaps overlapping bytes too)",
+         header's length (40 bytes plus the checksum's, 44 for crc32c; \
+         fio swaps overlapping bytes too)",
     )
     .expects(
-        "0, or a size of at least 56 bytes that leaves room for the \
-         56-byte header in every block (or verify_interval)",
+        "0, or a size of at least the header's length that leaves room \
+         for the header in every block (or verify_interval)",
     )
     .set(|d, c| {
         let v = c.size()?;
         d.spec.verify.offset = u32::try_from(v).map_err(|_| {
             c.bad(
-                "0, or a size of at least 56 bytes that leaves room for the \
-         header (at most 4 GiB)",
+                "0, or a size of at least the header's length that leaves \
+         room for the header (at most 4 GiB)",
             )
         })?;
         Ok(())

@@ -3,27 +3,30 @@
 
 use super::spec::{BlockSizes, Direction, JobSpec};
 
-/// fio's meaning of a `verify_interval` the block sizes cannot take, applied
-/// in place: an interval longer than the smallest write block becomes that
-/// block (or, for a job that also reads, than the smallest read block: that
-/// one), so `verify_interval=1m` with `bs=512` puts a header in every 512
-/// bytes; an interval that does not divide the smallest and largest write
-/// blocks becomes their greatest common divisor. fio does this silently and
-/// so does iolab: the header density is the only thing that changes, the
-/// same bytes are written and checked. 0 (a header per block) is left alone.
+/// fio's meaning of `verify_interval`, applied in place: unset with a write
+/// block size range, it is the smallest write block; longer than the
+/// smallest write block it becomes that block (or, for a job that also
+/// reads, longer than the smallest read block: that one); and unset or not
+/// dividing the smallest and largest write blocks, it becomes their greatest
+/// common divisor (so a fixed block size without it gets one header per
+/// block). fio does this silently and so does iolab: the header density is
+/// the only thing that changes, and it is where fio puts the headers.
 pub(crate) fn fit_interval(s: &mut JobSpec) {
     let mut iv = s.verify.interval;
     let (write_min, write_max) = (s.bs[1].min(), s.bs[1].max());
     let read_min = s.bs[0].min();
-    if iv == 0 || write_min == 0 || read_min == 0 {
+    if write_min == 0 || read_min == 0 {
         return;
+    }
+    if write_max != write_min && iv == 0 {
+        iv = write_min;
     }
     if iv > write_min {
         iv = write_min;
     } else if s.rw.dir.issues()[0] && iv > read_min {
         iv = read_min;
     }
-    if write_min % iv != 0 || write_max % iv != 0 {
+    if iv == 0 || write_min % iv != 0 || write_max % iv != 0 {
         iv = gcd(write_min, write_max);
     }
     s.verify.interval = iv;
@@ -88,8 +91,9 @@ pub(crate) fn offset_problem(s: &JobSpec) -> Option<String> {
         0 => s.bs[0].min().min(s.bs[1].min()) as u64,
         iv => iv as u64,
     };
+    let smallest = s.bs[0].min().min(s.bs[1].min()) as u64;
     if off + h > unit {
-        let what = if s.verify.interval == 0 {
+        let what = if s.verify.interval == 0 || unit == smallest {
             "the smallest block"
         } else {
             "verify_interval"

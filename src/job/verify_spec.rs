@@ -7,8 +7,12 @@
 pub enum VerifyKind {
     /// Header plus a crc32c of the block's data.
     Crc32c,
-    /// Header plus the data filled with `verify_pattern`, compared byte by byte.
+    /// `verify=pattern`: the whole block is `verify_pattern`, without a
+    /// header (fio's strict pattern), compared byte by byte.
     Pattern,
+    /// A `verify_pattern` without `verify=`: a header, then the pattern
+    /// (fio's header-plus-pattern mode).
+    PatternHeader,
     /// fio's `meta`: only the header is checked (where the block was written,
     /// which write it was, its header crc); with `verify_pattern` also the data.
     Meta,
@@ -30,7 +34,7 @@ pub enum Digest {
     Md5,
     /// fio's crc64: the Jones polynomial, reflected, initial value 0.
     Crc64,
-    /// zlib's crc32.
+    /// fio's crc32: polynomial 0x04c11db7, not reflected, initial value 0.
     Crc32,
     /// CRC-16/ARC (polynomial 0x8005, reflected).
     Crc16,
@@ -99,6 +103,16 @@ impl Digest {
         }
     }
 
+    /// Bytes fio reserves for it after the common header (its `vhdr_*`
+    /// structures: sha256 and sha512 reserve more than their digest).
+    pub fn vhdr_len(self) -> usize {
+        match self {
+            Digest::Sha256 => 64,
+            Digest::Sha512 => 128,
+            d => d.size(),
+        }
+    }
+
     /// Whether it is a CRC (a mismatch is then a "data crc" one).
     pub fn is_crc(self) -> bool {
         matches!(
@@ -106,23 +120,13 @@ impl Digest {
             Digest::Crc64 | Digest::Crc32 | Digest::Crc16 | Digest::Crc7
         )
     }
-
-    /// Bytes the digest adds to the header: a digest of up to four bytes
-    /// lives in the header's data-checksum field; a longer one follows the
-    /// header, padded to 8 bytes so the data stays 8-byte aligned.
-    pub fn extra_header(self) -> usize {
-        match self.size() {
-            0..=4 => 0,
-            n => n.next_multiple_of(8),
-        }
-    }
 }
 
 impl VerifyKind {
     pub fn name(self) -> &'static str {
         match self {
             VerifyKind::Crc32c => "crc32c",
-            VerifyKind::Pattern => "pattern",
+            VerifyKind::Pattern | VerifyKind::PatternHeader => "pattern",
             VerifyKind::Meta => "meta",
             VerifyKind::Null => "null",
             VerifyKind::Digest(d) => d.name(),
@@ -130,13 +134,41 @@ impl VerifyKind {
     }
 
     /// Bytes of the header at the start of every verified block or interval
-    /// with this kind: the fixed header, plus a long digest.
+    /// with this kind (fio's `hdr_size`): the common header plus the
+    /// checksum's own, none for a strict pattern.
     pub fn header_len(self) -> usize {
-        VerifySpec::HEADER_LEN
-            + match self {
-                VerifyKind::Digest(d) => d.extra_header(),
-                _ => 0,
+        match self {
+            VerifyKind::Pattern => 0,
+            VerifyKind::Crc32c => VerifySpec::HEADER_LEN + 4,
+            VerifyKind::Digest(d) => VerifySpec::HEADER_LEN + d.vhdr_len(),
+            VerifyKind::PatternHeader | VerifyKind::Meta | VerifyKind::Null => {
+                VerifySpec::HEADER_LEN
             }
+        }
+    }
+
+    /// fio's number for the kind, recorded in every header (`verify_type`).
+    pub fn fio_type(self) -> u16 {
+        match self {
+            VerifyKind::Meta => 1,
+            VerifyKind::Digest(Digest::Md5) => 2,
+            VerifyKind::Digest(Digest::Crc64) => 3,
+            VerifyKind::Digest(Digest::Crc32) => 4,
+            VerifyKind::Crc32c => 5,
+            VerifyKind::Digest(Digest::Crc16) => 7,
+            VerifyKind::Digest(Digest::Crc7) => 8,
+            VerifyKind::Digest(Digest::Sha256) => 9,
+            VerifyKind::Digest(Digest::Sha512) => 10,
+            VerifyKind::Digest(Digest::Sha3_224) => 11,
+            VerifyKind::Digest(Digest::Sha3_256) => 12,
+            VerifyKind::Digest(Digest::Sha3_384) => 13,
+            VerifyKind::Digest(Digest::Sha3_512) => 14,
+            VerifyKind::Digest(Digest::Xxhash) => 15,
+            VerifyKind::Digest(Digest::Sha1) => 16,
+            VerifyKind::PatternHeader => 17,
+            VerifyKind::Pattern => 18,
+            VerifyKind::Null => 19,
+        }
     }
 
     /// Whether the kind stores a checksum of the data (crc32c and the
@@ -146,9 +178,14 @@ impl VerifyKind {
     }
 
     /// Smallest block (or verify_interval) this kind accepts: its header and
-    /// at least 8 bytes of data to check.
+    /// at least 8 bytes of data to check (fio's sha512 keeps a copy of the
+    /// data's first 128 bytes, so it needs that many).
     pub fn min_block(self) -> usize {
-        VerifySpec::MIN_BLOCK.max(self.header_len() + 8)
+        let data = match self {
+            VerifyKind::Digest(Digest::Sha512) => 128,
+            _ => 8,
+        };
+        VerifySpec::MIN_BLOCK.max(self.header_len() + data)
     }
 }
 
@@ -183,11 +220,12 @@ pub struct VerifySpec {
 }
 
 impl VerifySpec {
-    /// Bytes of the fixed header at the start of every verified block (its
-    /// layout is `workload::verify`'s; the size lives here so the option
-    /// checks and the verifier share one value without the job layer
-    /// depending on it). A long digest adds to it ([`VerifyKind::header_len`]).
-    pub const HEADER_LEN: usize = 56;
+    /// Bytes of fio's common header at the start of every verified block
+    /// (its layout is `workload::verify_block`'s; the size lives here so the
+    /// option checks and the verifier share one value without the job layer
+    /// depending on it). The checksum's own header follows it
+    /// ([`VerifyKind::header_len`]).
+    pub const HEADER_LEN: usize = 40;
     /// Smallest block verification accepts: a header and some data to check.
     pub const MIN_BLOCK: usize = 64;
 }

@@ -2,12 +2,15 @@
 //! known pattern), and is read back and checked — after the write phase
 //! (`do_verify`), every `verify_backlog` writes, or by a later read job.
 //!
-//! The layout of a block on the device (a header per block or per
-//! `verify_interval`, then pattern or pseudo-random data) and the checks of
-//! each kind are [`crate::workload::verify_block`]'s. Because the data can be
-//! regenerated from the header, a checksum mismatch is reported with the first
-//! byte that differs, not only with two checksums; `verify_dump` writes the
-//! received and expected bytes to files ([`crate::workload::verify_dump`]).
+//! The layout of a block on the device is fio's (a header per block or per
+//! `verify_interval`, pattern or fio's pseudo-random data), and so are the
+//! checks of each kind: [`crate::workload::verify_block`]. The seed of each
+//! block's data is drawn as fio draws it (two outputs of its verify
+//! generator, seeded as fio seeds it for the job clone), so a job writes
+//! the bytes fio's does. Because the data can be regenerated from the
+//! header, a checksum mismatch is reported with the first byte that
+//! differs, not only with two checksums; `verify_dump` writes the received
+//! and expected bytes to files ([`crate::workload::verify_dump`]).
 //!
 //! What was written where is kept in a [`BlockMap`] sized from size/unit before
 //! the clock starts (the unit is the greatest common divisor of the job's block
@@ -24,7 +27,8 @@ use crate::job::VerifySpec;
 use crate::job::{Direction, JobSpec, VerifyKind};
 use crate::request::{Class, Op};
 use crate::workload::NextIo;
-use crate::workload::verify_block::{Layout, Write, WriterId, failure};
+use crate::workload::fio_rand::Taus88;
+use crate::workload::verify_block::{Layout, Write, failure};
 use crate::workload::verify_dump::Dumper;
 
 pub use crate::workload::verify_block::{Field, VerifyFailure};
@@ -234,8 +238,19 @@ pub struct Verifier {
     interval: u32,
     /// `verify_offset` (0 = the header stays at the start).
     swap_at: u32,
-    /// Who writes, recorded in every header.
-    origin: WriterId,
+    /// `bs_unaligned`: a header per block.
+    unaligned: bool,
+    /// `buffer_compress_percentage` and `buffer_pattern`, which shape the
+    /// data of a verified block as fio fills it.
+    compress: u32,
+    buffer_pattern: Box<[u8]>,
+    /// fio's thread number of the job clone, recorded in every header.
+    thread: u16,
+    /// fio's verify generator: two draws make each write's data seed.
+    state: Taus88,
+    /// Its seed when the job's generators repeat (fio re-seeds it at every
+    /// loop), None when they do not.
+    state_seed: Option<u32>,
     /// `verify_dump`: where mismatches are written.
     dump: Option<Dumper>,
     pub fatal: bool,
@@ -248,7 +263,6 @@ pub struct Verifier {
     map: Option<BlockMap>,
     phase: Phase,
     next_seq: u64,
-    seed: u64,
     backlog: u64,
     since_backlog: u64,
     /// Offsets of the last writes, for the backlog check (a ring).
@@ -332,7 +346,12 @@ impl Verifier {
             pattern: job.verify.pattern.clone().into_boxed_slice(),
             interval: job.verify.interval,
             swap_at: job.verify.offset,
-            origin: WriterId::default(),
+            unaligned: job.target.bs_unaligned,
+            compress: job.buffers.compress_percentage.unwrap_or(0),
+            buffer_pattern: job.buffers.pattern.clone().into_boxed_slice(),
+            thread: 1,
+            state: Taus88::new(seed as u32),
+            state_seed: None,
             dump: None,
             fatal: job.verify.fatal,
             do_verify: job.verify.do_verify,
@@ -341,7 +360,6 @@ impl Verifier {
             map,
             phase: Phase::Workload,
             next_seq: 1,
-            seed: seed ^ 0x05EE_D0FB_10C0,
             backlog: job.verify.backlog,
             since_backlog: 0,
             ring: vec![0; ring_cap].into_boxed_slice(),
@@ -370,10 +388,15 @@ impl Verifier {
         self.kind
     }
 
-    /// The writing job's index in its job file and its clone number, for the
-    /// headers (set once at setup).
-    pub fn set_origin(&mut self, job: u32, clone: u32) {
-        self.origin = WriterId { job, clone };
+    /// fio's thread number of the job clone, for the headers, and the seed
+    /// of its verify generator when the job's generators repeat (set once
+    /// at setup).
+    pub fn set_origin(&mut self, thread: u32, state_seed: Option<u32>) {
+        self.thread = thread as u16;
+        if let Some(s) = state_seed {
+            self.state = Taus88::new(s);
+        }
+        self.state_seed = state_seed;
     }
 
     /// `verify_dump`: write mismatches with `dumper` (set once at setup).
@@ -386,14 +409,23 @@ impl Verifier {
             kind: self.kind,
             pattern: &self.pattern,
             interval: self.interval,
+            unaligned: self.unaligned,
             swap_at: self.swap_at,
+            compress: self.compress,
+            buffer_pattern: &self.buffer_pattern,
         }
     }
 
-    /// The seed of the block written with `seq`.
+    /// fio's data seed of a verified write, and of a verify read: two draws
+    /// of the verify generator multiplied (none with a pattern, whose
+    /// headers record 0).
     #[inline]
-    fn block_seed(&self, seq: u64) -> u64 {
-        self.seed ^ seq.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    fn draw_seed(&mut self) -> u64 {
+        if !self.pattern.is_empty() {
+            return 0;
+        }
+        let a = self.state.next_u32() as u64;
+        a.wrapping_mul(self.state.next_u32() as u64)
     }
 
     /// `verify_only`: take `io` from the workload without issuing it (true),
@@ -451,6 +483,11 @@ impl Verifier {
     /// back what the last pass wrote first: returns true if it holds `io`
     /// for that, to hand it back as [`Step::Resume`].
     pub fn loop_ended(&mut self, io: NextIo) -> bool {
+        // fio re-seeds its generators at every loop when they repeat: each
+        // loop's writes draw the same data seeds.
+        if let Some(s) = self.state_seed {
+            self.state = Taus88::new(s);
+        }
         if !(self.writes && self.do_verify && self.backlog == 0 && self.phase == Phase::Workload) {
             return false;
         }
@@ -496,7 +533,12 @@ impl Verifier {
                     self.batch_left = self.batch_left.saturating_sub(1);
                     let map = self.map.as_ref().expect("write jobs have a map");
                     match map.block_at(off) {
-                        Some((_, len)) => return Step::Read(read_io(off, len)),
+                        Some((_, len)) => {
+                            // fio draws a seed for every verify read, which
+                            // shifts the seeds of the writes after it.
+                            self.draw_seed();
+                            return Step::Read(read_io(off, len));
+                        }
                         None => self.stats.skipped += 1,
                     }
                 }
@@ -532,12 +574,17 @@ impl Verifier {
     pub fn fill(&mut self, buf: &mut [u8], offset: u64) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
+        if self.kind == VerifyKind::Null {
+            return seq;
+        }
+        let (time_sec, time_nsec) = wall_time();
         let w = Write {
             offset,
-            seq,
-            seed: self.block_seed(seq),
-            time_ns: wall_ns(),
-            origin: self.origin,
+            numberio: numberio(seq),
+            seed: self.draw_seed(),
+            time_sec,
+            time_nsec,
+            thread: self.thread,
         };
         self.layout().fill(buf, &w);
         seq
@@ -619,7 +666,10 @@ impl Verifier {
                 None,
             ))
         } else {
-            self.layout().check(buf, offset, expected_seq)
+            // verify_only: as fio, the numberio is not checked (the data
+            // may come from another run, or another tool).
+            let nio = expected_seq.filter(|_| !self.only).map(numberio);
+            self.layout().check(buf, offset, nio)
         };
         if let Some(f) = fail {
             self.stats.failures += 1;
@@ -655,26 +705,28 @@ impl Verifier {
             }
             return;
         }
-        let known = expected_seq.map(|seq| Write {
-            offset,
-            seq,
-            seed: self.block_seed(seq),
-            time_ns: 0,
-            origin: self.origin,
-        });
-        let expected = self.layout().expected(received, at, f.offset, known);
+        let nio = expected_seq.filter(|_| !self.only).map(numberio);
+        let expected = self.layout().expected(received, at, buf.len(), offset, nio);
         if let Some(d) = self.dump.as_ref() {
             d.dump(f.offset, received, &expected);
         }
     }
 }
 
-/// Wall-clock time for the header (vDSO: no system call).
+/// Wall-clock time for the header, seconds and nanoseconds (vDSO: no
+/// system call).
 #[inline]
-fn wall_ns() -> u64 {
+fn wall_time() -> (u32, u32) {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
+        .map_or((0, 0), |d| (d.as_secs() as u32, d.subsec_nanos()))
+}
+
+/// fio's numberio of the job's write `seq` (from 1): the writes before it,
+/// in 16 bits.
+#[inline]
+fn numberio(seq: u64) -> u16 {
+    seq.wrapping_sub(1) as u16
 }
 
 fn read_io(offset: u64, len: u32) -> NextIo {
@@ -703,9 +755,12 @@ fn check_block(
         kind,
         pattern,
         interval: 0,
+        unaligned: false,
         swap_at: 0,
+        compress: 0,
+        buffer_pattern: &[],
     }
-    .check(buf, offset, expected_seq)
+    .check(buf, offset, expected_seq.map(numberio))
 }
 
 #[cfg(test)]
@@ -730,7 +785,7 @@ mod tests {
 
     #[test]
     fn a_filled_block_checks_clean_and_every_flipped_byte_is_caught() {
-        for kind in [VerifyKind::Crc32c, VerifyKind::Pattern] {
+        for kind in [VerifyKind::Crc32c, VerifyKind::PatternHeader] {
             let mut v = Verifier::new(&job(kind, Direction::Write), 0, 1 << 20, 7)
                 .unwrap()
                 .unwrap();
@@ -742,7 +797,7 @@ mod tests {
                 bad[pos] ^= 0xFF;
                 let f = check_block(&bad, 8192, Some(seq), kind, &v.pattern)
                     .unwrap_or_else(|| panic!("{kind:?}: flip at {pos} not caught"));
-                if pos >= HEADER_LEN {
+                if pos >= kind.header_len() {
                     assert_eq!(f.bad_byte.map(|b| b.0), Some(pos as u32), "{kind:?} {f}");
                 }
             }
@@ -752,7 +807,7 @@ mod tests {
             // A stale block (older write) is caught by seq.
             let f = check_block(&buf, 8192, Some(seq + 1), kind, &v.pattern).unwrap();
             assert_eq!(f.field, Field::Seq);
-            assert!(f.to_string().contains("seq mismatch"), "{f}");
+            assert!(f.to_string().contains("numberio mismatch"), "{f}");
         }
     }
 

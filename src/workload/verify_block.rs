@@ -1,57 +1,58 @@
-//! The on-device layout of a verified block: one header per block, or one per
-//! `verify_interval` bytes of it (each interval then checks on its own, like
-//! fio's), followed by data that is either `verify_pattern` or pseudo-random
-//! from the interval's seed.
+//! fio's on-device layout of a verified block (fio 3.33's `verify.c`), so
+//! that fio checks what iolab wrote and iolab checks what fio wrote.
 //!
-//! Header (little endian), at the start of every interval:
+//! A block is split into intervals (`verify_interval`; the whole block when
+//! the block is shorter or `bs_unaligned` is set). The whole block is first
+//! filled with data: `verify_pattern` repeated from the block's start, or
+//! fio's pseudo-random bytes from the write's seed ([`fill_random`]). Then
+//! every interval gets, at its start, fio's common header (little endian):
 //!
 //! ```text
-//!  0  magic     u32   "iolb"
-//!  4  len       u32   interval length in bytes (the block's without verify_interval)
-//!  8  offset    u64   where the interval was written (device/file offset)
-//! 16  seed      u64   seed of the data bytes (when they are not the pattern)
-//! 24  seq       u64   write sequence number within the job, from 1 (one per block)
-//! 32  time      u64   wall-clock time of the write, ns since the Unix epoch
-//! 40  job       u32   the writing job's index in its job file, from 0
-//! 44  clone     u32   its clone number (numjobs), from 0
-//! 48  data_crc  u32   checksum of the data, bytes [header, len): crc32c, or
-//!                     another checksum of up to 4 bytes (crc32, crc16, crc7,
-//!                     xxhash; big-endian, right-aligned); else 0
-//! 52  hdr_crc   u32   crc32c of bytes [0, 52)
-//! 56  digest          verify=md5, sha*, crc64 only: the digest of the data,
-//!                     padded to a multiple of 8 bytes (the header is then
-//!                     56 + that long; `VerifyKind::header_len`)
+//!  0  magic        u16  0xacca
+//!  2  verify_type  u16  fio's number of the kind (VerifyKind::fio_type)
+//!  4  len          u32  interval length in bytes
+//!  8  rand_seed    u64  seed of the block's random data (0 with a pattern)
+//! 16  offset       u64  where the interval was written
+//! 24  time_sec     u32  when (wall clock)
+//! 28  time_nsec    u32
+//! 32  thread       u16  the writing job clone's fio thread number, from 1
+//! 34  numberio     u16  the job's write count before this write
+//! 36  crc32        u32  fio's crc32c of bytes [0, 36)
+//! 40  the checksum's own header: the checksum of bytes [header_len, len)
+//!     of the interval (`verify_digest::fio_vhdr`)
 //! ```
 //!
-//! What each kind checks: every kind checks magic, length, offset, seq (write
-//! jobs know which write they expect) and the header crc — fio's `meta`
-//! fields. `crc32c` adds the data crc, `pattern` compares the data with the
-//! pattern, and `meta` with a `verify_pattern` compares it too. The other
-//! checksums (`verify_digest`) check the data like crc32c; `null` checks
-//! nothing (fio's "pretend to verify"). `time`, `job`
-//! and `clone` are recorded for whoever reads a dump, not checked: a later
-//! read job is another job, writing at another time (fio does not check them
-//! either).
+//! `verify_offset` then swaps the header with the bytes that far in.
+//! `verify=pattern` writes no header at all; `verify=null` writes nothing of
+//! its own (the buffer keeps its ordinary contents) and checks nothing.
 //!
-//! Nothing here allocates except [`Layout::expected`], which only a
-//! `verify_dump` of a mismatch calls.
+//! The checks are fio's: magic, length, offset, numberio (write jobs, which
+//! know which write they expect) and the header crc, then the checksum or
+//! the pattern. The seed is not compared (fio compares it only for mixed
+//! jobs, from a replay of its generator; the checksum covers the data it
+//! made), nor are time, type and thread.
+//!
+//! Nothing here allocates on the way of a block that checks clean; a
+//! mismatch rebuilds the expected block to name the first bad byte.
 
 use std::fmt;
 
-use super::verify_digest::{self, head_of};
+use super::verify_digest::{fio_crc32c, fio_vhdr, vhdr_value};
 use crate::job::{VerifyKind, VerifySpec};
 
 pub const HEADER_LEN: usize = VerifySpec::HEADER_LEN;
-pub const MAGIC: u32 = u32::from_le_bytes(*b"iolb");
+pub const MAGIC: u16 = 0xacca;
+const AT_TYPE: usize = 2;
 const AT_LEN: usize = 4;
-const AT_OFFSET: usize = 8;
-const AT_SEED: usize = 16;
-const AT_SEQ: usize = 24;
-const AT_TIME: usize = 32;
-const AT_JOB: usize = 40;
-const AT_CLONE: usize = 44;
-const AT_DATA_CRC: usize = 48;
-const AT_HDR_CRC: usize = 52;
+const AT_SEED: usize = 8;
+const AT_OFFSET: usize = 16;
+const AT_SEC: usize = 24;
+const AT_NSEC: usize = 28;
+const AT_THREAD: usize = 32;
+const AT_NUMBERIO: usize = 34;
+const AT_HDR_CRC: usize = 36;
+/// Most bytes a checksum header holds (fio's sha512 one).
+const MAX_VHDR: usize = 128;
 
 /// Which part of a block did not match.
 #[derive(
@@ -62,6 +63,7 @@ pub enum Field {
     Magic,
     Length,
     Offset,
+    /// fio's numberio: which write of the job the block is.
     Seq,
     HeaderCrc,
     /// crc32c or another CRC of the data.
@@ -74,8 +76,9 @@ pub enum Field {
 }
 
 impl Field {
-    /// A field of the block's header (its magic, length, offset, seq or
-    /// header crc): the block's origin is unknown, so nothing can be rebuilt.
+    /// A field of the block's header (its magic, length, offset, numberio
+    /// or header crc): the block's origin is unknown, so nothing can be
+    /// rebuilt.
     pub fn in_header(self) -> bool {
         matches!(
             self,
@@ -88,7 +91,7 @@ impl Field {
             Field::Magic => "magic",
             Field::Length => "length",
             Field::Offset => "offset",
-            Field::Seq => "seq",
+            Field::Seq => "numberio",
             Field::HeaderCrc => "header crc",
             Field::DataCrc => "data crc",
             Field::DataDigest => "data digest",
@@ -103,14 +106,15 @@ impl Field {
     schemars::JsonSchema, Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize,
 )]
 pub struct VerifyFailure {
-    /// Offset of the block on the target.
+    /// Offset of the interval (the block without verify_interval) on the
+    /// target: the offset fio's message names.
     pub offset: u64,
     pub len: u32,
     pub field: Field,
     pub expected: u64,
     pub found: u64,
-    /// First differing byte within the block, with its expected and found
-    /// values, when the data could be compared byte by byte.
+    /// First differing byte within the interval, with its expected and
+    /// found values, when the data could be compared byte by byte.
     pub bad_byte: Option<(u32, u8, u8)>,
 }
 
@@ -136,103 +140,101 @@ impl fmt::Display for VerifyFailure {
     }
 }
 
-/// Who writes: recorded in every header (fio's meta thread number).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct WriterId {
-    pub job: u32,
-    pub clone: u32,
-}
-
 /// One write as its headers describe it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Write {
     pub offset: u64,
-    pub seq: u64,
-    /// Seed of the block; interval k's data comes from [`interval_seed`].
+    /// The job's writes issued before this one (fio keeps 16 bits).
+    pub numberio: u16,
+    /// Seed of the block's random data (fio's `rand_seed`).
     pub seed: u64,
-    pub time_ns: u64,
-    pub origin: WriterId,
-}
-
-/// The seed of interval `k` of a block whose seed is `seed`.
-#[inline]
-pub fn interval_seed(seed: u64, k: usize) -> u64 {
-    seed.wrapping_add((k as u64).wrapping_mul(0xD1B5_4A32_D192_ED03))
+    pub time_sec: u32,
+    pub time_nsec: u32,
+    /// fio's thread number of the writing job clone.
+    pub thread: u16,
 }
 
 /// How a job's blocks are laid out and checked.
 #[derive(Clone, Copy, Debug)]
 pub struct Layout<'a> {
     pub kind: VerifyKind,
-    /// Empty: the data is pseudo-random from each interval's seed.
+    /// Empty: the data is pseudo-random from the block's seed.
     pub pattern: &'a [u8],
-    /// Bytes per header; 0 = one header per block.
+    /// Bytes per header (fio's `verify_interval`, as the job checks left it).
     pub interval: u32,
+    /// `bs_unaligned`: one header per block, whatever the interval.
+    pub unaligned: bool,
     /// fio's `verify_offset`: where in each interval the header is stored on
-    /// the device, swapped with the data there (0 = at the start). The job
-    /// checks guarantee `swap_at >= HEADER_LEN` and room in every interval.
+    /// the device, swapped with the data there (0 = at the start).
     pub swap_at: u32,
+    /// `buffer_compress_percentage` and `buffer_pattern`: fio fills the part
+    /// of a verified block that is not random as it fills any buffer.
+    pub compress: u32,
+    pub buffer_pattern: &'a [u8],
 }
 
 impl Layout<'_> {
-    /// Bytes per interval of a block of `len` bytes.
+    /// Bytes per interval of a block of `len` bytes (fio's `get_hdr_inc`).
     #[inline]
     pub fn step(&self, len: usize) -> usize {
-        match self.interval as usize {
-            0 => len,
-            iv => iv.min(len).max(1),
+        let iv = self.interval as usize;
+        if iv != 0 && iv <= len && !self.unaligned {
+            iv
+        } else {
+            len.max(1)
         }
     }
 
-    /// Fill every interval of `buf` (a whole block) for write `w`.
+    fn header_len(&self) -> usize {
+        self.kind.header_len()
+    }
+
+    /// Fill `buf` (a whole block) for write `w`: the data, then every
+    /// interval's header and checksum.
     #[inline]
     pub fn fill(&self, buf: &mut [u8], w: &Write) {
+        if self.kind == VerifyKind::Null {
+            return;
+        }
+        self.fill_data(buf, w.seed);
         let step = self.step(buf.len());
         for (k, chunk) in buf.chunks_mut(step).enumerate() {
-            let at = k * step;
-            self.fill_interval(chunk, at, w.offset + at as u64, interval_seed(w.seed, k), w);
+            self.seal(chunk, w.offset + (k * step) as u64, w);
         }
     }
 
-    /// Fill one interval at block position `at` (the pattern runs on from the
-    /// block's start, as fio's does).
+    /// The block's data before the headers: the pattern from the block's
+    /// start, or fio's random bytes from `seed`.
     #[inline]
-    fn fill_interval(&self, chunk: &mut [u8], at: usize, offset: u64, seed: u64, w: &Write) {
-        let h = self.kind.header_len();
-        if chunk.len() < h {
+    fn fill_data(&self, buf: &mut [u8], seed: u64) {
+        if self.pattern.is_empty() {
+            fill_random_percentage(buf, seed, self.compress, self.buffer_pattern);
+        } else {
+            fill_pattern(buf, 0, self.pattern);
+        }
+    }
+
+    /// Write the header and checksum of one interval (already holding its
+    /// data) written at `offset`, then swap it to `verify_offset`.
+    #[inline]
+    fn seal(&self, chunk: &mut [u8], offset: u64, w: &Write) {
+        let h = self.header_len();
+        if h == 0 || chunk.len() <= h {
             return;
         }
-        if !self.pattern.is_empty() {
-            fill_pattern(chunk, at, h, self.pattern);
-        } else {
-            fill_random(&mut chunk[h..], seed);
-        }
-        let data_crc = match self.kind {
-            VerifyKind::Crc32c => crc32c::crc32c(&chunk[h..]),
-            VerifyKind::Pattern | VerifyKind::Meta | VerifyKind::Null => 0,
-            VerifyKind::Digest(d) => {
-                let sum = verify_digest::digest(d, &chunk[h..]);
-                if d.extra_header() == 0 {
-                    sum.head() as u32
-                } else {
-                    chunk[HEADER_LEN..HEADER_LEN + d.size()].copy_from_slice(sum.as_bytes());
-                    chunk[HEADER_LEN + d.size()..h].fill(0);
-                    0
-                }
-            }
-        };
-        let len = chunk.len() as u32;
-        chunk[0..4].copy_from_slice(&MAGIC.to_le_bytes());
-        put32(chunk, AT_LEN, len);
+        chunk[0..2].copy_from_slice(&MAGIC.to_le_bytes());
+        chunk[AT_TYPE..AT_TYPE + 2].copy_from_slice(&self.kind.fio_type().to_le_bytes());
+        put32(chunk, AT_LEN, chunk.len() as u32);
+        put64(chunk, AT_SEED, w.seed);
         put64(chunk, AT_OFFSET, offset);
-        put64(chunk, AT_SEED, seed);
-        put64(chunk, AT_SEQ, w.seq);
-        put64(chunk, AT_TIME, w.time_ns);
-        put32(chunk, AT_JOB, w.origin.job);
-        put32(chunk, AT_CLONE, w.origin.clone);
-        put32(chunk, AT_DATA_CRC, data_crc);
-        let hc = crc32c::crc32c(&chunk[..AT_HDR_CRC]);
+        put32(chunk, AT_SEC, w.time_sec);
+        put32(chunk, AT_NSEC, w.time_nsec);
+        chunk[AT_THREAD..AT_THREAD + 2].copy_from_slice(&w.thread.to_le_bytes());
+        chunk[AT_NUMBERIO..AT_NUMBERIO + 2].copy_from_slice(&w.numberio.to_le_bytes());
+        let hc = fio_crc32c(&chunk[..AT_HDR_CRC]);
         put32(chunk, AT_HDR_CRC, hc);
+        let (head, data) = chunk.split_at_mut(h);
+        fio_vhdr(self.kind, data, &mut head[HEADER_LEN..]);
         self.swap(chunk);
     }
 
@@ -241,84 +243,99 @@ impl Layout<'_> {
     #[inline]
     fn swap(&self, chunk: &mut [u8]) {
         let at = self.swap_at as usize;
-        let h = self.kind.header_len();
-        if at >= h && at + h <= chunk.len() {
+        let h = self.header_len();
+        if h > 0 && at >= h && at + h <= chunk.len() {
             let (head, rest) = chunk.split_at_mut(at);
             head[..h].swap_with_slice(&mut rest[..h]);
         }
     }
 
     /// Check a block read from `offset`: the first interval that fails.
-    /// `expected_seq` is known to write jobs (the last write there). With
-    /// `swap_at` each interval's header is first swapped back into place, in
-    /// `buf` itself (as fio does in its buffer), so a dump shows the block as
-    /// it was before the write swapped it.
+    /// `numberio` is known to write jobs (the last write there). With
+    /// `verify_offset` each interval's header is first swapped back into
+    /// place, in `buf` itself (as fio does in its buffer), so a dump shows
+    /// the block as it was before the write swapped it.
     pub fn check(
         &self,
         buf: &mut [u8],
         offset: u64,
-        expected_seq: Option<u64>,
+        numberio: Option<u16>,
     ) -> Option<VerifyFailure> {
+        if self.kind == VerifyKind::Null {
+            return None;
+        }
         let step = self.step(buf.len());
-        buf.chunks_mut(step).enumerate().find_map(|(k, chunk)| {
-            let at = k * step;
+        let block_len = buf.len();
+        let mut found = None;
+        for (k, chunk) in buf.chunks_mut(step).enumerate() {
             self.swap(chunk);
-            self.check_interval(chunk, at, offset + at as u64, expected_seq)
-        })
+            found = self.check_interval(chunk, k * step, block_len, offset, numberio);
+            if found.is_some() {
+                break;
+            }
+        }
+        found
     }
 
     fn check_interval(
         &self,
         chunk: &[u8],
         at: usize,
-        offset: u64,
-        expected_seq: Option<u64>,
+        block_len: usize,
+        block_offset: u64,
+        numberio: Option<u16>,
     ) -> Option<VerifyFailure> {
+        let offset = block_offset + at as u64;
         let len = chunk.len() as u32;
         let f = |field, e: u64, g: u64| Some(failure(offset, len, field, e, g, None));
-        if self.kind == VerifyKind::Null {
-            return None;
+        let h = self.header_len();
+        if chunk.len() <= h {
+            return f(Field::Length, h as u64 + 1, chunk.len() as u64);
         }
-        let h = self.kind.header_len();
-        if chunk.len() < h {
-            return f(Field::Length, h as u64, chunk.len() as u64);
-        }
-        let magic = le32(chunk, 0);
-        if magic != MAGIC {
-            return f(Field::Magic, MAGIC as u64, magic as u64);
-        }
-        let hlen = le32(chunk, AT_LEN);
-        if hlen != len {
-            return f(Field::Length, len as u64, hlen as u64);
-        }
-        let hoff = le64(chunk, AT_OFFSET);
-        if hoff != offset {
-            return f(Field::Offset, offset, hoff);
-        }
-        let seq = le64(chunk, AT_SEQ);
-        if let Some(e) = expected_seq
-            && seq != e
-        {
-            return f(Field::Seq, e, seq);
-        }
-        let hc = le32(chunk, AT_HDR_CRC);
-        let want_hc = crc32c::crc32c(&chunk[..AT_HDR_CRC]);
-        if hc != want_hc {
-            return f(Field::HeaderCrc, want_hc as u64, hc as u64);
+        if h > 0 {
+            let magic = le16(chunk, 0);
+            if magic != MAGIC {
+                return f(Field::Magic, MAGIC as u64, magic as u64);
+            }
+            let hlen = le32(chunk, AT_LEN);
+            if hlen != len {
+                return f(Field::Length, len as u64, hlen as u64);
+            }
+            let hoff = le64(chunk, AT_OFFSET);
+            if hoff != offset {
+                return f(Field::Offset, offset, hoff);
+            }
+            let nio = le16(chunk, AT_NUMBERIO);
+            if let Some(e) = numberio
+                && nio != e
+            {
+                return f(Field::Seq, e as u64, nio as u64);
+            }
+            let hc = le32(chunk, AT_HDR_CRC);
+            let want_hc = fio_crc32c(&chunk[..AT_HDR_CRC]);
+            if hc != want_hc {
+                return f(Field::HeaderCrc, want_hc as u64, hc as u64);
+            }
         }
         if self.kind.checksums_data() {
-            if let Some((stored, actual)) = self.data_mismatch(chunk, h) {
-                let bad = if self.pattern.is_empty() {
-                    first_random_mismatch(&chunk[h..], le64(chunk, AT_SEED))
-                        .map(|(i, e, g)| ((i + h) as u32, e, g))
-                } else {
-                    first_pattern_mismatch(chunk, at, h, self.pattern)
-                };
+            let mut actual = [0u8; MAX_VHDR];
+            let vlen = h - HEADER_LEN;
+            fio_vhdr(self.kind, &chunk[h..], &mut actual[..vlen]);
+            let stored = &chunk[HEADER_LEN..h];
+            if stored != &actual[..vlen] {
                 let field = match self.kind {
                     VerifyKind::Digest(d) if !d.is_crc() => Field::DataDigest,
                     _ => Field::DataCrc,
                 };
-                return Some(failure(offset, len, field, stored, actual, bad));
+                let bad = self.first_bad_data_byte(chunk, at, block_len);
+                return Some(failure(
+                    offset,
+                    len,
+                    field,
+                    vhdr_value(self.kind, stored),
+                    vhdr_value(self.kind, &actual[..vlen]),
+                    bad,
+                ));
             }
         } else if !self.pattern.is_empty()
             && let Some((i, e, g)) = first_pattern_mismatch(chunk, at, h, self.pattern)
@@ -335,66 +352,72 @@ impl Layout<'_> {
         None
     }
 
-    /// The stored and the recomputed checksum of an interval's data (header
-    /// `h` bytes) when they differ: a CRC's value, or a long digest's leading
-    /// 8 bytes (every byte is compared).
-    fn data_mismatch(&self, chunk: &[u8], h: usize) -> Option<(u64, u64)> {
-        let stored32 = le32(chunk, AT_DATA_CRC) as u64;
-        match self.kind {
-            VerifyKind::Crc32c => {
-                let actual = crc32c::crc32c(&chunk[h..]) as u64;
-                (stored32 != actual).then_some((stored32, actual))
-            }
-            VerifyKind::Digest(d) => {
-                let actual = verify_digest::digest(d, &chunk[h..]);
-                if d.extra_header() == 0 {
-                    (stored32 != actual.head()).then_some((stored32, actual.head()))
-                } else {
-                    let stored = &chunk[HEADER_LEN..HEADER_LEN + d.size()];
-                    (stored != actual.as_bytes()).then(|| (head_of(stored), actual.head()))
-                }
-            }
-            VerifyKind::Pattern | VerifyKind::Meta | VerifyKind::Null => None,
+    /// The first data byte of a failed interval that differs from what the
+    /// header's seed (or the pattern) makes: position in the interval,
+    /// expected, found. Cold: rebuilds the block's data.
+    #[cold]
+    fn first_bad_data_byte(
+        &self,
+        chunk: &[u8],
+        at: usize,
+        block_len: usize,
+    ) -> Option<(u32, u8, u8)> {
+        let h = self.header_len();
+        if !self.pattern.is_empty() {
+            return first_pattern_mismatch(chunk, at, h, self.pattern);
         }
+        let mut want = vec![0u8; block_len];
+        self.fill_data(&mut want, le64(chunk, AT_SEED));
+        chunk
+            .iter()
+            .zip(&want[at..])
+            .enumerate()
+            .skip(h)
+            .find(|(_, (g, e))| g != e)
+            .map(|(i, (&g, &e))| (i as u32, e, g))
     }
 
-    /// What interval `k` of a block should have held, for a dump: regenerated
-    /// from what the job knows (its expected seq and seed for a write job) and
-    /// otherwise from the received header (a read job knows no more; the
-    /// write time is always the received one). Allocates: failures only.
+    /// What interval `at` of a block should have held, for a dump, in the
+    /// layout before any `verify_offset` swap (as the check leaves the
+    /// received bytes): rebuilt from the received header (its seed, time
+    /// and thread), with the numberio the job expected if it knows one.
+    /// Allocates: failures only.
     pub fn expected(
         &self,
         received: &[u8],
         at: usize,
-        offset: u64,
-        known: Option<Write>,
+        block_len: usize,
+        block_offset: u64,
+        numberio: Option<u16>,
     ) -> Vec<u8> {
-        let mut out = vec![0u8; received.len()];
-        if received.len() < self.kind.header_len() {
-            return out;
-        }
-        let from_header = Write {
-            offset,
-            seq: le64(received, AT_SEQ),
-            seed: le64(received, AT_SEED),
-            time_ns: le64(received, AT_TIME),
-            origin: WriterId {
-                job: le32(received, AT_JOB),
-                clone: le32(received, AT_CLONE),
-            },
-        };
-        let (w, seed) = match known {
-            Some(k) => {
-                let step = self.step(received.len()).max(1);
-                let w = Write {
-                    time_ns: from_header.time_ns,
-                    ..k
-                };
-                (w, interval_seed(k.seed, at / step))
+        let mut block = vec![0u8; block_len];
+        let h = self.header_len();
+        let w = if h > 0 && received.len() > h {
+            Write {
+                offset: block_offset,
+                numberio: numberio.unwrap_or(le16(received, AT_NUMBERIO)),
+                seed: le64(received, AT_SEED),
+                time_sec: le32(received, AT_SEC),
+                time_nsec: le32(received, AT_NSEC),
+                thread: le16(received, AT_THREAD),
             }
-            None => (from_header, from_header.seed),
+        } else {
+            Write {
+                offset: block_offset,
+                numberio: 0,
+                seed: 0,
+                time_sec: 0,
+                time_nsec: 0,
+                thread: 0,
+            }
         };
-        self.fill_interval(&mut out, at, offset, seed, &w);
+        self.fill_data(&mut block, w.seed);
+        let mut out = block[at..at + received.len()].to_vec();
+        let unswapped = Layout {
+            swap_at: 0,
+            ..*self
+        };
+        unswapped.seal(&mut out, block_offset + at as u64, &w);
         out
     }
 }
@@ -428,6 +451,10 @@ fn put64(b: &mut [u8], at: usize, v: u64) {
     b[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }
 
+fn le16(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+
 fn le32(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
 }
@@ -436,45 +463,73 @@ fn le64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
 }
 
-/// The data bytes of an interval: a fast PRNG stream from its seed.
-#[inline]
-fn fill_random(data: &mut [u8], seed: u64) {
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let mut chunks = data.chunks_exact_mut(8);
-    for c in &mut chunks {
-        c.copy_from_slice(&rng.u64(..).to_le_bytes());
-    }
-    let rest = chunks.into_remainder();
-    let last = rng.u64(..).to_le_bytes();
-    let n = rest.len();
-    rest.copy_from_slice(&last[..n]);
-}
+/// The multiplier of fio's buffer hash (`__hash_u64`).
+const GOLDEN_RATIO_64: u64 = 0x61c8_8646_80b5_83eb;
+/// fio's seed buckets (its build's default, 4: Debian's fio uses it).
+const SEED_BUCKETS: usize = 4;
+const PRIMES: [u64; SEED_BUCKETS] = [1, 2, 3, 5];
 
-/// Regenerate the data from `seed` and find the first byte that differs.
-fn first_random_mismatch(data: &[u8], seed: u64) -> Option<(usize, u8, u8)> {
-    let mut rng = fastrand::Rng::with_seed(seed);
-    for (k, c) in data.chunks(8).enumerate() {
-        let want = rng.u64(..).to_le_bytes();
-        for (j, &g) in c.iter().enumerate() {
-            if g != want[j] {
-                return Some((k * 8 + j, want[j], g));
-            }
+/// fio's random buffer bytes from `seed` (`__fill_random_buf`): 8-byte
+/// words in groups of [`SEED_BUCKETS`], word `p` of every group following its
+/// own stream `seed * prime[p]`, each word the previous one times the golden
+/// ratio; what is left after the last whole group continues bucket 0's
+/// stream, its last partial word cut short.
+#[inline]
+pub fn fill_random(data: &mut [u8], seed: u64) {
+    let mut s: [u64; SEED_BUCKETS] = PRIMES.map(|p| seed.wrapping_mul(p));
+    let group = 8 * SEED_BUCKETS;
+    let whole = data.len() / group * group;
+    let (groups, rest) = data.split_at_mut(whole);
+    for g in groups.chunks_exact_mut(group) {
+        for (w, sp) in g.chunks_exact_mut(8).zip(s.iter_mut()) {
+            w.copy_from_slice(&sp.to_le_bytes());
+            *sp = sp.wrapping_mul(GOLDEN_RATIO_64);
         }
     }
-    None
+    let mut s0 = s[0];
+    let mut words = rest.chunks_exact_mut(8);
+    for w in &mut words {
+        w.copy_from_slice(&s0.to_le_bytes());
+        s0 = s0.wrapping_mul(GOLDEN_RATIO_64);
+    }
+    let tail = words.into_remainder();
+    let n = tail.len();
+    tail.copy_from_slice(&s0.to_le_bytes()[..n]);
 }
 
-/// The pattern, repeated from the block's start, over an interval's data
-/// (`at` = the interval's position in its block).
+/// fio's verify buffer fill (`__fill_random_buf_percentage` with the block
+/// as one segment): the first `100 - compress`% of the block random, the
+/// rest `buffer_pattern` (or zeroes); all of it pattern at 100%.
 #[inline]
-fn fill_pattern(chunk: &mut [u8], at: usize, header: usize, pattern: &[u8]) {
-    for (i, b) in chunk.iter_mut().enumerate().skip(header) {
+fn fill_random_percentage(buf: &mut [u8], seed: u64, compress: u32, buffer_pattern: &[u8]) {
+    let fill_rest = |b: &mut [u8]| {
+        if buffer_pattern.is_empty() {
+            b.fill(0);
+        } else {
+            fill_pattern(b, 0, buffer_pattern);
+        }
+    };
+    if compress >= 100 {
+        fill_rest(buf);
+        return;
+    }
+    let random = (buf.len() as u64 * (100 - compress as u64) / 100) as usize;
+    let (r, rest) = buf.split_at_mut(random.min(buf.len()));
+    fill_random(r, seed);
+    fill_rest(rest);
+}
+
+/// The pattern, repeated from position `at` of it, over `buf`.
+#[inline]
+fn fill_pattern(buf: &mut [u8], at: usize, pattern: &[u8]) {
+    for (i, b) in buf.iter_mut().enumerate() {
         *b = pattern[(at + i) % pattern.len()];
     }
 }
 
 /// First data byte of an interval that is not the pattern: (position in the
-/// interval, expected, found).
+/// interval, expected, found). The pattern runs from the block's start
+/// (`at` = the interval's position in its block).
 fn first_pattern_mismatch(
     chunk: &[u8],
     at: usize,
@@ -490,15 +545,47 @@ fn first_pattern_mismatch(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::job::Digest;
 
     fn w(offset: u64) -> Write {
         Write {
             offset,
-            seq: 3,
+            numberio: 3,
             seed: 99,
-            time_ns: 1,
-            origin: WriterId { job: 1, clone: 2 },
+            time_sec: 1,
+            time_nsec: 2,
+            thread: 1,
         }
+    }
+
+    fn layout(kind: VerifyKind, pattern: &[u8], interval: u32, swap_at: u32) -> Layout<'_> {
+        Layout {
+            kind,
+            pattern,
+            interval,
+            unaligned: false,
+            swap_at,
+            compress: 0,
+            buffer_pattern: &[],
+        }
+    }
+
+    #[test]
+    fn random_data_is_fios_bucketed_golden_ratio_stream() {
+        let mut b = [0u8; 44];
+        fill_random(&mut b, 7);
+        let word = |i: usize| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap());
+        assert_eq!(word(0), 7);
+        assert_eq!(word(1), 14);
+        assert_eq!(word(3), 35);
+        // After one group of four, the rest continue bucket 0's stream.
+        assert_eq!(word(4), 7u64.wrapping_mul(GOLDEN_RATIO_64));
+        assert_eq!(
+            b[40..44],
+            7u64.wrapping_mul(GOLDEN_RATIO_64)
+                .wrapping_mul(GOLDEN_RATIO_64)
+                .to_le_bytes()[..4]
+        );
     }
 
     #[test]
@@ -509,36 +596,30 @@ mod tests {
             (VerifyKind::Crc32c, &pat[..]),
             (VerifyKind::Meta, &pat[..]),
             (VerifyKind::Pattern, &pat[..]),
+            (VerifyKind::PatternHeader, &pat[..]),
+            (VerifyKind::Digest(Digest::Sha256), &[][..]),
         ] {
-            let l = Layout {
-                kind,
-                pattern,
-                interval: 512,
-                swap_at: 0,
-            };
+            let l = layout(kind, pattern, 512, 0);
             let mut buf = vec![0u8; 2048];
             l.fill(&mut buf, &w(8192));
             assert_eq!(l.check(&mut buf.clone(), 8192, Some(3)), None, "{kind:?}");
-            assert_eq!(le64(&buf, 512 + AT_OFFSET), 8192 + 512);
+            if kind != VerifyKind::Pattern {
+                assert_eq!(le64(&buf, 512 + AT_OFFSET), 8192 + 512);
+            }
             let mut bad = buf.clone();
             bad[512 + 300] ^= 0x01;
             let f = l.check(&mut bad.clone(), 8192, Some(3)).expect("caught");
             assert_eq!((f.offset, f.len), (8192 + 512, 512), "{kind:?} {f}");
             assert_eq!(f.bad_byte.map(|b| b.0), Some(300), "{kind:?} {f}");
             // The dump's expected interval is the one written.
-            let exp = l.expected(&bad[512..1024], 512, 8192 + 512, Some(w(8192)));
+            let exp = l.expected(&bad[512..1024], 512, 2048, 8192, Some(3));
             assert_eq!(exp, buf[512..1024], "{kind:?}");
         }
     }
 
     #[test]
     fn meta_without_pattern_checks_the_header_only() {
-        let l = Layout {
-            kind: VerifyKind::Meta,
-            pattern: &[],
-            interval: 0,
-            swap_at: 0,
-        };
+        let l = layout(VerifyKind::Meta, &[], 0, 0);
         let mut buf = vec![0u8; 4096];
         l.fill(&mut buf, &w(0));
         let mut data = buf.clone();
@@ -549,7 +630,7 @@ mod tests {
         assert_eq!((f.field, f.expected, f.found), (Field::Offset, 4096, 0));
         let f = l.check(&mut buf.clone(), 0, Some(4)).unwrap();
         assert_eq!(f.field, Field::Seq);
-        for pos in [AT_TIME, AT_JOB + 1, AT_CLONE, AT_SEED + 3] {
+        for pos in [AT_SEC, AT_THREAD + 1, AT_NSEC, AT_SEED + 3, AT_TYPE] {
             let mut h = buf.clone();
             h[pos] ^= 1;
             assert_eq!(
@@ -561,12 +642,8 @@ mod tests {
 
     #[test]
     fn verify_offset_moves_the_header_on_the_device_and_back_for_the_check() {
-        let l = Layout {
-            kind: VerifyKind::Crc32c,
-            pattern: &[],
-            interval: 1024,
-            swap_at: 200,
-        };
+        let l = layout(VerifyKind::Crc32c, &[], 1024, 200);
+        let h = l.header_len();
         let mut buf = vec![0u8; 2048];
         l.fill(&mut buf, &w(4096));
         // On the device the header of each interval sits 200 bytes in.
@@ -574,14 +651,8 @@ mod tests {
         let mut unswapped = vec![0u8; 2048];
         plain.fill(&mut unswapped, &w(4096));
         for k in [0, 1024] {
-            assert_eq!(
-                buf[k + 200..k + 200 + HEADER_LEN],
-                unswapped[k..k + HEADER_LEN]
-            );
-            assert_eq!(
-                buf[k..k + HEADER_LEN],
-                unswapped[k + 200..k + 200 + HEADER_LEN]
-            );
+            assert_eq!(buf[k + 200..k + 200 + h], unswapped[k..k + h]);
+            assert_eq!(buf[k..k + h], unswapped[k + 200..k + 200 + h]);
         }
         // Read back, the check swaps in place and passes; the buffer is the
         // block as it was before the write swapped it.
@@ -595,5 +666,19 @@ mod tests {
         bad[1024 + 200 + 3] ^= 1;
         let f = l.check(&mut bad, 4096, Some(3)).expect("caught");
         assert_eq!(f.offset, 4096 + 1024);
+    }
+
+    #[test]
+    fn strict_pattern_has_no_header_and_null_nothing() {
+        let pat = [1u8, 2, 3];
+        let l = layout(VerifyKind::Pattern, &pat, 0, 0);
+        let mut buf = vec![0u8; 512];
+        l.fill(&mut buf, &w(0));
+        assert!(buf.iter().enumerate().all(|(i, &b)| b == pat[i % 3]));
+        let n = layout(VerifyKind::Null, &[], 0, 0);
+        let mut z = vec![9u8; 512];
+        n.fill(&mut z, &w(0));
+        assert!(z.iter().all(|&b| b == 9));
+        assert_eq!(n.check(&mut z, 0, Some(1)), None);
     }
 }

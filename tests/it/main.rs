@@ -113,6 +113,7 @@ mod trim_run;
 mod unlink_each_loop;
 mod userspace_reap;
 mod verify_digests;
+mod verify_fio;
 mod verify_more;
 mod verify_run;
 mod wait_for;

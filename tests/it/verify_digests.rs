@@ -69,8 +69,10 @@ fn each_checksum_finds_a_flipped_byte_at_its_offset() {
         let (code, _, err) = iolab(&r);
         assert_eq!(code, 0, "{kind}: an intact file reads back clean: {err}");
 
-        // A data byte well past every header (the longest is 56 + 64 bytes).
-        let at = 8192 + 200;
+        // A data byte near the end of the block: past every header (the
+        // longest is 40 + 128 bytes), and among the bytes fio's sha512 keeps
+        // (the first 128 of the data and its last `len % 128`: 88 here).
+        let at = 8192 + 4090;
         let mut b = [0u8; 1];
         let file = std::fs::OpenOptions::new()
             .read(true)
@@ -88,7 +90,7 @@ fn each_checksum_finds_a_flipped_byte_at_its_offset() {
         assert_eq!(v["first_failure"]["offset"], 8192, "{kind}: {v}");
         assert_eq!(v["first_failure"]["field"], field, "{kind}: {v}");
         // The data regenerates from the header: the exact byte is named.
-        assert_eq!(v["first_failure"]["bad_byte"][0], 200, "{kind}: {v}");
+        assert_eq!(v["first_failure"]["bad_byte"][0], 4090, "{kind}: {v}");
 
         // fio's null only pretends: the corrupted file passes.
         let n: Vec<&str> = [
@@ -108,7 +110,7 @@ fn each_checksum_finds_a_flipped_byte_at_its_offset() {
 
 #[test]
 fn a_long_digest_needs_room_for_its_header_and_says_so() {
-    // sha512's header is 56 + 64 bytes: a 64-byte verify_interval cannot hold it.
+    // sha512's header is 40 + 128 bytes: a 64-byte verify_interval cannot hold it.
     let (code, _, err) = iolab(&[
         "--name=s",
         "--ioengine=null",
@@ -121,7 +123,7 @@ fn a_long_digest_needs_room_for_its_header_and_says_so() {
     ]);
     assert_ne!(code, 0, "{err}");
     assert!(
-        err.contains("verify_interval=64") && err.contains("120-byte header"),
+        err.contains("verify_interval=64") && err.contains("168-byte header"),
         "{err}"
     );
     // And an unknown checksum lists the valid ones.

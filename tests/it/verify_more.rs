@@ -124,14 +124,14 @@ fn verify_interval_names_the_corrupted_interval_and_dumps_it() {
         let (code, _, err) = iolab_in(dir.path(), &w);
         assert_eq!(code, 0, "{kind:?}: {err}");
         // Every interval carries its own header: the one at 4096 + 512 says so.
-        let mut hdr = [0u8; 16];
+        let mut hdr = [0u8; 24];
         std::fs::File::open(&f)
             .unwrap()
             .read_exact_at(&mut hdr, 4096 + 512)
             .unwrap();
-        assert_eq!(&hdr[0..4], b"iolb");
+        assert_eq!(&hdr[0..2], &[0xca, 0xac]);
         assert_eq!(u32::from_le_bytes(hdr[4..8].try_into().unwrap()), 512);
-        assert_eq!(u64::from_le_bytes(hdr[8..16].try_into().unwrap()), 4608);
+        assert_eq!(u64::from_le_bytes(hdr[16..24].try_into().unwrap()), 4608);
 
         // A data byte in the second interval of the block at 4096.
         flip(&f, 4096 + 512 + 100);
@@ -362,15 +362,15 @@ fn verify_interval_the_blocks_cannot_take_is_fitted_as_fio_fits_it() {
         let (code, _, err) = iolab_in(dir.path(), &w);
         assert_eq!(code, 0, "bs={bs}: {err}");
         // One header per hdr_len bytes, each naming its own length.
-        let mut hdr = [0u8; 16];
+        let mut hdr = [0u8; 24];
         let second = u64::from(hdr_len);
         std::fs::File::open(&f)
             .unwrap()
             .read_exact_at(&mut hdr, second)
             .unwrap();
-        assert_eq!(&hdr[0..4], b"iolb", "bs={bs}");
+        assert_eq!(&hdr[0..2], &[0xca, 0xac], "bs={bs}");
         assert_eq!(u32::from_le_bytes(hdr[4..8].try_into().unwrap()), hdr_len);
-        assert_eq!(u64::from_le_bytes(hdr[8..16].try_into().unwrap()), second);
+        assert_eq!(u64::from_le_bytes(hdr[16..24].try_into().unwrap()), second);
         let bad = 5 * second + 300;
         flip(&f, bad);
         let mut r = vec!["--name=r", "--rw=read"];
@@ -448,11 +448,11 @@ fn bad_verify_family_values_are_refused_with_what_is_valid() {
     let cases: [(&[&str], &str); 5] = [
         (
             &["--verify=crc32c", "--verify_offset=16"],
-            "verify_offset=16 would swap the 56-byte header with bytes that overlap it",
+            "verify_offset=16 would swap the 44-byte header with bytes that overlap it",
         ),
         (
             &["--verify=crc32c", "--bs=4k", "--verify_offset=4090"],
-            "runs past the smallest block (4096 bytes); use a verify_offset of at most 4040",
+            "runs past the smallest block (4096 bytes); use a verify_offset of at most 4052",
         ),
         (
             // fio's fit gives gcd(4k, 12k) = 4k, which cannot split the 6k blocks.
@@ -581,13 +581,13 @@ fn verify_offset_stores_the_header_inside_the_block_and_reads_back_clean() {
     let (code, _, err) = iolab_in(dir.path(), &w);
     assert_eq!(code, 0, "{err}");
     // On disk the header of the interval at 8192 + 1024 sits 300 bytes in.
-    let mut hdr = [0u8; 16];
+    let mut hdr = [0u8; 24];
     std::fs::File::open(&f)
         .unwrap()
         .read_exact_at(&mut hdr, 8192 + 1024 + 300)
         .unwrap();
-    assert_eq!(&hdr[0..4], b"iolb");
-    assert_eq!(u64::from_le_bytes(hdr[8..16].try_into().unwrap()), 9216);
+    assert_eq!(&hdr[0..2], &[0xca, 0xac]);
+    assert_eq!(u64::from_le_bytes(hdr[16..24].try_into().unwrap()), 9216);
     let mut r = vec!["--name=r", "--rw=read"];
     r.extend(common);
     let (code, _, err) = iolab_in(dir.path(), &r);

@@ -132,7 +132,7 @@ fn a_corrupted_file_is_caught_by_a_read_job_naming_offset_and_field() {
         .read_exact_at(&mut b, 8192 + 100)
         .unwrap();
     file.write_all_at(&[b[0] ^ 0x5a], 8192 + 100).unwrap();
-    file.write_all_at(&[0x77], 65536 + 9).unwrap();
+    file.write_all_at(&[0x77], 65536 + 17).unwrap();
     drop(file);
 
     let (code, out, err) = iolab(&r);
