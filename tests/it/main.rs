@@ -51,6 +51,7 @@ mod fio_examples;
 mod fio_groups;
 mod fio_option_names;
 mod fio_percentiles;
+mod fio_random;
 mod fio_rwmix;
 mod fio_suite;
 mod fio_syncs;
