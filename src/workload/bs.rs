@@ -67,7 +67,7 @@ impl FioSizes {
         }
         let fits = |b: u64| b <= room;
         loop {
-            let r = rng.next();
+            let r = rng.draw();
             let mut len = 0;
             if self.n == 0 {
                 len = self.min + (self.max as f64 * (r as f64 / rng.max_plus_one())) as u64;

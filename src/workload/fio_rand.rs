@@ -131,7 +131,7 @@ impl FioRand {
 
     /// The next output (fio's `__rand`).
     #[inline]
-    pub fn next(&mut self) -> u64 {
+    pub fn draw(&mut self) -> u64 {
         match self {
             FioRand::T32(t) => u64::from(t.next_u32()),
             FioRand::T64(t) => t.next_u64(),
@@ -160,7 +160,7 @@ impl FioRand {
     /// (`lastb * (r / (max + 1.0))`, in doubles, rounded down).
     #[inline]
     pub fn scaled(&mut self, lastb: u64) -> u64 {
-        let r = self.next() as f64 / self.max_plus_one();
+        let r = self.draw() as f64 / self.max_plus_one();
         (lastb as f64 * r) as u64
     }
 }
