@@ -139,6 +139,8 @@ pub struct FileService {
     /// The job's direction draw while no file's generator holds it (mixed
     /// jobs only; `next_io` lends it to the file it asks).
     mix: Option<crate::workload::fio_rand::RwMix>,
+    /// The job's offset generator while no file's generator holds it.
+    orng: Option<crate::workload::fio_rand::FioRand>,
     /// fio's `io_size` (or a smaller `size`) is the job's, over all its
     /// files: bytes issued so far, and the limit (`io_size` x `loops`;
     /// `u64::MAX` without one, or time_based).
@@ -222,6 +224,7 @@ impl FileService {
             rng: seed | 1,
             last: 0,
             mix,
+            orng: None,
             issued: 0,
             budget: match (job.io_size, job.time_based) {
                 (Some(b), false) => b.saturating_mul(u64::from(job.loops.max(1))),
@@ -238,6 +241,22 @@ impl FileService {
         };
         fs.left = fs.quota();
         fs
+    }
+
+    /// Seed every file's offsets as fio seeds the job
+    /// (`Generator::with_fio_seeds`). fio's job has one offset generator
+    /// for all its files: the service keeps it and lends it to the file it
+    /// asks, as it does the direction draw.
+    pub fn with_fio_seeds(
+        mut self,
+        seeds: &[u64; crate::workload::fio_rand::SLOTS],
+        repeat: bool,
+    ) -> Self {
+        for g in self.gens.iter_mut() {
+            g.set_fio_seeds(seeds, repeat);
+        }
+        self.orng = self.gens.first().map(Generator::fio_rng);
+        self
     }
 
     fn quota(&self) -> u32 {
@@ -317,7 +336,9 @@ impl FileService {
             }
             let g = &mut self.gens[self.cur];
             g.swap_rwmix(&mut self.mix);
+            g.swap_fio_rng(&mut self.orng);
             let next = g.next_io();
+            g.swap_fio_rng(&mut self.orng);
             g.swap_rwmix(&mut self.mix);
             match next {
                 Some(io) => {

@@ -515,6 +515,9 @@ fn prepare_stream(
     // seeds this clone (its thread number counts every clone before it).
     let thread = crate::workload::fio_rand::thread_number(jobs, p.job, p.jobnum);
     let mix_seed = crate::workload::fio_rand::rwmix_seed(job, thread).unwrap_or(seed as u32);
+    // Random offsets too, from fio's seeds of this clone.
+    let fio_seeds = crate::workload::fio_rand::job_seeds(job, thread);
+    let reseed = crate::workload::fio_rand::offsets_repeat(job);
     // offset_increment: a clone sharing this worker starts further in and
     // ends where the worker's region ends.
     let start = job.clone_offset(p.jobnum);
@@ -542,12 +545,14 @@ fn prepare_stream(
     let generator = if let Some(t) = replay {
         crate::engine::files::Source::Replay(Box::new(Replay::new(t)))
     } else if regions.len() > 1 {
-        crate::engine::files::Source::Many(Box::new(crate::engine::files::FileService::new(
-            job, regions, seed, mix_seed,
-        )))
+        crate::engine::files::Source::Many(Box::new(
+            crate::engine::files::FileService::new(job, regions, seed, mix_seed)
+                .with_fio_seeds(&fio_seeds, reseed),
+        ))
     } else {
         Generator::new(job, start, region_len, seed)
             .with_rwmix_seed(mix_seed)
+            .with_fio_seeds(&fio_seeds, reseed)
             .with_zone_end(crate::workload::zones::file_end(target, start))
             .with_file_end(crate::workload::target_end(target, start))
             .into()

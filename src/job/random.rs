@@ -436,6 +436,7 @@ impl super::draft::Draft {
             ));
         }
         if is_set("randseed") {
+            self.spec.workload.offsets_from_randseed = !self.spec.randrepeat;
             self.spec.randrepeat = true;
         }
         Ok(())

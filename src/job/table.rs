@@ -1019,8 +1019,9 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef::new(
         "randrepeat",
         S::IoType,
-        "the same random sequence on every run (default 1); \
-         randrepeat=0 seeds from the clock unless randseed is given",
+        "the same random sequence on every run (default 1), fio's: the \
+         offsets, sizes and mix of fio 3.33 for the same job; randrepeat=0 \
+         seeds from the OS unless randseed is given",
     )
     .flag()
     .set(|d, c| {
@@ -1030,8 +1031,9 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef::new(
         "randseed",
         S::IoType,
-        "seed of the random offsets, sizes and mix; set, it wins over \
-         randrepeat=0",
+        "seed of the random sizes and mix (fio's slots); set, it wins over \
+         randrepeat=0, and with randrepeat=0 it seeds the offsets too (as \
+         fio 3.33)",
     )
     .expects("an integer")
     .set(|d, c| {
@@ -1091,11 +1093,10 @@ pub static OPTIONS: &[OptionDef] = &[
     OptionDef::new(
         "random_generator",
         S::IoType,
-        "tausworthe (default) or tausworthe64: with norandommap, \
-         offsets drawn with replacement; lfsr: every block of the \
-         region exactly once per pass, even with norandommap (the \
-         order is iolab's own, as for every random job, seeded by \
-         randseed)",
+        "tausworthe (default) or tausworthe64: fio's generators, the \
+         same offsets as fio (with norandommap, drawn with replacement); \
+         lfsr: every block of the region exactly once per pass, even with \
+         norandommap (the order is iolab's own)",
     )
     .expects(super::workload_opts::GENERATOR_VALID)
     .set(|d, c| {

@@ -52,6 +52,11 @@ pub struct WorkloadOpts {
     /// `allrandrepeat`: every random generator repeatable (fio); iolab draws
     /// them all from one seed, so this makes the job repeatable.
     pub allrandrepeat: bool,
+    /// `randseed=` was given with `randrepeat=0`: fio then seeds offsets
+    /// from it rather than from its fixed per-thread offset seed (which
+    /// fio 3.33 keeps under randrepeat=1 even with `randseed=`), and does
+    /// not re-seed them at each loop (`fio_rand::job_seeds`).
+    pub offsets_from_randseed: bool,
     /// `verify_backlog_batch`: blocks read back at each backlog check (0 =
     /// `verify_backlog`).
     pub verify_backlog_batch: u64,

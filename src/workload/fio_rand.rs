@@ -65,6 +65,156 @@ impl Taus88 {
     }
 }
 
+/// fio's 64-bit combined Tausworthe generator (taus258, five components),
+/// the one `random_generator=tausworthe64` selects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Taus258 {
+    s: [u64; 5],
+}
+
+impl Taus258 {
+    /// Seeded as fio seeds it: the 64-bit form of [`Taus88::new`]'s walk
+    /// (multiplier 6906969069, least values 1, 7, 15, 33, 49), then six
+    /// outputs thrown away.
+    pub fn new(seed: u64) -> Taus258 {
+        let lcg = |x: u64| x.wrapping_mul(6_906_969_069) ^ seed;
+        let at_least = |x: u64, m: u64| if x < m { x + m } else { x };
+        let mut s = [0u64; 5];
+        let mut prev = 53;
+        for (i, m) in [1, 7, 15, 33, 49].into_iter().enumerate() {
+            s[i] = at_least(lcg(prev), m);
+            prev = s[i];
+        }
+        let mut t = Taus258 { s };
+        for _ in 0..6 {
+            t.next_u64();
+        }
+        t
+    }
+
+    /// The next 64-bit output.
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        #[inline]
+        fn step(s: u64, a: u32, b: u32, mask: u64, d: u32) -> u64 {
+            ((s & mask) << d) ^ (((s << a) ^ s) >> b)
+        }
+        let [s1, s2, s3, s4, s5] = self.s;
+        let s1 = step(s1, 1, 53, 0xffff_ffff_ffff_fffe, 10);
+        let s2 = step(s2, 24, 50, 0xffff_ffff_ffff_fe00, 5);
+        let s3 = step(s3, 3, 23, 0xffff_ffff_ffff_f000, 29);
+        let s4 = step(s4, 5, 24, 0xffff_ffff_fffe_0000, 23);
+        let s5 = step(s5, 3, 33, 0xffff_ffff_ff80_0000, 8);
+        self.s = [s1, s2, s3, s4, s5];
+        s1 ^ s2 ^ s3 ^ s4 ^ s5
+    }
+}
+
+/// One of fio's per-purpose generators: 32-bit (taus88) unless the job asks
+/// for `random_generator=tausworthe64`, as fio chooses per stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FioRand {
+    T32(Taus88),
+    T64(Taus258),
+}
+
+impl FioRand {
+    /// fio's `init_rand_seed`: the 32-bit generator takes the seed's low 32
+    /// bits.
+    pub fn new(seed: u64, use64: bool) -> FioRand {
+        if use64 {
+            FioRand::T64(Taus258::new(seed))
+        } else {
+            FioRand::T32(Taus88::new(seed as u32))
+        }
+    }
+
+    /// The next output (fio's `__rand`).
+    #[inline]
+    pub fn draw(&mut self) -> u64 {
+        match self {
+            FioRand::T32(t) => u64::from(t.next_u32()),
+            FioRand::T64(t) => t.next_u64(),
+        }
+    }
+
+    /// One more than the largest output, as the double fio divides by.
+    #[inline]
+    pub fn max_plus_one(&self) -> f64 {
+        match self {
+            FioRand::T32(_) => 4_294_967_296.0,
+            FioRand::T64(_) => 18_446_744_073_709_551_616.0,
+        }
+    }
+
+    /// The largest output (fio's `rand_max`).
+    #[inline]
+    pub fn max_value(&self) -> u64 {
+        match self {
+            FioRand::T32(_) => u64::from(u32::MAX),
+            FioRand::T64(_) => u64::MAX,
+        }
+    }
+
+    /// A block of `0..lastb` as fio scales an output to it
+    /// (`lastb * (r / (max + 1.0))`, in doubles, rounded down).
+    #[inline]
+    pub fn scaled(&mut self, lastb: u64) -> u64 {
+        let r = self.draw() as f64 / self.max_plus_one();
+        (lastb as f64 * r) as u64
+    }
+}
+
+/// fio's seed slots (`FIO_RAND_*` in fio.h), in fio's order.
+pub const SLOT_BS: [usize; 3] = [0, 1, 2];
+pub const SLOT_BLOCK: usize = 6;
+/// How many seed slots fio keeps per job.
+pub const SLOTS: usize = 21;
+
+/// Every seed slot of a job clone, as fio 3.33 fills them
+/// (`setup_random_seeds` and `td_fill_rand_seeds`):
+///
+/// - `randrepeat=1` (the default) or `randseed=` given: `randseed` (by
+///   default 0x89) stepped, per slot, times the thread number
+///   (`slot_seed`);
+/// - `randrepeat=0` without `randseed`: from the OS;
+/// - `allrandrepeat=1` then overwrites every slot with 0xb1899bed times the
+///   thread number plus the slot;
+/// - under randrepeat=1 (even with `randseed=`: fio 3.33 keeps it then) the
+///   offset slot is last set to 0xb1899bed times the thread number
+///   ([`offsets_repeat`]).
+pub fn job_seeds(job: &JobSpec, thread_number: u32) -> [u64; SLOTS] {
+    let mut seeds = [0u64; SLOTS];
+    if job.randrepeat {
+        // (iolab's randrepeat is on whenever randseed is given.)
+        for (slot, s) in seeds.iter_mut().enumerate() {
+            *s = slot_seed(job.randseed, thread_number, slot as u64);
+        }
+    } else {
+        // fio reads these from /dev/urandom; fastrand's seed comes from
+        // the OS's hashing randomness, which serves as well.
+        let mut os = fastrand::Rng::new();
+        for s in seeds.iter_mut() {
+            *s = os.u64(..);
+        }
+    }
+    if job.workload.allrandrepeat {
+        for (slot, s) in seeds.iter_mut().enumerate() {
+            *s = allrand_seed(thread_number, slot as u64);
+        }
+    }
+    if offsets_repeat(job) {
+        seeds[SLOT_BLOCK] = ALLRAND_BASE.wrapping_mul(u64::from(thread_number));
+    }
+    seeds
+}
+
+/// Whether fio takes its fixed per-thread offset seed, and re-seeds its
+/// generators at each `loops` pass: randrepeat=1 as the job wrote it.
+pub fn offsets_repeat(job: &JobSpec) -> bool {
+    job.randrepeat && !job.workload.offsets_from_randseed
+}
+
 /// fio's seed slot of the direction draw (`rwmix`); fio keeps one seed per
 /// purpose in a fixed order (block sizes for reads, writes, trims, verify,
 /// then this one, ...).
@@ -112,10 +262,19 @@ pub fn rwmix_seed(job: &JobSpec, thread_number: u32) -> Option<u32> {
 }
 
 /// fio's thread number of clone `jobnum` of job `job` (indexes into the
-/// run's jobs): the run's clones counted from 1 in job order.
+/// run's jobs): the run's clones counted from 1 in the order fio creates
+/// them. fio numbers a job itself first, then makes its clones from the
+/// last (`jobnum` numjobs-1) down to 1, so clone `jobnum` >= 1 of a job of
+/// `numjobs` clones comes `numjobs - jobnum` after the job.
 pub fn thread_number(jobs: &[JobSpec], job: usize, jobnum: u32) -> u32 {
     let before: u32 = jobs[..job].iter().map(|j| j.numjobs).sum();
-    before + jobnum + 1
+    let n = jobs[job].numjobs.max(1);
+    let after_job = if jobnum == 0 {
+        0
+    } else {
+        n.saturating_sub(jobnum).max(1)
+    };
+    before + after_job + 1
 }
 
 /// fio's choice of direction for a mixed job (`rw=rw`/`randrw`).

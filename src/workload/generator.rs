@@ -7,10 +7,10 @@ use crate::job::{BlockSizes, Direction, JobSpec, Pattern, RandomDist, RwSuffix};
 use crate::request::{Class, Flush, Op};
 
 use super::blockmap::{BlockMap, RandomMapError};
-use super::bs::BsPicker;
+use super::bs::FioSizes;
 use super::coverage::Coverage;
 use super::distribution::Picker;
-use super::fio_rand::RwMix;
+use super::fio_rand::{FioRand, RwMix};
 use super::passes::Passes;
 use super::{lfsr, zones};
 
@@ -33,8 +33,18 @@ pub struct Generator {
     dir: Direction,
     /// A mixed job's direction draw, fio's own (`fio_rand`); None otherwise.
     mix: Option<RwMix>,
-    /// Block-size pickers for reads, writes and trims (`Op::dir`).
-    bs: [BsPicker; 3],
+    /// Block sizes for reads, writes and trims (`Op::dir`), drawn as fio
+    /// draws them from fio's per-direction generators (`bs_rng`).
+    bs: [FioSizes; 3],
+    bs_rng: [FioRand; 3],
+    /// The drawing direction's generator before the request's size was
+    /// drawn: a size that does not fit where the offset lands is drawn again
+    /// from here, as fio draws it after the offset ([`Generator::refit`]).
+    bs_snap: FioRand,
+    /// Which of fio's seed slots each direction's sizes take (fio shares
+    /// the read seed with writes under verify, the write seed with trims
+    /// under trimwrite).
+    bs_slot: [usize; 3],
     /// Addressable region [start, start + len) of the target.
     start: u64,
     len: u64,
@@ -58,18 +68,31 @@ pub struct Generator {
     /// (fio's `last_pos`; 0 at the start of a pass).
     seq_pos: [u64; 2],
     rng: fastrand::Rng,
+    /// fio's offset generator (its `random_state`): uniform random offsets
+    /// are fio's draws from it, scaled to the region's blocks.
+    orng: FioRand,
+    /// The seed `orng` starts each `loops` pass from again (fio re-seeds
+    /// between loops under randrepeat=1 without `randseed`), if it does.
+    loop_reseed: Option<u64>,
+    /// The same for the size generators.
+    bs_seeds: Option<[u64; 3]>,
+    /// The smallest block size per direction (reads, writes, trims), for
+    /// fio's last block (`last_block`).
+    min_bs: [u64; 3],
     /// A new pass over the region began with the last request (fio drops the
     /// page cache at each pass of a buffered job; the engine does the same).
     new_pass: bool,
     /// A new `loops` pass began with the last request (fio verifies what a
     /// write job wrote after every loop; `workload::verify`).
     new_loop: bool,
-    /// fio's random map: with one block size, random offsets visit every block
-    /// once per pass. `None` with variable sizes (`block_map`).
+    /// `random_generator=lfsr`: every block once per pass, with or without
+    /// the random map, as a full-period permutation (iolab's own sequence,
+    /// not fio's). `None` otherwise.
     coverage: Option<Coverage>,
-    /// fio's random map with variable block sizes: the blocks (of the job's
-    /// smallest size) this pass touched; an I/O is shortened to the free
-    /// blocks it starts on. `None` with one size or without the map.
+    /// fio's random map (its axmap): the blocks (of the job's smallest size)
+    /// this pass touched. A drawn block that is used moves on to the next
+    /// free one, and an I/O is shortened to the free blocks it starts on.
+    /// `None` without the map (`norandommap`, lfsr, ...).
     block_map: Option<BlockMap>,
     /// The map's block size (the smallest block size), and the run of blocks
     /// the last request marked (first, count), for [`Generator::redo_as`].
@@ -146,6 +169,8 @@ struct Undo {
     coverage_x: Option<u64>,
     strided: Option<zones::StridedPos>,
     mix_counts: [u64; 2],
+    orng: FioRand,
+    bs_rng: [FioRand; 3],
 }
 
 impl Generator {
@@ -153,7 +178,15 @@ impl Generator {
     /// resolved by the engine against the real target.
     pub fn new(job: &JobSpec, region_start: u64, region_len: u64, seed: u64) -> Generator {
         let unaligned = job.target.bs_unaligned;
-        let bs = [&job.bs[0], &job.bs[1], job.trim_bs()].map(|b| BsPicker::new(b, unaligned));
+        let bs = [&job.bs[0], &job.bs[1], job.trim_bs()].map(|b| FioSizes::new(b, unaligned));
+        let mut bs_slot = super::fio_rand::SLOT_BS;
+        if job.verify.kind.is_some() {
+            bs_slot[1] = bs_slot[0];
+        }
+        if job.rw.dir == Direction::TrimWrite {
+            bs_slot[2] = bs_slot[1];
+        }
+        let bs_rng = bs_slot.map(|slot| FioRand::new(seed.wrapping_add(slot as u64), use64(job)));
         let align = aligns(job);
         let time_based = job.time_based;
         let mut rng = fastrand::Rng::with_seed(seed);
@@ -167,7 +200,7 @@ impl Generator {
         let coverage = match (job.rw.pattern, fixed) {
             (Pattern::Rand, Some(bs))
                 if region_len >= bs
-                    && (!job.norandommap || lfsr::visits_every_block(job))
+                    && lfsr::visits_every_block(job)
                     && uniform
                     && job.blockalign == [0, 0]
                     && (!trims || job.blockalign_trim.is_none()) =>
@@ -195,6 +228,9 @@ impl Generator {
             // (`with_rwmix_seed`).
             mix: (job.rw.dir == Direction::Mixed).then(|| RwMix::new(seed as u32, job.rwmixread)),
             bs,
+            bs_rng,
+            bs_snap: bs_rng[0],
+            bs_slot,
             start: region_start,
             len: region_len,
             align,
@@ -205,6 +241,14 @@ impl Generator {
             file_end: region_len,
             seq_pos: [0, 0],
             rng,
+            orng: FioRand::new(seed, use64(job)),
+            loop_reseed: None,
+            bs_seeds: None,
+            min_bs: [
+                u64::from(job.bs[0].min().max(1)),
+                u64::from(job.bs[1].min().max(1)),
+                u64::from(job.trim_bs().min().max(1)),
+            ],
             coverage,
             map_unit: block_map.unwrap_or(1),
             block_map: block_map.map(|g| BlockMap::new(region_len / g)),
@@ -270,6 +314,39 @@ impl Generator {
         self
     }
 
+    /// Seed the job's random streams as fio seeds this job clone
+    /// (`fio_rand::job_seeds`): offsets from fio's offset slot. `repeat`:
+    /// fio re-seeds them at each `loops` pass (randrepeat=1 without
+    /// `randseed`).
+    pub fn with_fio_seeds(mut self, seeds: &[u64; super::fio_rand::SLOTS], repeat: bool) -> Self {
+        self.set_fio_seeds(seeds, repeat);
+        self
+    }
+
+    /// [`Generator::with_fio_seeds`] in place.
+    pub fn set_fio_seeds(&mut self, seeds: &[u64; super::fio_rand::SLOTS], repeat: bool) {
+        let use64 = matches!(self.orng, FioRand::T64(_));
+        let block = seeds[super::fio_rand::SLOT_BLOCK];
+        self.orng = FioRand::new(block, use64);
+        self.loop_reseed = repeat.then_some(block);
+        self.bs_rng = self.bs_slot.map(|slot| FioRand::new(seeds[slot], use64));
+        self.bs_seeds = repeat.then_some(self.bs_slot.map(|slot| seeds[slot]));
+    }
+
+    /// The offset generator as it stands (for a service sharing one).
+    pub fn fio_rng(&self) -> FioRand {
+        self.orng
+    }
+
+    /// Exchange the offset generator with `other` when it holds one: the
+    /// files of one job share one, as fio's job has one.
+    #[inline]
+    pub fn swap_fio_rng(&mut self, other: &mut Option<FioRand>) {
+        if let Some(o) = other {
+            std::mem::swap(&mut self.orng, o);
+        }
+    }
+
     /// Exchange the direction draw with `other`: the files of one job share
     /// one draw, as fio's job has one (`engine::files::FileService`).
     #[inline]
@@ -318,6 +395,8 @@ impl Generator {
         if let Some(m) = self.mix.as_mut() {
             m.set_counts(snap.mix_counts);
         }
+        self.orng = snap.orng;
+        self.bs_rng = snap.bs_rng;
         if let (Some(c), Some(x)) = (self.coverage.as_mut(), snap.coverage_x) {
             c.set_position(x);
         }
@@ -367,7 +446,14 @@ impl Generator {
         // Trims take the write direction's options (`Op::rw_slot`).
         let d = op.rw_slot().unwrap_or(1);
         // Sizes and alignment are the trims' own (`bs=4k,4k,8k`).
-        let mut len = (self.bs[op.dir()].pick(&mut self.rng) as u64).min(self.len.max(1));
+        // The size as fio would draw it where it fits; where the offset
+        // leaves less room, `refit` draws it again as fio does.
+        let b = op.dir();
+        self.bs_snap = self.bs_rng[b];
+        let mut len = self.bs[b]
+            .pick(&mut self.bs_rng[b], u64::MAX)
+            .unwrap_or(self.bs[b].min())
+            .min(self.len.max(1));
         let rel = self.choose_offset(d, op.dir(), &mut len)?;
         let (rel, len) = self.fit_to_zone(op, d, rel, len)?;
         // A new pass may have begun with this request (`next_pass`), and
@@ -426,6 +512,8 @@ impl Generator {
                 _ => None,
             },
             mix_counts: self.mix.as_ref().map_or([0, 0], RwMix::counts),
+            orng: self.orng,
+            bs_rng: self.bs_rng,
         });
     }
 
@@ -602,7 +690,7 @@ impl Generator {
         let o = if self.block_map.is_some() {
             self.draw_mapped_offset(b, len_io)
         } else {
-            self.draw_rand_offset(d, a, len)
+            self.draw_rand_offset(d, b, a, len_io)
         };
         let len = *len_io;
         self.rand_run_left = self.rand_every - 1;
@@ -610,10 +698,27 @@ impl Generator {
         o
     }
 
-    /// A fresh random offset: the random map's next block, a block of the
-    /// job's distribution, or a uniform aligned draw (with replacement).
+    /// fio's number of blocks random offsets of direction `b` are drawn
+    /// from (`last_block`): the region in units of the alignment, less what
+    /// the smallest size overhangs the alignment by.
     #[inline]
-    fn draw_rand_offset(&mut self, d: usize, a: u64, len: u64) -> u64 {
+    fn last_block(&self, b: usize) -> u64 {
+        let (a, min) = (self.align[b], self.min_bs[b]);
+        let max = if min > a {
+            self.len.saturating_sub(min - a)
+        } else {
+            self.len
+        };
+        max / a
+    }
+
+    /// A fresh random offset without the random map: lfsr's next block, a
+    /// block of the job's distribution, or fio's uniform draw of an aligned
+    /// block (with replacement). A length that does not fit from there is
+    /// drawn again among the sizes that do (fio's `io_u_fits`).
+    #[inline]
+    fn draw_rand_offset(&mut self, d: usize, b: usize, a: u64, len_io: &mut u64) -> u64 {
+        let len = *len_io;
         match (&mut self.coverage, &self.pick[d]) {
             (Some(c), _) => c.next() * len,
             (None, Some(p)) => {
@@ -622,8 +727,14 @@ impl Generator {
                 o.min((self.len - len) / a * a)
             }
             (None, None) => {
-                let slots = (self.len - len) / a + 1;
-                self.rng.u64(0..slots) * a
+                let lastb = self.last_block(b);
+                let o = self.orng.scaled(lastb) * a;
+                if o + len > self.len {
+                    *len_io = self
+                        .refit(b, self.len - o)
+                        .unwrap_or(len.min(self.len - o).max(1));
+                }
+                o
             }
         }
     }
@@ -640,19 +751,40 @@ impl Generator {
         let Some(map) = self.block_map.as_mut() else {
             unreachable!("called with a block map only")
         };
-        let drawn = self.rng.u64(0..map.len());
+        // fio draws among its last block's blocks (in units of the
+        // alignment, which is the map's block here).
+        let lastb = {
+            let (a, min) = (self.align[b], self.min_bs[b]);
+            let max = if min > a {
+                self.len - (min - a)
+            } else {
+                self.len
+            };
+            (max / a).min(map.len())
+        };
+        let drawn = self.orng.scaled(lastb);
         let blk = map.free_at_or_after(drawn).unwrap_or(drawn);
         let o = blk * g;
         if o + *len > self.len {
             // The smallest size (the map's block) always fits: `blk` < len / g.
-            *len = self.bs[b]
-                .pick_within(self.len - o, &mut self.rng)
-                .map_or(g, u64::from);
+            *len = self.refit(b, self.len - o).unwrap_or(g);
         }
+        let Some(map) = self.block_map.as_mut() else {
+            unreachable!("called with a block map only")
+        };
         let marked = map.mark_run(blk, len.div_ceil(g));
         self.last_mark = (blk, marked);
         *len = (*len).min(marked.max(1) * g);
         o
+    }
+
+    /// The size of direction `b` drawn again, from where its generator stood
+    /// before this request's draw, to fit in `room` bytes (fio draws the size
+    /// after the offset, again until one fits); `None` when none can.
+    #[cold]
+    fn refit(&mut self, b: usize, room: u64) -> Option<u64> {
+        self.bs_rng[b] = self.bs_snap;
+        self.bs[b].pick(&mut self.bs_rng[b], room)
     }
 
     /// Emulated zones (zbd) place writes at a zone's write pointer and keep
@@ -781,7 +913,7 @@ impl Generator {
             return None;
         }
         if pos + *len > i {
-            *len = self.bs[b].pick_within(i - pos, &mut self.rng)?.into();
+            *len = self.refit(b, i - pos)?;
         }
         if s.saturating_add(pos).saturating_add(*len) > r {
             return None;
@@ -820,6 +952,13 @@ impl Generator {
         self.bytes_left = self.len;
         if let Some(m) = self.block_map.as_mut() {
             m.reset();
+        }
+        if let (Some(seed), false) = (self.loop_reseed, self.time_based) {
+            let use64 = matches!(self.orng, FioRand::T64(_));
+            self.orng = FioRand::new(seed, use64);
+            if let Some(s) = self.bs_seeds {
+                self.bs_rng = s.map(|s| FioRand::new(s, use64));
+            }
         }
         self.new_pass = true;
         self.new_loop |= !self.time_based;
@@ -885,6 +1024,11 @@ fn aligns(job: &JobSpec) -> [u64; 3] {
     [rw_align[0], rw_align[1], trim_align]
 }
 
+/// Whether the job's offsets come from fio's 64-bit generator.
+fn use64(job: &JobSpec) -> bool {
+    job.workload.random_generator == crate::job::workload_opts::RandomGenerator::Tausworthe64
+}
+
 /// The job's one block size, if every direction it uses has the same fixed
 /// size (trims' own sizes count only where the job trims).
 fn one_size(job: &JobSpec) -> Option<u64> {
@@ -932,8 +1076,8 @@ fn variable_map_unit(
     region_len: u64,
     uniform: bool,
 ) -> Option<u64> {
+    let _ = fixed;
     if job.rw.pattern != Pattern::Rand
-        || fixed.is_some()
         || job.norandommap
         || lfsr::visits_every_block(job)
         || !uniform

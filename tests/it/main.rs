@@ -52,6 +52,7 @@ mod fio_groups;
 mod fio_meaning;
 mod fio_option_names;
 mod fio_percentiles;
+mod fio_random;
 mod fio_rwmix;
 mod fio_suite;
 mod fio_syncs;

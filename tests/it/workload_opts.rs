@@ -70,7 +70,11 @@ fn rw_sequencer_identical_repeats_each_random_offset() {
     }
     let dir = tempfile::tempdir().unwrap();
     let offs = random_read_offsets(dir.path(), &["--rw=randread:4"]);
-    for run in offs.chunks(4).filter(|c| c.len() == 4) {
+    // Sequential by default: runs of 4 from each random offset (fio's own
+    // first 64 reads of this job are 16 whole runs; later a run that meets
+    // the region's end is cut short and shifts the runs after it, and there
+    // iolab's runs still part from fio's: docs/fio-compat.md).
+    for run in offs.chunks(4).take(16) {
         assert!(
             run.windows(2).all(|w| w[1] == w[0] + 4096),
             "sequential by default: {run:?}"
