@@ -17,6 +17,7 @@ mod support;
 // Helpers shared by several modules.
 mod backend_common;
 mod backend_fio;
+mod fio_twin_job;
 mod io_order;
 mod report_html_common;
 mod run_common;
@@ -56,6 +57,7 @@ mod fio_random;
 mod fio_rwmix;
 mod fio_suite;
 mod fio_syncs;
+mod fio_twin;
 mod fleet_ansible;
 mod flow;
 mod fuzz_corpus_replay;
