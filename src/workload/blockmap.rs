@@ -186,6 +186,26 @@ impl BlockMap {
         done
     }
 
+    /// [`BlockMap::mark_run`] of one block (the common case of one block
+    /// size): 1 if `b` was free and is now used, else 0.
+    #[inline]
+    pub(crate) fn mark_one(&mut self, b: u64) -> u64 {
+        if b >= self.n {
+            return 0;
+        }
+        let (w, bit) = ((b / W) as usize, 1u64 << (b % W));
+        let word = self.levels[0][w];
+        if word & bit != 0 {
+            return 0;
+        }
+        self.levels[0][w] = word | bit;
+        if word | bit == !0 {
+            self.propagate_full(w as u64);
+        }
+        self.free -= 1;
+        1
+    }
+
     /// Word `w` of level 0 became full: set its bit above, and on up while
     /// words fill.
     fn propagate_full(&mut self, mut w: u64) {
@@ -255,7 +275,12 @@ mod tests {
                 let b = rng.u64(0..n);
                 let nr = rng.u64(1..9);
                 let start = map.free_at_or_after(b).unwrap();
-                let got = map.mark_run(start, nr);
+                // One block goes through `mark_one`, as one-size jobs do.
+                let got = if nr == 1 {
+                    map.mark_one(start)
+                } else {
+                    map.mark_run(start, nr)
+                };
                 let mut want = 0;
                 while want < nr
                     && ((start + want) as usize) < used.len()
@@ -285,6 +310,8 @@ mod tests {
         assert_eq!(map.mark_run(70, 1), 1);
         assert_eq!(map.mark_run(60, 16), 10, "stops before block 70");
         assert_eq!(map.mark_run(70, 4), 0, "starts on a used block");
+        assert_eq!(map.mark_one(70), 0, "one used block");
+        assert_eq!(map.mark_one(200), 0, "past the end");
         assert_eq!(map.mark_run(195, 16), 5, "stops at the map's end");
         assert_eq!(map.free_at_or_after(60), Some(71));
         assert_eq!(map.free_at_or_after(199), Some(0), "wraps");

@@ -76,9 +76,11 @@ pub struct Generator {
     loop_reseed: Option<u64>,
     /// The same for the size generators.
     bs_seeds: Option<[u64; 3]>,
-    /// The smallest block size per direction (reads, writes, trims), for
-    /// fio's last block (`last_block`).
-    min_bs: [u64; 3],
+    /// fio's `last_block` per direction (reads, writes, trims; from the
+    /// smallest block size, [`last_block`]), kept: the region
+    /// and sizes do not change, and a division per request is measurable
+    /// on the null device.
+    lastb: [u64; 3],
     /// A new pass over the region began with the last request (fio drops the
     /// page cache at each pass of a buffered job; the engine does the same).
     new_pass: bool,
@@ -221,6 +223,11 @@ impl Generator {
             )
         });
         let pass = Passes::new(job, region_len);
+        let min_bs = [
+            u64::from(job.bs[0].min().max(1)),
+            u64::from(job.bs[1].min().max(1)),
+            u64::from(job.trim_bs().min().max(1)),
+        ];
         Generator {
             pattern: job.rw.pattern,
             dir: job.rw.dir,
@@ -244,11 +251,7 @@ impl Generator {
             orng: FioRand::new(seed, use64(job)),
             loop_reseed: None,
             bs_seeds: None,
-            min_bs: [
-                u64::from(job.bs[0].min().max(1)),
-                u64::from(job.bs[1].min().max(1)),
-                u64::from(job.trim_bs().min().max(1)),
-            ],
+            lastb: std::array::from_fn(|b| last_block(region_len, align[b], min_bs[b])),
             coverage,
             map_unit: block_map.unwrap_or(1),
             block_map: block_map.map(|g| BlockMap::new(region_len / g)),
@@ -449,7 +452,10 @@ impl Generator {
         // The size as fio would draw it where it fits; where the offset
         // leaves less room, `refit` draws it again as fio does.
         let b = op.dir();
-        self.bs_snap = self.bs_rng[b];
+        if self.bs[b].draws() {
+            // (One size draws nothing: nothing to take back in `refit`.)
+            self.bs_snap = self.bs_rng[b];
+        }
         let mut len = self.bs[b]
             .pick(&mut self.bs_rng[b], u64::MAX)
             .unwrap_or(self.bs[b].min())
@@ -698,20 +704,6 @@ impl Generator {
         o
     }
 
-    /// fio's number of blocks random offsets of direction `b` are drawn
-    /// from (`last_block`): the region in units of the alignment, less what
-    /// the smallest size overhangs the alignment by.
-    #[inline]
-    fn last_block(&self, b: usize) -> u64 {
-        let (a, min) = (self.align[b], self.min_bs[b]);
-        let max = if min > a {
-            self.len.saturating_sub(min - a)
-        } else {
-            self.len
-        };
-        max / a
-    }
-
     /// A fresh random offset without the random map: lfsr's next block, a
     /// block of the job's distribution, or fio's uniform draw of an aligned
     /// block (with replacement). A length that does not fit from there is
@@ -727,7 +719,7 @@ impl Generator {
                 o.min((self.len - len) / a * a)
             }
             (None, None) => {
-                let lastb = self.last_block(b);
+                let lastb = self.lastb[b];
                 let o = self.orng.scaled(lastb) * a;
                 if o + len > self.len {
                     *len_io = self
@@ -753,15 +745,7 @@ impl Generator {
         };
         // fio draws among its last block's blocks (in units of the
         // alignment, which is the map's block here).
-        let lastb = {
-            let (a, min) = (self.align[b], self.min_bs[b]);
-            let max = if min > a {
-                self.len - (min - a)
-            } else {
-                self.len
-            };
-            (max / a).min(map.len())
-        };
+        let lastb = self.lastb[b].min(map.len());
         let drawn = self.orng.scaled(lastb);
         let blk = map.free_at_or_after(drawn).unwrap_or(drawn);
         let o = blk * g;
@@ -772,7 +756,11 @@ impl Generator {
         let Some(map) = self.block_map.as_mut() else {
             unreachable!("called with a block map only")
         };
-        let marked = map.mark_run(blk, len.div_ceil(g));
+        let marked = if *len == g {
+            map.mark_one(blk)
+        } else {
+            map.mark_run(blk, len.div_ceil(g))
+        };
         self.last_mark = (blk, marked);
         *len = (*len).min(marked.max(1) * g);
         o
@@ -1122,3 +1110,15 @@ pub fn target_end(target: Option<&crate::device::target::Target>, start: u64) ->
 
 #[cfg(test)]
 mod tests;
+
+/// fio's number of blocks random offsets are drawn from (`last_block`): the
+/// region of `len` bytes in units of the alignment `a`, less what the
+/// smallest size `min` overhangs the alignment by.
+fn last_block(len: u64, a: u64, min: u64) -> u64 {
+    let max = if min > a {
+        len.saturating_sub(min - a)
+    } else {
+        len
+    };
+    max / a.max(1)
+}
