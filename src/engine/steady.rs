@@ -115,25 +115,36 @@ impl Detector {
     }
 
     pub fn report(&self) -> SteadyReport {
-        let mean = |m| {
-            if self.len == 0 {
+        // fio lists `ss_dur` samples whatever was taken, oldest first, with
+        // zeros for the seconds not sampled (a job that ended in its ramp
+        // has all zeros), and its means are over that whole list: scripts
+        // (fio's steadystate_tests.py) divide by its length.
+        let cap = self.iops.len();
+        let list = |m| -> Vec<u64> {
+            let mut v: Vec<u64> = self.values(m).map(|v| v as u64).collect();
+            v.resize(cap, 0);
+            v
+        };
+        let (iops, bw) = (list(SteadyMetric::Iops), list(SteadyMetric::Bw));
+        let mean = |v: &[u64]| {
+            if v.is_empty() {
                 0
             } else {
-                (self.values(m).sum::<f64>() / self.len as f64) as u64
+                v.iter().sum::<u64>() / v.len() as u64
             }
         };
         SteadyReport {
             ss: self.crit.fio_text(),
-            duration: self.iops.len() as u64,
+            duration: cap as u64,
             attained: u32::from(self.attained),
             criterion: criterion_text(self.last.criterion, self.crit.percent),
             max_deviation: self.last.max_deviation,
             slope: self.last.slope,
             data: SteadyData {
-                bw_mean: mean(SteadyMetric::Bw),
-                iops_mean: mean(SteadyMetric::Iops),
-                iops: self.values(SteadyMetric::Iops).map(|v| v as u64).collect(),
-                bw: self.values(SteadyMetric::Bw).map(|v| v as u64).collect(),
+                bw_mean: mean(&bw),
+                iops_mean: mean(&iops),
+                iops,
+                bw,
             },
         }
     }
@@ -223,6 +234,22 @@ mod tests {
         assert_eq!(m.data.iops_mean, 300);
         assert!((m.max_deviation - 100.0).abs() < 1e-9);
         assert_eq!(m.criterion, "33.333333%");
+    }
+
+    #[test]
+    fn an_unfilled_window_is_listed_whole_with_zeros_as_fio_does() {
+        // No sample at all (the job ended in its ramp): ss_dur zeros.
+        let d = det("iops", 5.0, true, 4);
+        let r = d.report();
+        assert_eq!(r.data.iops, vec![0; 4]);
+        assert_eq!(r.data.bw, vec![0; 4]);
+        assert_eq!(r.data.iops_mean, 0);
+        // Two of four seconds: the means are over all four, as fio's.
+        let mut d = det("iops", 5.0, true, 4);
+        assert_eq!(feed(&mut d, &[100, 300]), None);
+        let r = d.report();
+        assert_eq!(r.data.iops, vec![100, 300, 0, 0]);
+        assert_eq!(r.data.iops_mean, 100);
     }
 
     #[test]
