@@ -366,15 +366,21 @@ impl Layout<'_> {
         if !self.pattern.is_empty() {
             return first_pattern_mismatch(chunk, at, h, self.pattern);
         }
-        let mut want = vec![0u8; block_len];
-        self.fill_data(&mut want, le64(chunk, AT_SEED));
+        // The expected bytes are made as a stream, not in a buffer: a
+        // failure, like any request, allocates nothing.
+        let want = expected_bytes(
+            block_len,
+            le64(chunk, AT_SEED),
+            self.compress,
+            self.buffer_pattern,
+        );
         chunk
             .iter()
-            .zip(&want[at..])
+            .zip(want.skip(at))
             .enumerate()
             .skip(h)
-            .find(|(_, (g, e))| g != e)
-            .map(|(i, (&g, &e))| (i as u32, e, g))
+            .find(|(_, (g, e))| **g != *e)
+            .map(|(i, (&g, e))| (i as u32, e, g))
     }
 
     /// What interval `at` of a block should have held, for a dump, in the
@@ -519,6 +525,46 @@ fn fill_random_percentage(buf: &mut [u8], seed: u64, compress: u32, buffer_patte
     fill_rest(rest);
 }
 
+/// The bytes [`fill_random_percentage`] writes into a block of `len`, one by
+/// one, without a buffer (for the first differing byte of a failure).
+fn expected_bytes<'a>(
+    len: usize,
+    seed: u64,
+    compress: u32,
+    buffer_pattern: &'a [u8],
+) -> impl Iterator<Item = u8> + 'a {
+    let random = if compress >= 100 {
+        0
+    } else {
+        (len as u64 * (100 - compress as u64) / 100) as usize
+    }
+    .min(len);
+    let group = 8 * SEED_BUCKETS;
+    // fill_random over the first `random` bytes: whole groups of words,
+    // then the rest from the first word's stream.
+    let whole = random / group * group;
+    let mut s: [u64; SEED_BUCKETS] = PRIMES.map(|p| seed.wrapping_mul(p));
+    (0..len).map(move |i| {
+        if i >= random {
+            return if buffer_pattern.is_empty() {
+                0
+            } else {
+                buffer_pattern[(i - random) % buffer_pattern.len()]
+            };
+        }
+        let (k, byte) = if i < whole {
+            ((i % group) / 8, (i % group) % 8)
+        } else {
+            (0, (i - whole) % 8)
+        };
+        let b = s[k].to_le_bytes()[byte];
+        if byte == 7 {
+            s[k] = s[k].wrapping_mul(GOLDEN_RATIO_64);
+        }
+        b
+    })
+}
+
 /// The pattern, repeated from position `at` of it, over `buf`.
 #[inline]
 fn fill_pattern(buf: &mut [u8], at: usize, pattern: &[u8]) {
@@ -546,6 +592,24 @@ fn first_pattern_mismatch(
 mod tests {
     use super::*;
     use crate::job::Digest;
+
+    #[test]
+    fn the_expected_byte_stream_is_the_fill() {
+        for len in [0usize, 1, 7, 8, 31, 32, 33, 100, 512, 4096, 4099] {
+            for compress in [0u32, 1, 37, 50, 99, 100] {
+                for pattern in [&[][..], &[0xab, 0xcd, 0xef][..]] {
+                    let mut buf = vec![0x55u8; len];
+                    fill_random_percentage(&mut buf, 0x1234_5678_9abc, compress, pattern);
+                    let got: Vec<u8> =
+                        expected_bytes(len, 0x1234_5678_9abc, compress, pattern).collect();
+                    assert_eq!(
+                        got, buf,
+                        "len {len} compress {compress} pattern {pattern:?}"
+                    );
+                }
+            }
+        }
+    }
 
     fn w(offset: u64) -> Write {
         Write {
