@@ -192,6 +192,10 @@ impl RunCaps {
                         base
                     };
                     job.filename = Some(format!("{dir}/{base}"));
+                    // The file is in the scratch directory now: the job's
+                    // own directory= (a path on the machine it was written
+                    // for) no longer applies.
+                    job.directory = None;
                 }
                 None => job.directory = Some(dir),
             }

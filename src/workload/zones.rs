@@ -393,6 +393,12 @@ pub enum ZoneError {
          are not supported yet: run zonemode=zbd on a file or a non-zoned device"
     )]
     ZonedDevice { device: String, model: String },
+    #[error(
+        "zonemode=zbd: {file}: file size {size} is smaller than zonesize={zone} (fio refuses \
+         it too: \"file/device size is smaller than zone size\"); give a smaller zonesize, or \
+         a file of at least one zone"
+    )]
+    SmallFile { file: String, size: u64, zone: u64 },
 }
 
 /// Whether a zone job can run on its target: a zoned block device is refused,
@@ -406,6 +412,22 @@ pub fn check_target(
         && t.kind == crate::device::target::TargetKind::BlockDevice
     {
         check_device(job, &t.path)?;
+    }
+    // fio refuses a file smaller than one zone for any direction (a read
+    // job would otherwise read nothing: its zones have nothing written).
+    if let Some(t) = target
+        && t.kind == crate::device::target::TargetKind::File
+        && job.zones.mode == ZoneMode::Zbd
+        && job.zones.size > 0
+    {
+        let size = t.file.metadata().map_or(0, |m| m.len());
+        if size < job.zones.size {
+            return Err(ZoneError::SmallFile {
+                file: t.path.display().to_string(),
+                size,
+                zone: job.zones.size,
+            });
+        }
     }
     regions
         .iter()

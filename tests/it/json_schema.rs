@@ -108,7 +108,7 @@ fn run_json_validates_and_carries_its_schema_version() {
     ]);
     assert_eq!(code, 0, "{err}");
     let doc: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(doc["iolab"]["schema_version"], "1.2.0");
+    assert_eq!(doc["iolab"]["schema_version"], "1.3.0");
     assert!(
         doc.get("schema_version").is_none(),
         "fio's top level stays fio's"

@@ -42,7 +42,7 @@ pub const FIO_VERSION_STRING: &str = concat!("iolab-", env!("CARGO_PKG_VERSION")
 /// docs/json.md), written as `iolab.schema_version`: MAJOR.MINOR.PATCH, where a
 /// new optional key raises MINOR and a key removed, renamed or retyped raises
 /// MAJOR.
-pub const RUN_SCHEMA_VERSION: &str = "1.2.0";
+pub const RUN_SCHEMA_VERSION: &str = "1.3.0";
 
 /// Ordered string map (fio prints options in the order given).
 #[derive(Clone, Debug, Default, PartialEq)]
