@@ -303,6 +303,14 @@ pub fn read_iolog(path: &Path, dir: &Path) -> Option<Iolog> {
                     continue;
                 };
                 let file = file.strip_prefix(&prefix).unwrap_or(file).to_string();
+                // An fsync or fdatasync has no range: fio's line repeats the
+                // offset its reused request last held (the previous I/O's at
+                // depth 1), iolab's says 0. Compared by action and file.
+                let (off, len) = if matches!(*action, "sync" | "datasync") {
+                    (0, 0)
+                } else {
+                    (off, len)
+                };
                 log.ios.push((action.to_string(), file, off, len));
             }
             _ => {
