@@ -350,6 +350,12 @@ impl Generator {
         std::mem::swap(&mut self.mix, other);
     }
 
+    /// Whether the random map holds every block of the region (the pass's
+    /// offsets are used up).
+    pub fn random_map_full(&self) -> bool {
+        self.block_map.as_ref().is_some_and(BlockMap::is_full)
+    }
+
     /// Zone resets of a `zonemode=zbd` job so far (fio's "N zone resets").
     pub fn zone_resets(&self) -> u64 {
         match &self.zones {

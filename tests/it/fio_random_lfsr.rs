@@ -169,3 +169,90 @@ fn lfsr_offsets_equal_fios() {
         same_as_fio(dir.path(), Some(len), &o);
     }
 }
+
+/// Several files: each file has its own register (seeded alike), and
+/// `file_service_type=random` picks files by fio's own draw (its file seed
+/// slot), drawn again when it lands on a file that is done.
+#[test]
+fn lfsr_over_several_files_equals_fios() {
+    if !ready(&[Need::Fio]) {
+        return;
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    for opts in [
+        &["--size=1m", "--nrfiles=4", "--bs=4k", "--rw=randread"][..],
+        &[
+            "--size=1m",
+            "--nrfiles=4",
+            "--bs=4k",
+            "--rw=randread",
+            "--file_service_type=random",
+        ],
+        &[
+            "--size=1000k",
+            "--nrfiles=4",
+            "--bs=4k",
+            "--rw=randwrite",
+            "--file_service_type=random",
+            "--norandommap",
+        ],
+        &[
+            "--size=1m",
+            "--nrfiles=4",
+            "--bs=16k",
+            "--rw=randread",
+            "--file_service_type=random:3",
+            "--randseed=9",
+            "--randrepeat=0",
+        ],
+        &[
+            "--size=1m",
+            "--nrfiles=4",
+            "--bs=4k",
+            "--rw=randread",
+            "--file_service_type=sequential",
+        ],
+    ] {
+        let mut o = opts.to_vec();
+        o.push("--random_generator=lfsr");
+        same_as_fio(dir.path(), None, &o);
+    }
+}
+
+/// `file_service_type=random` with fio's default generator: the files come
+/// in fio's order, offsets from the job's one draw (which fio also draws
+/// from once on a file whose map is full, before it gives the file up).
+/// (Not with `norandommap`: fio then keeps servicing a file past its share
+/// of `size`, iolab does not.)
+#[test]
+fn random_file_service_equals_fios() {
+    if !ready(&[Need::Fio]) {
+        return;
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    for opts in [
+        &[
+            "--size=1m",
+            "--nrfiles=4",
+            "--bs=4k",
+            "--rw=randread",
+            "--file_service_type=random",
+        ][..],
+        &[
+            "--size=1000k",
+            "--nrfiles=4",
+            "--bs=4k",
+            "--rw=randwrite",
+            "--file_service_type=random:4",
+        ],
+        &[
+            "--size=1m",
+            "--nrfiles=4",
+            "--bs=4k",
+            "--rw=read",
+            "--file_service_type=random:2",
+        ],
+    ] {
+        same_as_fio(dir.path(), None, opts);
+    }
+}
