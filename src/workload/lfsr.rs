@@ -89,7 +89,8 @@ pub enum LfsrError {
     #[error(
         "random_generator=lfsr: seed {seed:#x} puts the {bits}-bit register in its \
          all-ones state, which never changes (fio fails the same job); \
-         choose another randseed"
+         change the block count (size, bs), the seed (randseed= with \
+         randrepeat=0) or random_generator"
     )]
     StuckSeed { seed: u64, bits: u32 },
 }
