@@ -84,6 +84,12 @@ pub enum EngineError {
         job: String,
         err: crate::workload::blockmap::RandomMapError,
     },
+    /// `random_generator=lfsr` cannot be set up for the job's region or seed.
+    #[error("{job}: {err}")]
+    Lfsr {
+        job: String,
+        err: crate::workload::lfsr::LfsrError,
+    },
     #[error("{job}: {err}")]
     Zones {
         job: String,

@@ -17,6 +17,7 @@ use crate::engine::error::label;
 use crate::engine::error::{EngineError, Result};
 use crate::job::JobSpec;
 use crate::job::files::ServiceKind;
+use crate::workload::fio_rand::FioRand;
 use crate::workload::{Generator, NextIo};
 
 /// Where a stream's requests come from: one generator (one file), or one per
@@ -141,6 +142,10 @@ pub struct FileService {
     mix: Option<crate::workload::fio_rand::RwMix>,
     /// The job's offset generator while no file's generator holds it.
     orng: Option<crate::workload::fio_rand::FioRand>,
+    /// `file_service_type=random`: fio's draw of the next file (its
+    /// `next_file_state`, seeded from the job's file slot), once the engine
+    /// gives fio's seeds (`with_fio_seeds`); until then `rng`.
+    frng: Option<crate::workload::fio_rand::FioRand>,
     /// fio's `io_size` (or a smaller `size`) is the job's, over all its
     /// files: bytes issued so far, and the limit (`io_size` x `loops`;
     /// `u64::MAX` without one, or time_based).
@@ -225,6 +230,7 @@ impl FileService {
             last: 0,
             mix,
             orng: None,
+            frng: None,
             issued: 0,
             budget: match (job.io_size, job.time_based) {
                 (Some(b), false) => b.saturating_mul(u64::from(job.loops.max(1))),
@@ -256,6 +262,15 @@ impl FileService {
             g.set_fio_seeds(seeds, repeat);
         }
         self.orng = self.gens.first().map(Generator::fio_rng);
+        if self.kind == ServiceKind::Random {
+            let use64 = matches!(self.orng, Some(FioRand::T64(_)));
+            self.frng = Some(FioRand::new(
+                seeds[crate::workload::fio_rand::SLOT_FILE],
+                use64,
+            ));
+            // fio draws the first file with it too.
+            self.pick();
+        }
         self
     }
 
@@ -283,6 +298,23 @@ impl FileService {
         match self.picker.as_mut() {
             Some((p, rng)) => p.block(n, rng) as usize,
             None => (self.rand() % n) as usize,
+        }
+    }
+
+    /// fio's random pick: a file drawn uniformly from all of them, drawn
+    /// again while it lands on one that is done or outside the open window
+    /// (the caller has a live file, so the draws end).
+    #[inline]
+    fn fio_draw(&mut self) -> usize {
+        let n = self.gens.len() as u64;
+        let Some(r) = self.frng.as_mut() else {
+            unreachable!("called with fio's file draw only")
+        };
+        loop {
+            let i = r.scaled(n) as usize;
+            if self.alive[i] && self.open[i] {
+                return i;
+            }
         }
     }
 
@@ -317,6 +349,7 @@ impl FileService {
         self.cur = match self.kind {
             ServiceKind::RoundRobin => self.live_from(self.cur + 1),
             ServiceKind::Sequential => self.live_from(self.cur),
+            ServiceKind::Random if self.frng.is_some() => self.fio_draw(),
             ServiceKind::Random | ServiceKind::Distributed => {
                 let r = self.draw();
                 self.live_from(r)
@@ -350,6 +383,14 @@ impl FileService {
                     return Some(io);
                 }
                 None => {
+                    // fio finds a file done when its next offset fails: with
+                    // the random map, after drawing that offset from the
+                    // job's generator, which so moves on by one.
+                    if self.gens[self.cur].random_map_full()
+                        && let Some(o) = self.orng.as_mut()
+                    {
+                        o.draw();
+                    }
                     self.done(self.cur);
                     self.left = 0;
                 }

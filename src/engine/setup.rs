@@ -541,6 +541,14 @@ fn prepare_stream(
                 }
             })?;
         }
+        let lens: Vec<u64> = std::iter::once(region_len)
+            .chain(regions.iter().map(|r| r.1))
+            .collect();
+        let block_seed = fio_seeds[crate::workload::fio_rand::SLOT_BLOCK];
+        crate::workload::lfsr::check(job, &lens, block_seed).map_err(|err| EngineError::Lfsr {
+            job: label(job),
+            err,
+        })?;
     }
     let generator = if let Some(t) = replay {
         crate::engine::files::Source::Replay(Box::new(Replay::new(t)))

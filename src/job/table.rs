@@ -1095,8 +1095,8 @@ pub static OPTIONS: &[OptionDef] = &[
         S::IoType,
         "tausworthe (default) or tausworthe64: fio's generators, the \
          same offsets as fio (with norandommap, drawn with replacement); \
-         lfsr: every block of the region exactly once per pass, even with \
-         norandommap (the order is iolab's own)",
+         lfsr: fio's register, every block of the region exactly once per \
+         pass in fio's order, even with norandommap",
     )
     .expects(super::workload_opts::GENERATOR_VALID)
     .set(|d, c| {

@@ -52,16 +52,4 @@ impl Coverage {
             }
         }
     }
-
-    /// Where the walk stands (for the generator's undo snapshot).
-    #[inline(always)]
-    pub(crate) fn position(&self) -> u64 {
-        self.x
-    }
-
-    /// Put the walk back where [`Coverage::position`] said it stood.
-    #[inline(always)]
-    pub(crate) fn set_position(&mut self, x: u64) {
-        self.x = x;
-    }
 }

@@ -195,6 +195,8 @@ fn scale(d: u64, inv: f64, lastb: u64) -> u64 {
 
 /// fio's seed slots (`FIO_RAND_*` in fio.h), in fio's order.
 pub const SLOT_BS: [usize; 3] = [0, 1, 2];
+/// The file service's draw (`file_service_type=random`).
+pub const SLOT_FILE: usize = 5;
 pub const SLOT_BLOCK: usize = 6;
 /// How many seed slots fio keeps per job.
 pub const SLOTS: usize = 21;

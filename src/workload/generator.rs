@@ -8,7 +8,6 @@ use crate::request::{Class, Flush, Op};
 
 use super::blockmap::{BlockMap, RandomMapError};
 use super::bs::FioSizes;
-use super::coverage::Coverage;
 use super::distribution::Picker;
 use super::fio_rand::{FioRand, RwMix};
 use super::passes::Passes;
@@ -87,10 +86,10 @@ pub struct Generator {
     /// A new `loops` pass began with the last request (fio verifies what a
     /// write job wrote after every loop; `workload::verify`).
     new_loop: bool,
-    /// `random_generator=lfsr`: every block once per pass, with or without
-    /// the random map, as a full-period permutation (iolab's own sequence,
-    /// not fio's). `None` otherwise.
-    coverage: Option<Coverage>,
+    /// `random_generator=lfsr`: fio's register over the region's blocks,
+    /// every block once per pass in fio's order, with or without the random
+    /// map (`lfsr::blocks`). `None` otherwise.
+    lfsr: Option<lfsr::FioLfsr>,
     /// fio's random map (its axmap): the blocks (of the job's smallest size)
     /// this pass touched. A drawn block that is used moves on to the next
     /// free one, and an I/O is shortened to the free blocks it starts on.
@@ -168,7 +167,7 @@ struct Undo {
     new_pass: bool,
     writes: u64,
     last_was_sync: bool,
-    coverage_x: Option<u64>,
+    lfsr: Option<lfsr::FioLfsr>,
     strided: Option<zones::StridedPos>,
     mix_counts: [u64; 2],
     orng: FioRand,
@@ -192,25 +191,14 @@ impl Generator {
         let align = aligns(job);
         let time_based = job.time_based;
         let mut rng = fastrand::Rng::with_seed(seed);
-        // Trims' own sizes and alignment count only where the job trims.
-        let trims = matches!(job.rw.dir, Direction::Trim | Direction::TrimWrite);
         let fixed = one_size(job);
         // fio turns its random map off for a non-uniform distribution and for
         // blockalign (offsets then need not be whole blocks).
         // A strided job draws within one zone at a time (with replacement).
         let uniform = uniform_unzoned(job);
-        let coverage = match (job.rw.pattern, fixed) {
-            (Pattern::Rand, Some(bs))
-                if region_len >= bs
-                    && lfsr::visits_every_block(job)
-                    && uniform
-                    && job.blockalign == [0, 0]
-                    && (!trims || job.blockalign_trim.is_none()) =>
-            {
-                Some(Coverage::new(region_len / bs, &mut rng))
-            }
-            _ => None,
-        };
+        // Seeded with fio's offset seed by `set_fio_seeds` (0 meanwhile: it
+        // is never the register's stuck state).
+        let lfsr = lfsr::blocks(job, region_len).and_then(|n| lfsr::FioLfsr::new(n, 0, 0).ok());
         let block_map = variable_map_unit(job, &align, fixed, region_len, uniform);
         // The engine checked it can be allocated (`check_random_map`).
         let pick = [0, 1].map(|d| {
@@ -252,7 +240,7 @@ impl Generator {
             loop_reseed: None,
             bs_seeds: None,
             lastb: std::array::from_fn(|b| last_block(region_len, align[b], min_bs[b])),
-            coverage,
+            lfsr,
             map_unit: block_map.unwrap_or(1),
             block_map: block_map.map(|g| BlockMap::new(region_len / g)),
             last_mark: (0, 0),
@@ -334,6 +322,11 @@ impl Generator {
         self.loop_reseed = repeat.then_some(block);
         self.bs_rng = self.bs_slot.map(|slot| FioRand::new(seeds[slot], use64));
         self.bs_seeds = repeat.then_some(self.bs_slot.map(|slot| seeds[slot]));
+        if let Some(l) = self.lfsr.as_mut() {
+            // The engine checked the seed (`lfsr::check`); a seed it refuses
+            // leaves the register as it was, which still moves.
+            let _ = l.reseed(block);
+        }
     }
 
     /// The offset generator as it stands (for a service sharing one).
@@ -355,6 +348,12 @@ impl Generator {
     #[inline]
     pub fn swap_rwmix(&mut self, other: &mut Option<RwMix>) {
         std::mem::swap(&mut self.mix, other);
+    }
+
+    /// Whether the random map holds every block of the region (the pass's
+    /// offsets are used up).
+    pub fn random_map_full(&self) -> bool {
+        self.block_map.as_ref().is_some_and(BlockMap::is_full)
     }
 
     /// Zone resets of a `zonemode=zbd` job so far (fio's "N zone resets").
@@ -400,9 +399,7 @@ impl Generator {
         }
         self.orng = snap.orng;
         self.bs_rng = snap.bs_rng;
-        if let (Some(c), Some(x)) = (self.coverage.as_mut(), snap.coverage_x) {
-            c.set_position(x);
-        }
+        self.lfsr = snap.lfsr;
         if let Some(m) = self.block_map.as_mut() {
             m.unmark_run(self.last_mark.0, self.last_mark.1);
         }
@@ -512,7 +509,7 @@ impl Generator {
             new_pass: self.new_pass,
             writes: self.writes,
             last_was_sync: self.last_was_sync,
-            coverage_x: self.coverage.as_ref().map(Coverage::position),
+            lfsr: self.lfsr,
             strided: match &self.zones {
                 zones::Zones::Strided(z) => Some(z.pos()),
                 _ => None,
@@ -557,7 +554,7 @@ impl Generator {
         if self.ios_left == 0 || !self.within_limits() {
             return false;
         }
-        let map_full = (self.coverage.is_some() && self.bytes_left == 0)
+        let map_full = self.lfsr.as_ref().is_some_and(lfsr::FioLfsr::exhausted)
             || self.block_map.as_ref().is_some_and(BlockMap::is_full);
         !map_full || (self.next_pass(true) && self.within_limits())
     }
@@ -711,8 +708,9 @@ impl Generator {
     #[inline]
     fn draw_rand_offset(&mut self, d: usize, b: usize, a: u64, len_io: &mut u64) -> u64 {
         let len = *len_io;
-        match (&mut self.coverage, &self.pick[d]) {
-            (Some(c), _) => c.next() * len,
+        match (&mut self.lfsr, &self.pick[d]) {
+            // `may_issue_more` started a new pass when the last block went.
+            (Some(l), _) => l.next_block().unwrap_or(0) * len,
             (None, Some(p)) => {
                 let o = p.block(self.len / a, &mut self.rng) * a;
                 // A block near the end may not fit a whole I/O.
@@ -940,6 +938,11 @@ impl Generator {
         self.bytes_left = self.len;
         if let Some(m) = self.block_map.as_mut() {
             m.reset();
+        }
+        // fio resets the register when it opens the file again (a new loop)
+        // and when a time_based job has used every block.
+        if let Some(l) = self.lfsr.as_mut() {
+            l.reset();
         }
         if let (Some(seed), false) = (self.loop_reseed, self.time_based) {
             let use64 = matches!(self.orng, FioRand::T64(_));
