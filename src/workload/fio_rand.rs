@@ -243,6 +243,20 @@ pub fn offsets_repeat(job: &JobSpec) -> bool {
     job.randrepeat && !job.workload.offsets_from_randseed
 }
 
+/// The job as fio seeds clone `jobnum` of it (0 the job itself). fio drops
+/// randrepeat for a job given `randseed=` after filling the job's seeds, and
+/// makes the clones from the job after that: a clone's offsets come from
+/// `randseed` as under `randrepeat=0`, and are not re-seeded between loops.
+pub fn as_seeded_clone(job: &JobSpec, jobnum: u32) -> std::borrow::Cow<'_, JobSpec> {
+    if jobnum > 0 && job.workload.randseed_given && offsets_repeat(job) {
+        let mut j = job.clone();
+        j.workload.offsets_from_randseed = true;
+        std::borrow::Cow::Owned(j)
+    } else {
+        std::borrow::Cow::Borrowed(job)
+    }
+}
+
 /// fio's seed slot of the direction draw (`rwmix`); fio keeps one seed per
 /// purpose in a fixed order (block sizes for reads, writes, trims, verify,
 /// then this one, ...).

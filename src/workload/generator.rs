@@ -10,6 +10,7 @@ use super::blockmap::{BlockMap, RandomMapError};
 use super::bs::FioSizes;
 use super::coverage::Coverage;
 use super::distribution::Picker;
+use super::fio_dist::FioDist;
 use super::fio_rand::{FioRand, RwMix};
 use super::passes::Passes;
 use super::{lfsr, zones};
@@ -54,6 +55,10 @@ pub struct Generator {
     /// `random_distribution` other than uniform, per direction, over blocks of
     /// `align` bytes.
     pick: [Option<Picker>; 2],
+    /// zipf, pareto and normal as fio draws them: one state for the file's
+    /// reads and writes, over blocks of the smallest block size
+    /// (`fio_dist`); these take the place of `pick`.
+    fdist: Option<FioDist>,
     /// `percentage_random` per direction; the rest continue sequentially
     /// from where the direction's last I/O ended (`last_end`).
     pct_random: [u32; 2],
@@ -222,6 +227,10 @@ impl Generator {
                 &mut rng,
             )
         });
+        // Seeded from `seed` until the engine gives fio's seed for the file
+        // (`with_dist_seed`).
+        let smallest = u64::from(job.bs[0].min().min(job.bs[1].min()));
+        let fdist = FioDist::new(&job.random_distribution, region_len, smallest, seed as u32);
         let pass = Passes::new(job, region_len);
         let min_bs = [
             u64::from(job.bs[0].min().max(1)),
@@ -242,6 +251,7 @@ impl Generator {
             len: region_len,
             align,
             pick,
+            fdist,
             pct_random: job.percentage_random,
             last_end: [0, 0],
             pass,
@@ -334,6 +344,15 @@ impl Generator {
         self.loop_reseed = repeat.then_some(block);
         self.bs_rng = self.bs_slot.map(|slot| FioRand::new(seeds[slot], use64));
         self.bs_seeds = repeat.then_some(self.bs_slot.map(|slot| seeds[slot]));
+    }
+
+    /// Seed the distribution's draws (zipf, pareto, normal) as fio seeds
+    /// this file's (`fio_dist::seed`).
+    pub fn with_dist_seed(mut self, seed: Option<u32>) -> Self {
+        if let (Some(d), Some(s)) = (&mut self.fdist, seed) {
+            d.reseed(s);
+        }
+        self
     }
 
     /// The offset generator as it stands (for a service sharing one).
@@ -711,6 +730,13 @@ impl Generator {
     #[inline]
     fn draw_rand_offset(&mut self, d: usize, b: usize, a: u64, len_io: &mut u64) -> u64 {
         let len = *len_io;
+        if let Some(f) = &mut self.fdist {
+            // fio's block of the smallest size, placed at the direction's
+            // alignment; one past the region cannot be issued whole, and is
+            // pulled back to the last block that can.
+            let o = f.next_block().saturating_mul(a);
+            return o.min((self.len - len) / a * a);
+        }
         match (&mut self.coverage, &self.pick[d]) {
             (Some(c), _) => c.next() * len,
             (None, Some(p)) => {
