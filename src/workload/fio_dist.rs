@@ -283,3 +283,77 @@ fn finish(a: &mut u32, b: &mut u32, c: &mut u32) {
         [*a, *b, *c] = v;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// fio 3.33's `jhash(name, strlen(name), 0)` for these names (its
+    /// hash.h compiled and run): the empty name, the tail alone, one and
+    /// three whole 12-byte blocks before the tail.
+    #[test]
+    fn name_hash_is_fios() {
+        for (name, want) in [
+            ("", 1_640_531_527u32),
+            ("f", 1_628_577_351),
+            ("/tmp/x/file", 3_627_256_907),
+            ("/tmp/dt/d/r.0.0", 3_574_637_408),
+            ("a-much-longer-file-name-over-24/bytes.0.0", 1_775_387_539),
+        ] {
+            assert_eq!(jhash(name.as_bytes()), want, "{name:?}");
+        }
+    }
+
+    fn draws(dist: RandomDist, n: u64) -> Vec<u64> {
+        let mut d = FioDist::new(&dist, n * 4096, 4096, 0x1234).unwrap();
+        (0..20_000).map(|_| d.next_block()).collect()
+    }
+
+    #[test]
+    fn blocks_stay_in_the_region_and_repeat() {
+        for dist in [
+            RandomDist::Zipf {
+                theta: 1.2,
+                center: None,
+            },
+            RandomDist::Zipf {
+                theta: 0.8,
+                center: Some(0.9),
+            },
+            RandomDist::Pareto {
+                h: 0.2,
+                center: None,
+            },
+            RandomDist::Normal {
+                dev: 30.0,
+                center: Some(0.1),
+            },
+            RandomDist::Normal {
+                dev: 0.0,
+                center: None,
+            },
+        ] {
+            let b = draws(dist.clone(), 1000);
+            assert!(b.iter().all(|&x| x < 1000), "{dist:?}");
+            let mut u = b.clone();
+            u.sort_unstable();
+            u.dedup();
+            // A hot spot: far fewer distinct blocks than draws.
+            assert!(u.len() < 1000, "{dist:?}: {}", u.len());
+        }
+        // One block: every draw is it.
+        let b = draws(
+            RandomDist::Pareto {
+                h: 0.5,
+                center: None,
+            },
+            1,
+        );
+        assert!(b.iter().all(|&x| x == 0));
+    }
+
+    #[test]
+    fn uniform_and_zoned_are_not_drawn_here() {
+        assert!(FioDist::new(&RandomDist::Random, 1 << 20, 4096, 1).is_none());
+    }
+}
