@@ -171,7 +171,7 @@ impl FioDist {
         for _ in 0..GAUSS_TERMS {
             sum = sum.wrapping_add(u64::from(self.rng.next_u32()) % n.wrapping_add(1));
         }
-        sum = (sum + GAUSS_TERMS - 1) / GAUSS_TERMS;
+        sum = sum.div_ceil(GAUSS_TERMS);
         if stddev != 0 {
             let r = f64::from(self.rng.next_u32());
             let vr = (f64::from(stddev) * (r / 4_294_967_296.0)) as i32;
