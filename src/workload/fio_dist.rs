@@ -284,6 +284,62 @@ fn finish(a: &mut u32, b: &mut u32, c: &mut u32) {
     }
 }
 
+/// `random_distribution=zoned`/`zoned_abs` as fio draws a direction's
+/// offsets: a number from 1 to 100 from the job's zone generator picks the
+/// zone (by cumulative access share), then fio's uniform offset draw picks a
+/// block inside it.
+#[derive(Clone, Debug)]
+pub struct FioZones {
+    /// (cumulative access %, zone start, zone end): percent of the region for
+    /// `zoned`, bytes for `zoned_abs`.
+    zones: Vec<(u32, u64, u64)>,
+    bytes: bool,
+}
+
+impl FioZones {
+    /// Direction `d`'s zones; `None` for other distributions and for a
+    /// direction without zones (fio draws those uniformly).
+    pub fn new(dist: &RandomDist, d: usize) -> Option<FioZones> {
+        let mut cum = (0u32, 0u64);
+        let mut table = |set: &mut dyn Iterator<Item = (u32, u64)>| -> Vec<(u32, u64, u64)> {
+            set.map(|(a, size)| {
+                let start = cum.1;
+                cum = (cum.0 + a, cum.1 + size);
+                (cum.0, start, cum.1)
+            })
+            .collect()
+        };
+        let (zones, bytes) = match dist {
+            RandomDist::Zoned(sets) => (
+                table(&mut sets[d.min(1)].iter().map(|&(a, r)| (a, u64::from(r)))),
+                false,
+            ),
+            RandomDist::ZonedAbs(sets) => (table(&mut sets[d.min(1)].iter().copied()), true),
+            _ => return None,
+        };
+        (!zones.is_empty()).then_some(FioZones { zones, bytes })
+    }
+
+    /// The next block (of `align` bytes) of a region of `lastb` blocks (fio's
+    /// last block), with `v` from 1 to 100 and `draw(n)` fio's uniform draw
+    /// of a block of `0..n`.
+    #[inline]
+    pub fn block(&self, v: u32, lastb: u64, align: u64, draw: impl FnOnce(u64) -> u64) -> u64 {
+        let &(_, start, end) = self
+            .zones
+            .iter()
+            .find(|z| v <= z.0)
+            .unwrap_or(&self.zones[self.zones.len() - 1]);
+        if self.bytes {
+            let (first, last) = (start / align.max(1), end / align.max(1));
+            first + draw(last.saturating_sub(first))
+        } else {
+            let first = start * lastb / 100;
+            first + draw(lastb * (end - start) / 100)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

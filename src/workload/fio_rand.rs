@@ -196,6 +196,8 @@ fn scale(d: u64, inv: f64, lastb: u64) -> u64 {
 /// fio's seed slots (`FIO_RAND_*` in fio.h), in fio's order.
 pub const SLOT_BS: [usize; 3] = [0, 1, 2];
 pub const SLOT_BLOCK: usize = 6;
+/// The zone draw of `random_distribution=zoned`/`zoned_abs`.
+pub const SLOT_ZONE: usize = 16;
 /// How many seed slots fio keeps per job.
 pub const SLOTS: usize = 21;
 

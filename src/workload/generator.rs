@@ -10,8 +10,8 @@ use super::blockmap::{BlockMap, RandomMapError};
 use super::bs::FioSizes;
 use super::coverage::Coverage;
 use super::distribution::Picker;
-use super::fio_dist::FioDist;
-use super::fio_rand::{FioRand, RwMix};
+use super::fio_dist::{FioDist, FioZones};
+use super::fio_rand::{FioRand, RwMix, Taus88};
 use super::passes::Passes;
 use super::{lfsr, zones};
 
@@ -59,6 +59,12 @@ pub struct Generator {
     /// reads and writes, over blocks of the smallest block size
     /// (`fio_dist`); these take the place of `pick`.
     fdist: Option<FioDist>,
+    /// zoned and zoned_abs as fio draws them, per direction: the zone from
+    /// fio's zone generator (`zone_rng`, re-seeded with the offsets'), the
+    /// block from the offset generator.
+    fzones: [Option<FioZones>; 2],
+    zone_rng: Taus88,
+    zone_seed: Option<u32>,
     /// `percentage_random` per direction; the rest continue sequentially
     /// from where the direction's last I/O ended (`last_end`).
     pct_random: [u32; 2],
@@ -252,6 +258,9 @@ impl Generator {
             align,
             pick,
             fdist,
+            fzones: [0, 1].map(|d| FioZones::new(&job.random_distribution, d)),
+            zone_rng: Taus88::new(seed as u32),
+            zone_seed: None,
             pct_random: job.percentage_random,
             last_end: [0, 0],
             pass,
@@ -344,6 +353,9 @@ impl Generator {
         self.loop_reseed = repeat.then_some(block);
         self.bs_rng = self.bs_slot.map(|slot| FioRand::new(seeds[slot], use64));
         self.bs_seeds = repeat.then_some(self.bs_slot.map(|slot| seeds[slot]));
+        let zone = seeds[super::fio_rand::SLOT_ZONE] as u32;
+        self.zone_rng = Taus88::new(zone);
+        self.zone_seed = repeat.then_some(zone);
     }
 
     /// Seed the distribution's draws (zipf, pareto, normal) as fio seeds
@@ -737,6 +749,12 @@ impl Generator {
             let o = f.next_block().saturating_mul(a);
             return o.min((self.len - len) / a * a);
         }
+        if let Some(z) = &self.fzones[d] {
+            let v = self.zone_rng.between(1, 100);
+            let orng = &mut self.orng;
+            let o = z.block(v, self.lastb[b], a, |n| orng.scaled(n)) * a;
+            return o.min((self.len - len) / a * a);
+        }
         match (&mut self.coverage, &self.pick[d]) {
             (Some(c), _) => c.next() * len,
             (None, Some(p)) => {
@@ -972,6 +990,9 @@ impl Generator {
             self.orng = FioRand::new(seed, use64);
             if let Some(s) = self.bs_seeds {
                 self.bs_rng = s.map(|s| FioRand::new(s, use64));
+            }
+            if let Some(z) = self.zone_seed {
+                self.zone_rng = Taus88::new(z);
             }
         }
         self.new_pass = true;

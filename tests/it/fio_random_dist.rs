@@ -1,7 +1,8 @@
 //! fio's `random_distribution` draws, I/O for I/O: zipf, pareto and normal
 //! offsets come from fio's own per-file state (`workload::fio_dist`), seeded
 //! as fio 3.33 seeds it (a hash of the file's name times the thread number
-//! under the default randrepeat=1, the job's offset seed with `randseed=`).
+//! under the default randrepeat=1, the job's offset seed with `randseed=`);
+//! zoned and zoned_abs from fio's zone and offset generators.
 //! The file's name is part of the seed, so both tools run on the same path:
 //! fio first, then iolab on a fresh file at the same place. Their
 //! `write_iolog`s must list the same (file, op, offset, length) sequence.
@@ -106,7 +107,9 @@ fn zipf_and_pareto_offsets_equal_fios() {
 }
 
 /// Centers, normal (gauss) with and without a spread, both directions of a
-/// mixed job drawing from the file's one state, bssplit sizes, and loops.
+/// mixed job drawing from the file's one state, loops; zoned and zoned_abs
+/// (the zone from fio's zone generator, the block from its offset draw),
+/// with bsrange sizes.
 #[test]
 fn centered_normal_and_mixed_offsets_equal_fios() {
     if !ready(&[Need::Fio]) {
@@ -129,6 +132,25 @@ fn centered_normal_and_mixed_offsets_equal_fios() {
             "--random_distribution=pareto:0.2",
             "--loops=2",
         ],
+        &[
+            "--rw=randread",
+            "--random_distribution=zoned:60/10:30/20:10/70",
+        ],
+        &["--rw=randwrite", "--random_distribution=zoned:60/10:40/"],
+        &[
+            "--rw=randrw",
+            "--random_distribution=zoned:50/50:50/50",
+            "--randseed=3",
+        ],
+        &[
+            "--rw=randread",
+            "--random_distribution=zoned_abs:70/512k:30/3584k",
+        ],
+        &[
+            "--rw=randread",
+            "--random_distribution=zoned_abs:90/64k:10/1m",
+            "--bsrange=4k-16k",
+        ],
     ]
     .iter()
     .map(|o| base.iter().chain(o.iter()).copied().collect())
@@ -149,6 +171,7 @@ fn clones_draw_their_own_distribution_streams() {
             [
                 "--random_distribution=zipf:1.2",
                 "--random_distribution=pareto:0.5",
+                "--random_distribution=zoned:70/30:30/70",
             ]
             .map(|d| {
                 let mut o = vec!["--size=256k", "--bs=4k", "--rw=randread", "--numjobs=3", d];
