@@ -1079,12 +1079,9 @@ pub static OPTIONS: &[OptionDef] = &[
         "random zipf:THETA[:CENTER] pareto:H[:CENTER] \
          normal:DEV[:CENTER] zoned:A/R:... zoned_abs:A/SIZE:... \
          ('READ,WRITE' zone sets); a non-uniform one turns the random \
-         map off, as in fio; zipf, pareto and normal issue fio's own blocks",
+         map off, as in fio; every distribution issues fio's own blocks",
     )
-    .stricter(
-        "zipf theta <= 0 and a parameter after 'random' are refused; zoned's blocks are \
-         iolab's draws (docs/fio-compat.md)",
-    )
+    .stricter("zipf theta <= 0 and a parameter after 'random' are refused (docs/fio-compat.md)")
     .expects(super::random::DIST_VALID)
     .set(|d, c| {
         d.spec.random_distribution = super::random::distribution(c)?;
