@@ -516,8 +516,11 @@ fn prepare_stream(
     let thread = crate::workload::fio_rand::thread_number(jobs, p.job, p.jobnum);
     let mix_seed = crate::workload::fio_rand::rwmix_seed(job, thread).unwrap_or(seed as u32);
     // Random offsets too, from fio's seeds of this clone.
-    let fio_seeds = crate::workload::fio_rand::job_seeds(job, thread);
-    let reseed = crate::workload::fio_rand::offsets_repeat(job);
+    let seeded = crate::workload::fio_rand::as_seeded_clone(job, p.jobnum);
+    let fio_seeds = crate::workload::fio_rand::job_seeds(&seeded, thread);
+    // (fio re-seeds between loops only while randrepeat holds, which
+    // `randseed=` ends once the seeds are filled.)
+    let reseed = crate::workload::fio_rand::offsets_repeat(&seeded) && !job.workload.randseed_given;
     // offset_increment: a clone sharing this worker starts further in and
     // ends where the worker's region ends.
     let start = job.clone_offset(p.jobnum);
@@ -561,6 +564,15 @@ fn prepare_stream(
         Generator::new(job, start, region_len, seed)
             .with_rwmix_seed(mix_seed)
             .with_fio_seeds(&fio_seeds, reseed)
+            .with_dist_seed(target.map(|t| {
+                use std::os::unix::ffi::OsStrExt;
+                crate::workload::fio_dist::seed(
+                    &seeded,
+                    thread,
+                    t.path.as_os_str().as_bytes(),
+                    &fio_seeds,
+                )
+            }))
             .with_zone_end(crate::workload::zones::file_end(target, start))
             .with_file_end(crate::workload::target_end(target, start))
             .into()

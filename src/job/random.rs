@@ -437,6 +437,7 @@ impl super::draft::Draft {
         }
         if is_set("randseed") {
             self.spec.workload.offsets_from_randseed = !self.spec.randrepeat;
+            self.spec.workload.randseed_given = true;
             self.spec.randrepeat = true;
         }
         Ok(())

@@ -1079,12 +1079,9 @@ pub static OPTIONS: &[OptionDef] = &[
         "random zipf:THETA[:CENTER] pareto:H[:CENTER] \
          normal:DEV[:CENTER] zoned:A/R:... zoned_abs:A/SIZE:... \
          ('READ,WRITE' zone sets); a non-uniform one turns the random \
-         map off, as in fio",
+         map off, as in fio; every distribution issues fio's own blocks",
     )
-    .stricter(
-        "zipf theta <= 0 and a parameter after 'random' are refused; normal's shape is iolab's \
-         (docs/fio-compat.md)",
-    )
+    .stricter("zipf theta <= 0 and a parameter after 'random' are refused (docs/fio-compat.md)")
     .expects(super::random::DIST_VALID)
     .set(|d, c| {
         d.spec.random_distribution = super::random::distribution(c)?;

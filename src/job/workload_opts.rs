@@ -57,6 +57,12 @@ pub struct WorkloadOpts {
     /// fio 3.33 keeps under randrepeat=1 even with `randseed=`), and does
     /// not re-seed them at each loop (`fio_rand::job_seeds`).
     pub offsets_from_randseed: bool,
+    /// `randseed=` was given at all: fio then drops randrepeat after it has
+    /// filled the seeds, so a file's `random_distribution` state (zipf,
+    /// pareto, normal) takes the offset seed rather than its file-name hash
+    /// (`fio_dist::seed`).
+    #[serde(skip)]
+    pub randseed_given: bool,
     /// `verify_backlog_batch`: blocks read back at each backlog check (0 =
     /// `verify_backlog`).
     pub verify_backlog_batch: u64,

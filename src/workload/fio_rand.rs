@@ -198,6 +198,8 @@ pub const SLOT_BS: [usize; 3] = [0, 1, 2];
 /// The file service's draw (`file_service_type=random`).
 pub const SLOT_FILE: usize = 5;
 pub const SLOT_BLOCK: usize = 6;
+/// The zone draw of `random_distribution=zoned`/`zoned_abs`.
+pub const SLOT_ZONE: usize = 16;
 /// How many seed slots fio keeps per job.
 pub const SLOTS: usize = 21;
 
@@ -243,6 +245,20 @@ pub fn job_seeds(job: &JobSpec, thread_number: u32) -> [u64; SLOTS] {
 /// generators at each `loops` pass: randrepeat=1 as the job wrote it.
 pub fn offsets_repeat(job: &JobSpec) -> bool {
     job.randrepeat && !job.workload.offsets_from_randseed
+}
+
+/// The job as fio seeds clone `jobnum` of it (0 the job itself). fio drops
+/// randrepeat for a job given `randseed=` after filling the job's seeds, and
+/// makes the clones from the job after that: a clone's offsets come from
+/// `randseed` as under `randrepeat=0`, and are not re-seeded between loops.
+pub fn as_seeded_clone(job: &JobSpec, jobnum: u32) -> std::borrow::Cow<'_, JobSpec> {
+    if jobnum > 0 && job.workload.randseed_given && offsets_repeat(job) {
+        let mut j = job.clone();
+        j.workload.offsets_from_randseed = true;
+        std::borrow::Cow::Owned(j)
+    } else {
+        std::borrow::Cow::Borrowed(job)
+    }
 }
 
 /// fio's seed slot of the direction draw (`rwmix`); fio keeps one seed per

@@ -9,7 +9,8 @@ use crate::request::{Class, Flush, Op};
 use super::blockmap::{BlockMap, RandomMapError};
 use super::bs::FioSizes;
 use super::distribution::Picker;
-use super::fio_rand::{FioRand, RwMix};
+use super::fio_dist::{FioDist, FioZones};
+use super::fio_rand::{FioRand, RwMix, Taus88};
 use super::passes::Passes;
 use super::{lfsr, zones};
 
@@ -53,6 +54,16 @@ pub struct Generator {
     /// `random_distribution` other than uniform, per direction, over blocks of
     /// `align` bytes.
     pick: [Option<Picker>; 2],
+    /// zipf, pareto and normal as fio draws them: one state for the file's
+    /// reads and writes, over blocks of the smallest block size
+    /// (`fio_dist`); these take the place of `pick`.
+    fdist: Option<FioDist>,
+    /// zoned and zoned_abs as fio draws them, per direction: the zone from
+    /// fio's zone generator (`zone_rng`, re-seeded with the offsets'), the
+    /// block from the offset generator.
+    fzones: [Option<FioZones>; 2],
+    zone_rng: Taus88,
+    zone_seed: Option<u32>,
     /// `percentage_random` per direction; the rest continue sequentially
     /// from where the direction's last I/O ended (`last_end`).
     pct_random: [u32; 2],
@@ -210,6 +221,10 @@ impl Generator {
                 &mut rng,
             )
         });
+        // Seeded from `seed` until the engine gives fio's seed for the file
+        // (`with_dist_seed`).
+        let smallest = u64::from(job.bs[0].min().min(job.bs[1].min()));
+        let fdist = FioDist::new(&job.random_distribution, region_len, smallest, seed as u32);
         let pass = Passes::new(job, region_len);
         let min_bs = [
             u64::from(job.bs[0].min().max(1)),
@@ -230,6 +245,10 @@ impl Generator {
             len: region_len,
             align,
             pick,
+            fdist,
+            fzones: [0, 1].map(|d| FioZones::new(&job.random_distribution, d)),
+            zone_rng: Taus88::new(seed as u32),
+            zone_seed: None,
             pct_random: job.percentage_random,
             last_end: [0, 0],
             pass,
@@ -327,6 +346,18 @@ impl Generator {
             // leaves the register as it was, which still moves.
             let _ = l.reseed(block);
         }
+        let zone = seeds[super::fio_rand::SLOT_ZONE] as u32;
+        self.zone_rng = Taus88::new(zone);
+        self.zone_seed = repeat.then_some(zone);
+    }
+
+    /// Seed the distribution's draws (zipf, pareto, normal) as fio seeds
+    /// this file's (`fio_dist::seed`).
+    pub fn with_dist_seed(mut self, seed: Option<u32>) -> Self {
+        if let (Some(d), Some(s)) = (&mut self.fdist, seed) {
+            d.reseed(s);
+        }
+        self
     }
 
     /// The offset generator as it stands (for a service sharing one).
@@ -708,6 +739,19 @@ impl Generator {
     #[inline]
     fn draw_rand_offset(&mut self, d: usize, b: usize, a: u64, len_io: &mut u64) -> u64 {
         let len = *len_io;
+        if let Some(f) = &mut self.fdist {
+            // fio's block of the smallest size, placed at the direction's
+            // alignment; one past the region cannot be issued whole, and is
+            // pulled back to the last block that can.
+            let o = f.next_block().saturating_mul(a);
+            return o.min((self.len - len) / a * a);
+        }
+        if let Some(z) = &self.fzones[d] {
+            let v = self.zone_rng.between(1, 100);
+            let orng = &mut self.orng;
+            let o = z.block(v, self.lastb[b], a, |n| orng.scaled(n)) * a;
+            return o.min((self.len - len) / a * a);
+        }
         match (&mut self.lfsr, &self.pick[d]) {
             // `may_issue_more` started a new pass when the last block went.
             (Some(l), _) => l.next_block().unwrap_or(0) * len,
@@ -949,6 +993,9 @@ impl Generator {
             self.orng = FioRand::new(seed, use64);
             if let Some(s) = self.bs_seeds {
                 self.bs_rng = s.map(|s| FioRand::new(s, use64));
+            }
+            if let Some(z) = self.zone_seed {
+                self.zone_rng = Taus88::new(z);
             }
         }
         self.new_pass = true;

@@ -29,6 +29,7 @@ pub mod buffers;
 mod coverage;
 pub mod dedupe;
 pub mod distribution;
+pub mod fio_dist;
 pub mod fio_rand;
 pub mod generator;
 pub mod lfsr;

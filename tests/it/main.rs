@@ -54,6 +54,7 @@ mod fio_meaning;
 mod fio_option_names;
 mod fio_percentiles;
 mod fio_random;
+mod fio_random_dist;
 mod fio_random_lfsr;
 mod fio_rwmix;
 mod fio_suite;

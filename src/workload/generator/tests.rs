@@ -298,9 +298,11 @@ fn distributions_keep_offsets_inside_and_aligned() {
 }
 
 #[test]
-fn zipf_job_hits_its_hot_set() {
-    // 256 blocks, theta 1.2: the hottest 10% of the blocks take the share
-    // the zipf law gives (fixed seed: the count is the same every run).
+fn zipf_job_draws_fios_blocks_near_the_law() {
+    // 256 blocks, theta 1.2: the blocks are fio's draws (`fio_dist`, here
+    // with the generator's own seed until the engine gives fio's), so the
+    // hottest 10% take about the share the zipf law gives (fio's
+    // approximation of the law, with a fixed seed: the same every run).
     let mut j = job(Pattern::Rand, Direction::Read);
     j.random_distribution = crate::job::RandomDist::Zipf {
         theta: 1.2,
@@ -309,8 +311,11 @@ fn zipf_job_hits_its_hot_set() {
     j.number_ios = Some(100_000);
     j.time_based = true;
     let mut g = Generator::new(&j, 0, 1 << 20, 4);
+    let mut fio =
+        crate::workload::fio_dist::FioDist::new(&j.random_distribution, 1 << 20, 4096, 4).unwrap();
     let mut hits = vec![0u64; 256];
     while let Some(io) = g.next_io() {
+        assert_eq!(io.offset, fio.next_block() * 4096);
         hits[(io.offset / 4096) as usize] += 1;
     }
     hits.sort_unstable_by(|a, b| b.cmp(a));
@@ -318,7 +323,7 @@ fn zipf_job_hits_its_hot_set() {
     let norm: f64 = (1..=256).map(|i| (i as f64).powf(-1.2)).sum();
     let want = (1..=25).map(|i| (i as f64).powf(-1.2)).sum::<f64>() / norm;
     assert!(
-        (got - want).abs() < 0.01,
+        (got - want).abs() < 0.03,
         "hot 10%: {got:.4}, zipf says {want:.4}"
     );
 }
