@@ -249,6 +249,15 @@ impl FileService {
         fs
     }
 
+    /// Seed each file's distribution state (zipf, pareto, normal) as fio
+    /// seeds that file's: `seeds` in file order (`fio_dist::seed`).
+    pub fn with_dist_seeds(mut self, seeds: impl IntoIterator<Item = u32>) -> Self {
+        for (g, s) in self.gens.iter_mut().zip(seeds) {
+            g.set_dist_seed(s);
+        }
+        self
+    }
+
     /// Seed every file's offsets as fio seeds the job
     /// (`Generator::with_fio_seeds`). fio's job has one offset generator
     /// for all its files: the service keeps it and lends it to the file it

@@ -326,6 +326,7 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
             replay,
             target.as_ref(),
             &regions,
+            &names,
             region_len,
             no_slat,
         )?;
@@ -469,6 +470,7 @@ fn prepare_stream(
     replay: Option<&Trace>,
     target: Option<&Target>,
     regions: &[(u64, u64)],
+    paths: &[std::path::PathBuf],
     worker_region: u64,
     sync: bool,
 ) -> Result<Stream> {
@@ -558,7 +560,17 @@ fn prepare_stream(
     } else if regions.len() > 1 {
         crate::engine::files::Source::Many(Box::new(
             crate::engine::files::FileService::new(job, regions, seed, mix_seed)
-                .with_fio_seeds(&fio_seeds, reseed),
+                .with_fio_seeds(&fio_seeds, reseed)
+                // Each file's distribution state from its own name, as fio's.
+                .with_dist_seeds(paths.iter().map(|p| {
+                    use std::os::unix::ffi::OsStrExt;
+                    crate::workload::fio_dist::seed(
+                        &seeded,
+                        thread,
+                        p.as_os_str().as_bytes(),
+                        &fio_seeds,
+                    )
+                })),
         ))
     } else {
         Generator::new(job, start, region_len, seed)

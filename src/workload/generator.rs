@@ -354,10 +354,17 @@ impl Generator {
     /// Seed the distribution's draws (zipf, pareto, normal) as fio seeds
     /// this file's (`fio_dist::seed`).
     pub fn with_dist_seed(mut self, seed: Option<u32>) -> Self {
-        if let (Some(d), Some(s)) = (&mut self.fdist, seed) {
-            d.reseed(s);
+        if let Some(s) = seed {
+            self.set_dist_seed(s);
         }
         self
+    }
+
+    /// [`Generator::with_dist_seed`] in place.
+    pub fn set_dist_seed(&mut self, seed: u32) {
+        if let Some(d) = &mut self.fdist {
+            d.reseed(seed);
+        }
     }
 
     /// The offset generator as it stands (for a service sharing one).

@@ -182,3 +182,28 @@ fn clones_draw_their_own_distribution_streams() {
         .collect();
     same_as_fio(false, &jobs);
 }
+
+/// nrfiles=3 in one job (r.0.0, r.0.1, r.0.2): each file's distribution
+/// state is seeded from its own name, as fio seeds it.
+#[test]
+fn each_file_of_a_job_draws_its_own_distribution_stream() {
+    if !ready(&[Need::Fio]) {
+        return;
+    }
+    let jobs: Vec<Vec<&str>> = [&[][..], &["--randseed=9"]]
+        .iter()
+        .flat_map(|extra| {
+            [
+                "--random_distribution=zipf:1.2",
+                "--random_distribution=pareto:0.5",
+                "--random_distribution=normal:20",
+            ]
+            .map(|d| {
+                let mut o = vec!["--size=768k", "--bs=4k", "--rw=randread", "--nrfiles=3", d];
+                o.extend_from_slice(extra);
+                o
+            })
+        })
+        .collect();
+    same_as_fio(false, &jobs);
+}
