@@ -325,8 +325,10 @@ pub fn prepare(jobs: &[JobSpec], placed: Vec<Placed>, allow_destructive: bool) -
             p,
             replay,
             target.as_ref(),
-            &regions,
-            &names,
+            JobFiles {
+                regions: &regions,
+                paths: &names,
+            },
             region_len,
             no_slat,
         )?;
@@ -464,16 +466,24 @@ fn fio_synchronous_null(jobs: &[JobSpec], placed: &[Placed]) -> bool {
 /// worker's region (`worker_region` bytes; `regions` per file), recorder,
 /// pacer, verification and per-stream limits. `sync`: the backend completes
 /// I/O inside the submitting call (no submission latency to record).
+/// The job's files as the stream needs them: each file's (first byte, bytes
+/// to address), and their paths (for what fio seeds from a file's name).
+#[derive(Clone, Copy)]
+struct JobFiles<'a> {
+    regions: &'a [(u64, u64)],
+    paths: &'a [std::path::PathBuf],
+}
+
 fn prepare_stream(
     cx: &Worker1,
     p: &Placed,
     replay: Option<&Trace>,
     target: Option<&Target>,
-    regions: &[(u64, u64)],
-    paths: &[std::path::PathBuf],
+    files: JobFiles,
     worker_region: u64,
     sync: bool,
 ) -> Result<Stream> {
+    let JobFiles { regions, paths } = files;
     let Worker1 {
         jobs,
         placed,
