@@ -360,12 +360,28 @@ fn run_set(set: &str, dir: &Path) {
         }
         let (outcome, notes) = run_file(f, scratch.path());
         let reason = listed.get(&key);
+        // A job fio itself does not repeat (seeds from the OS, timing) may
+        // come out the same, or refused by both (an OS seed that neither
+        // tool accepts), in one run and differ in the next: any outcome.
+        let unrepeatable = reason.is_some_and(|r| r.starts_with("fio differs from itself"));
         let (kind, line, bad) = match (&outcome, reason) {
             (Outcome::Same, None) => ("same", "same".to_string(), false),
+            (Outcome::Same, Some(_)) if unrepeatable => (
+                "listed, same this time",
+                "same this time (fio does not repeat it)".into(),
+                false,
+            ),
             (Outcome::Same, Some(_)) => (
                 "listed but same",
                 "NOW MATCHES fio: remove it from the list in docs/fio-compat.md".into(),
                 true,
+            ),
+            (Outcome::BothRefuse(a, b), Some(_)) if unrepeatable => (
+                "listed, refused by both this time",
+                format!(
+                    "refused by both this time (fio does not repeat it): fio: {a} | iolab: {b}"
+                ),
+                false,
             ),
             (Outcome::BothRefuse(a, b), None) => (
                 "refused by both",
