@@ -11,22 +11,8 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::backend_fio::sparse;
-use crate::run_common::iolab_run;
+use crate::run_common::{FileReq as Req, iolab_run, iolog_file_requests as requests};
 use crate::support::needs::{Need, ready};
-
-/// (file, op, offset, length) of each request, in the log's order.
-type Req = (String, String, u64, u64);
-
-fn requests(log: &Path) -> Vec<Req> {
-    std::fs::read_to_string(log)
-        .unwrap_or_else(|e| panic!("{}: {e}", log.display()))
-        .lines()
-        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
-            [_, f, a, o, n] => Some((f.into(), a.into(), o.parse().ok()?, n.parse().ok()?)),
-            _ => None,
-        })
-        .collect()
-}
 
 /// Run `tool` with the job's options on `target`: a scratch file of 4 MiB
 /// (`--filename`) or, when `None`, fresh files in the directory `dir/d`

@@ -9,34 +9,8 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::backend_fio::sparse;
-use crate::run_common::{iolab_run, iolog_requests};
+use crate::run_common::{FileReq as Req, iolab_run, iolog_file_requests as requests};
 use crate::support::needs::{Need, ready};
-
-/// (file, op, offset, length) of each request, in order.
-type Req = (String, String, u64, u64);
-
-/// The requests of a version 3 iolog with the name of each request's file.
-fn requests(log: &Path) -> Vec<Req> {
-    let files: Vec<String> = std::fs::read_to_string(log)
-        .unwrap_or_else(|e| panic!("{}: {e}", log.display()))
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            (f.len() == 5).then(|| {
-                Path::new(f[1])
-                    .file_name()
-                    .map_or(String::new(), |n| n.to_string_lossy().into_owned())
-            })
-        })
-        .collect();
-    let reqs = iolog_requests(log);
-    assert_eq!(files.len(), reqs.len(), "{}", log.display());
-    files
-        .into_iter()
-        .zip(reqs)
-        .map(|(f, (_, a, o, l))| (f, a, o, l))
-        .collect()
-}
 
 /// Run `tool` in a fresh directory: on one scratch file of `file_len`
 /// bytes, or (None) on the files the job lays out itself; returns the

@@ -52,6 +52,30 @@ pub fn iolog_requests(path: &std::path::Path) -> Vec<(u64, String, u64, u64)> {
         .collect()
 }
 
+/// A request of a version 3 iolog with the name of its file (the last
+/// part of the path the log gives): (file, action, offset, length).
+pub type FileReq = (String, String, u64, u64);
+
+/// The requests of a version 3 iolog in order, each with its file's name
+/// (the tests that run fio and iolab side by side compare these).
+pub fn iolog_file_requests(path: &std::path::Path) -> Vec<FileReq> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+            [t, f, a, off, len] if t.parse::<u64>().is_ok() => Some((
+                std::path::Path::new(f)
+                    .file_name()
+                    .map_or(String::new(), |n| n.to_string_lossy().into_owned()),
+                a.to_string(),
+                off.parse().ok()?,
+                len.parse().ok()?,
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The I/O rows of a version 3 iolog (`write_iolog`) with this action
 /// (`read`, `write`, `trim`...): (time in microseconds, offset, length).
 pub fn iolog_rows(path: &std::path::Path, action: &str) -> Vec<(u64, u64, u64)> {
