@@ -144,6 +144,22 @@ fn centered_normal_and_mixed_offsets_equal_fios() {
     same_as_fio(true, &jobs);
 }
 
+/// Each of `dists` over `base` (a job of several files), with the default
+/// seeding and with `randseed=9`.
+fn over_files<'a>(base: [&'a str; 4], dists: [&'a str; 3]) -> Vec<Vec<&'a str>> {
+    [&[][..], &["--randseed=9"]]
+        .iter()
+        .flat_map(|extra| {
+            dists.map(|d| {
+                let mut o = base.to_vec();
+                o.push(d);
+                o.extend_from_slice(extra);
+                o
+            })
+        })
+        .collect()
+}
+
 /// numjobs=3, a file per clone (r.N.0): each clone's seed has its own file
 /// name and thread number, or, with `randseed=`, its own offset seed.
 #[test]
@@ -151,21 +167,14 @@ fn clones_draw_their_own_distribution_streams() {
     if !ready(&[Need::Fio]) {
         return;
     }
-    let jobs: Vec<Vec<&str>> = [&[][..], &["--randseed=9"]]
-        .iter()
-        .flat_map(|extra| {
-            [
-                "--random_distribution=zipf:1.2",
-                "--random_distribution=pareto:0.5",
-                "--random_distribution=zoned:70/30:30/70",
-            ]
-            .map(|d| {
-                let mut o = vec!["--size=256k", "--bs=4k", "--rw=randread", "--numjobs=3", d];
-                o.extend_from_slice(extra);
-                o
-            })
-        })
-        .collect();
+    let jobs = over_files(
+        ["--size=256k", "--bs=4k", "--rw=randread", "--numjobs=3"],
+        [
+            "--random_distribution=zipf:1.2",
+            "--random_distribution=pareto:0.5",
+            "--random_distribution=zoned:70/30:30/70",
+        ],
+    );
     same_as_fio(false, &jobs);
 }
 
@@ -176,20 +185,13 @@ fn each_file_of_a_job_draws_its_own_distribution_stream() {
     if !ready(&[Need::Fio]) {
         return;
     }
-    let jobs: Vec<Vec<&str>> = [&[][..], &["--randseed=9"]]
-        .iter()
-        .flat_map(|extra| {
-            [
-                "--random_distribution=zipf:1.2",
-                "--random_distribution=pareto:0.5",
-                "--random_distribution=normal:20",
-            ]
-            .map(|d| {
-                let mut o = vec!["--size=768k", "--bs=4k", "--rw=randread", "--nrfiles=3", d];
-                o.extend_from_slice(extra);
-                o
-            })
-        })
-        .collect();
+    let jobs = over_files(
+        ["--size=768k", "--bs=4k", "--rw=randread", "--nrfiles=3"],
+        [
+            "--random_distribution=zipf:1.2",
+            "--random_distribution=pareto:0.5",
+            "--random_distribution=normal:20",
+        ],
+    );
     same_as_fio(false, &jobs);
 }
