@@ -37,7 +37,9 @@ enum Verdict {
     Skipped(String),
 }
 
-fn fio_source() -> Option<PathBuf> {
+/// fio 3.33's source tree: `IOLAB_FIO_SOURCE`, or what `.ci/run` unpacks
+/// into target/fio-source/ (its `t/` holds the suite and `t/jobs`).
+pub fn fio_source() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("IOLAB_FIO_SOURCE") {
         return Some(PathBuf::from(p));
     }

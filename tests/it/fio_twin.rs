@@ -466,18 +466,6 @@ fn run_set(set: &str, dir: &Path) {
     );
 }
 
-/// fio 3.33's source tree, as `fio_suite` finds it.
-fn fio_source() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("IOLAB_FIO_SOURCE") {
-        return Some(PathBuf::from(p));
-    }
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fio-source");
-    std::fs::read_dir(dir)
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.is_dir() && p.join("t/jobs").is_dir())
-}
-
 #[test]
 fn fio_twin_table_has_reasons() {
     let listed = listed();
@@ -504,7 +492,7 @@ fn fio_twin_t_jobs() {
     if !ready(&[Need::Fio]) {
         return;
     }
-    let Some(src) = fio_source() else {
+    let Some(src) = crate::fio_suite::fio_source() else {
         skip(
             "needs fio 3.33's source: run .ci/run (apt-get source fio into \
              target/fio-source/), or set IOLAB_FIO_SOURCE",
